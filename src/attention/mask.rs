@@ -1,0 +1,152 @@
+//! Which keys each query may look at.
+//!
+//! The original paper uses attention in three places, and each has its own mask
+//! (seed 000's table):
+//!
+//! | where                          | Q from             | K·V from             | a query may see            |
+//! |--------------------------------|--------------------|----------------------|----------------------------|
+//! | encoder self-attention         | the encoder input  | the same input       | the whole source but PAD   |
+//! | decoder masked self-attention  | the decoder input  | the same input       | itself and earlier places  |
+//! | decoder cross-attention        | the decoder        | the encoder's output | the whole source but PAD   |
+
+use ndarray::{Array2, ArrayView2};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// The places attention is used, plus no mask at all for comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MaskKind {
+    /// Encoder self-attention with nothing masked, PAD keys included.
+    None,
+    /// Encoder self-attention: PAD keys get no weight.
+    Padding,
+    /// Decoder masked self-attention: a query sees itself and earlier positions.
+    Causal,
+    /// Decoder cross-attention: decoder queries over encoder keys, source PAD masked.
+    Cross,
+}
+
+impl MaskKind {
+    pub const ALL: [MaskKind; 4] = [MaskKind::None, MaskKind::Padding, MaskKind::Causal, MaskKind::Cross];
+
+    pub fn parse(name: &str) -> Result<Self> {
+        match name {
+            "none" => Ok(MaskKind::None),
+            "padding" => Ok(MaskKind::Padding),
+            "causal" => Ok(MaskKind::Causal),
+            "cross" => Ok(MaskKind::Cross),
+            other => Err(Error::setting(
+                "mask",
+                format!("unknown mask `{other}`: use none, padding, causal or cross"),
+            )),
+        }
+    }
+}
+
+/// `allowed[[i, j]]` is true when query `i` may attend to key `j`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mask {
+    allowed: Array2<bool>, // (Tq, Tk)
+}
+
+impl Mask {
+    /// Every query sees every key.
+    pub fn none(tq: usize, tk: usize) -> Self {
+        Mask { allowed: Array2::from_elem((tq, tk), true) }
+    }
+
+    /// Query `i` sees keys `0..=i`: the decoder cannot look at words it has not written yet.
+    pub fn causal(t: usize) -> Self {
+        Mask { allowed: Array2::from_shape_fn((t, t), |(i, j)| j <= i) }
+    }
+
+    /// Keys where `key_valid` is false (PAD) are hidden from every query.
+    pub fn key_padding(tq: usize, key_valid: &[bool]) -> Self {
+        Mask { allowed: Array2::from_shape_fn((tq, key_valid.len()), |(_, j)| key_valid[j]) }
+    }
+
+    /// Wraps a boolean matrix, `(Tq, Tk)`, true where attention is allowed.
+    pub fn from_allowed(allowed: Array2<bool>) -> Self {
+        Mask { allowed }
+    }
+
+    /// Both masks must allow a position for the result to allow it (causal + padding).
+    pub fn and(&self, other: &Mask) -> Result<Mask> {
+        if self.shape() != other.shape() {
+            let (a, b) = (self.shape(), other.shape());
+            return Err(Error::shape("mask", &[b.0, b.1], &[a.0, a.1]));
+        }
+        Ok(Mask { allowed: ndarray::Zip::from(&self.allowed).and(&other.allowed).map_collect(|&a, &b| a && b) })
+    }
+
+    /// `(Tq, Tk)`.
+    pub fn shape(&self) -> (usize, usize) {
+        self.allowed.dim()
+    }
+
+    pub fn allows(&self, query: usize, key: usize) -> bool {
+        self.allowed[[query, key]]
+    }
+
+    pub fn allowed(&self) -> ArrayView2<'_, bool> {
+        self.allowed.view()
+    }
+
+    /// Queries that may see no key at all: their weights are all zero, not NaN.
+    pub fn fully_masked_rows(&self) -> Vec<usize> {
+        self.allowed
+            .rows()
+            .into_iter()
+            .enumerate()
+            .filter(|(_, row)| !row.iter().any(|&a| a))
+            .map(|(i, _)| i)
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn causal_is_lower_triangular_with_the_diagonal() {
+        let m = Mask::causal(3);
+        let want = [[true, false, false], [true, true, false], [true, true, true]];
+        for i in 0..3 {
+            for j in 0..3 {
+                assert_eq!(m.allows(i, j), want[i][j], "causal ({i}, {j})");
+            }
+        }
+    }
+
+    #[test]
+    fn causal_and_padding_combine() {
+        let m = Mask::causal(3).and(&Mask::key_padding(3, &[true, true, false])).unwrap();
+        assert!(m.allows(1, 1));
+        assert!(!m.allows(2, 2), "a PAD key stays hidden even on the diagonal");
+        assert!(m.fully_masked_rows().is_empty());
+    }
+
+    #[test]
+    fn combining_masks_of_other_shapes_is_an_error() {
+        let err = Mask::causal(3).and(&Mask::none(3, 4)).unwrap_err();
+        assert!(err.to_string().contains("mask"), "{err}");
+    }
+
+    #[test]
+    fn a_row_with_only_pad_keys_is_reported() {
+        let m = Mask::key_padding(2, &[false, false]);
+        assert_eq!(m.fully_masked_rows(), vec![0, 1]);
+    }
+
+    #[test]
+    fn mask_names_parse() {
+        for kind in MaskKind::ALL {
+            let name = serde_json::to_value(kind).unwrap();
+            assert_eq!(MaskKind::parse(name.as_str().unwrap()).unwrap(), kind);
+        }
+        assert!(MaskKind::parse("diagonal").unwrap_err().to_string().contains("unknown mask"));
+    }
+}

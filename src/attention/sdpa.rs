@@ -1,0 +1,229 @@
+//! Scaled dot-product attention, §3.2.1 of "Attention Is All You Need":
+//! `Attention(Q, K, V) = softmax(QKᵀ / √d_k) V`, with a mask applied before the softmax.
+//!
+//! Symbols: Tq queries, Tk keys, d_k the width of a query and a key, d_v the width of a value.
+
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
+
+use super::mask::Mask;
+use crate::error::{ensure_finite, Error, Result};
+
+/// What attention returns: the weights with the output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attention {
+    pub weights: Array2<f32>, // (Tq, Tk), each visible row sums to 1
+    pub output: Array2<f32>,  // (Tq, d_v)
+    /// Queries that could see no key: their weights and output are zero.
+    pub fully_masked_rows: Vec<usize>,
+}
+
+/// Every intermediate matrix of one attention call, for showing the steps one by one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trace {
+    pub scores: Array2<f32>,  // (Tq, Tk) QKᵀ
+    pub scaled: Array2<f32>,  // (Tq, Tk) QKᵀ / scale
+    pub masked: Array2<f32>,  // (Tq, Tk) scaled, with -∞ where the mask hides a key
+    pub weights: Array2<f32>, // (Tq, Tk) softmax of masked
+    pub output: Array2<f32>,  // (Tq, d_v) weights · V
+    /// What the scores were divided by: √d_k, or 1 with scaling off.
+    pub scale: f32,
+    pub fully_masked_rows: Vec<usize>,
+}
+
+/// Attention of `q` (Tq, d_k) over `k` (Tk, d_k) and `v` (Tk, d_v).
+///
+/// With `scale` false the scores are not divided by √d_k: the softmax then saturates as d_k
+/// grows, which is why the paper scales.
+pub fn scaled_dot_product_attention(
+    q: ArrayView2<f32>,
+    k: ArrayView2<f32>,
+    v: ArrayView2<f32>,
+    mask: Option<&Mask>,
+    scale: bool,
+) -> Result<Attention> {
+    let mut weights = scores(q, k, v, mask)?; // (Tq, Tk)
+    let divisor = divisor(q.ncols(), scale);
+    if divisor != 1.0 {
+        weights.mapv_inplace(|s| s / divisor);
+    }
+    apply_mask(&mut weights, mask);
+    let fully_masked_rows = softmax_in_place(&mut weights);
+    let output = weights.dot(&v); // (Tq, d_v)
+    Ok(Attention { weights, output, fully_masked_rows })
+}
+
+/// The same computation as [`scaled_dot_product_attention`], keeping every step.
+pub fn trace(
+    q: ArrayView2<f32>,
+    k: ArrayView2<f32>,
+    v: ArrayView2<f32>,
+    mask: Option<&Mask>,
+    scale: bool,
+) -> Result<Trace> {
+    let scores = scores(q, k, v, mask)?; // (Tq, Tk)
+    let divisor = divisor(q.ncols(), scale);
+    let scaled = &scores / divisor; // (Tq, Tk)
+    let mut masked = scaled.clone();
+    apply_mask(&mut masked, mask);
+    let mut weights = masked.clone();
+    let fully_masked_rows = softmax_in_place(&mut weights);
+    let output = weights.dot(&v); // (Tq, d_v)
+    Ok(Trace { scores, scaled, masked, weights, output, scale: divisor, fully_masked_rows })
+}
+
+/// Row-wise softmax of `masked` (-∞ marks a hidden key). A row with every key hidden gives
+/// zeros and its index is returned, so no NaN ever reaches a heatmap.
+pub fn softmax_rows(masked: ArrayView2<f32>) -> (Array2<f32>, Vec<usize>) {
+    let mut weights = masked.to_owned();
+    let fully = softmax_in_place(&mut weights);
+    (weights, fully)
+}
+
+/// `Σ_j weights[j] · v[j]`: the mixing step on its own, as in seed 000's table
+/// (0.7·[10, 0] + 0.1·[0, 10] + 0.2·[5, 5] = [8, 2]).
+pub fn weighted_sum(weights: ArrayView1<f32>, v: ArrayView2<f32>) -> Result<Array1<f32>> {
+    if weights.len() != v.nrows() {
+        return Err(Error::shape("weights", &[weights.len()], &[v.nrows()]));
+    }
+    Ok(weights.dot(&v)) // (d_v,)
+}
+
+/// QKᵀ after checking every input; fails rather than let an overflow become NaN weights.
+fn scores(q: ArrayView2<f32>, k: ArrayView2<f32>, v: ArrayView2<f32>, mask: Option<&Mask>) -> Result<Array2<f32>> {
+    check_inputs(q, k, v, mask)?;
+    let scores = q.dot(&k.t()); // (Tq, Tk)
+    ensure_finite("scores QKᵀ", scores.view())?;
+    Ok(scores)
+}
+
+fn divisor(d_k: usize, scale: bool) -> f32 {
+    if scale {
+        (d_k as f32).sqrt()
+    } else {
+        1.0
+    }
+}
+
+fn apply_mask(scores: &mut Array2<f32>, mask: Option<&Mask>) {
+    if let Some(mask) = mask {
+        ndarray::Zip::from(scores).and(mask.allowed()).for_each(|s, &allowed| {
+            if !allowed {
+                *s = f32::NEG_INFINITY;
+            }
+        });
+    }
+}
+
+fn softmax_in_place(x: &mut Array2<f32>) -> Vec<usize> {
+    let mut fully_masked = Vec::new();
+    for (i, mut row) in x.axis_iter_mut(Axis(0)).enumerate() {
+        // 1. the largest visible score; subtracting it keeps exp() from overflowing
+        let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        if max == f32::NEG_INFINITY {
+            row.fill(0.0);
+            fully_masked.push(i);
+            continue;
+        }
+        // 2. exponentiate: hidden keys (-∞) become exactly 0
+        let mut sum = 0.0f32;
+        row.mapv_inplace(|s| {
+            let e = (s - max).exp();
+            sum += e;
+            e
+        });
+        // 3. normalise, guarding the zero sum
+        let inv = if sum > 0.0 { 1.0 / sum } else { 0.0 };
+        row.mapv_inplace(|e| e * inv);
+    }
+    fully_masked
+}
+
+fn check_inputs(q: ArrayView2<f32>, k: ArrayView2<f32>, v: ArrayView2<f32>, mask: Option<&Mask>) -> Result<()> {
+    let (tq, d_k) = q.dim();
+    let (tk, d_v) = v.dim();
+    if k.dim() != (tk, d_k) {
+        return Err(Error::shape("K", &[k.nrows(), k.ncols()], &[tk, d_k]));
+    }
+    if let Some(mask) = mask {
+        let (mq, mk) = mask.shape();
+        if (mq, mk) != (tq, tk) {
+            return Err(Error::shape("mask", &[mq, mk], &[tq, tk]));
+        }
+    }
+    if tq == 0 || tk == 0 || d_k == 0 || d_v == 0 {
+        return Err(Error::shape("Q, K, V", &[tq, tk, d_k, d_v], &[1, 1, 1, 1]));
+    }
+    ensure_finite("Q", q)?;
+    ensure_finite("K", k)?;
+    ensure_finite("V", v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::{array, Array2};
+
+    #[test]
+    fn the_seed_weighted_sum_gives_8_2() {
+        // seed 000: 동물 0.7, 길 0.1, 그것 0.2 over V = [10,0], [0,10], [5,5]
+        let v = array![[10.0f32, 0.0], [0.0, 10.0], [5.0, 5.0]];
+        let got = weighted_sum(array![0.7f32, 0.1, 0.2].view(), v.view()).unwrap();
+        assert!((got[0] - 8.0).abs() < 1e-6 && (got[1] - 2.0).abs() < 1e-6, "weighted sum {got}");
+    }
+
+    #[test]
+    fn the_seed_example_through_the_whole_attention() {
+        // Scores ln 0.7, ln 0.1, ln 0.2 make the softmax give the seed's weights exactly.
+        let q = array![[1.0f32]];
+        let k = array![[0.7f32.ln()], [0.1f32.ln()], [0.2f32.ln()]];
+        let v = array![[10.0f32, 0.0], [0.0, 10.0], [5.0, 5.0]];
+        let a = scaled_dot_product_attention(q.view(), k.view(), v.view(), None, false).unwrap();
+        for (got, want) in a.weights.iter().zip([0.7, 0.1, 0.2]) {
+            assert!((got - want).abs() < 1e-6, "weight {got} want {want}");
+        }
+        assert!((a.output[[0, 0]] - 8.0).abs() < 1e-5 && (a.output[[0, 1]] - 2.0).abs() < 1e-5);
+    }
+
+    #[test]
+    fn a_fully_masked_row_is_zero_not_nan() {
+        let q = Array2::<f32>::ones((2, 4));
+        let mask = Mask::key_padding(2, &[false, false, false]);
+        let a = scaled_dot_product_attention(q.view(), Array2::ones((3, 4)).view(), Array2::ones((3, 2)).view(), Some(&mask), true)
+            .unwrap();
+        assert!(a.weights.iter().all(|&w| w == 0.0));
+        assert!(a.output.iter().all(|&o| o == 0.0));
+        assert_eq!(a.fully_masked_rows, vec![0, 1]);
+    }
+
+    #[test]
+    fn trace_steps_agree_with_the_fast_path() {
+        let q = array![[1.0f32, 2.0], [0.5, -1.0]];
+        let k = array![[0.0f32, 1.0], [1.0, 0.0], [2.0, 2.0]];
+        let v = array![[1.0f32], [2.0], [3.0]];
+        let mask = Mask::key_padding(2, &[true, true, false]);
+        let t = trace(q.view(), k.view(), v.view(), Some(&mask), true).unwrap();
+        let a = scaled_dot_product_attention(q.view(), k.view(), v.view(), Some(&mask), true).unwrap();
+        assert_eq!(t.weights, a.weights);
+        assert_eq!(t.output, a.output);
+        assert_eq!(t.scores[[0, 2]], 6.0);
+        assert!((t.scaled[[0, 2]] - 6.0 / 2f32.sqrt()).abs() < 1e-6);
+        assert_eq!(t.masked[[0, 2]], f32::NEG_INFINITY);
+        assert_eq!(t.scale, 2f32.sqrt());
+    }
+
+    #[test]
+    fn bad_inputs_are_errors_that_say_what() {
+        let ok = Array2::<f32>::ones((2, 2));
+        let err = scaled_dot_product_attention(ok.view(), Array2::ones((2, 3)).view(), ok.view(), None, true).unwrap_err();
+        assert_eq!(err.to_string(), "`K` has shape [2, 3], expected [2, 2]");
+        let mut nan = ok.clone();
+        nan[[1, 0]] = f32::NAN;
+        let err = scaled_dot_product_attention(nan.view(), ok.view(), ok.view(), None, true).unwrap_err();
+        assert_eq!(err.to_string(), "`Q` holds a non-finite value (NaN or infinity) at [1, 0]");
+        let huge = Array2::from_elem((2, 2), 1e30f32);
+        let err = scaled_dot_product_attention(huge.view(), huge.view(), ok.view(), None, true).unwrap_err();
+        assert!(err.to_string().contains("scores"), "{err}");
+        let err = scaled_dot_product_attention(ok.view(), ok.view(), ok.view(), Some(&Mask::causal(3)), true).unwrap_err();
+        assert!(err.to_string().starts_with("`mask` has shape [3, 3]"), "{err}");
+    }
+}

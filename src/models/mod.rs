@@ -1,0 +1,3 @@
+//! Models whose attention headmap shows.
+
+pub mod toy;
