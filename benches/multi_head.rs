@@ -28,10 +28,7 @@ fn main() {
             std::hint::black_box(&out);
         }
         times.sort_by(f64::total_cmp);
-        println!(
-            "{{\"side\":\"native\",\"n\":{n},\"reps\":{reps},\"median_ms\":{:.3}}}",
-            times[reps / 2]
-        );
+        println!("{{\"side\":\"native\",\"n\":{n},\"reps\":{reps},\"median_ms\":{:.3}}}", times[reps / 2]);
     }
 }
 

@@ -13,11 +13,8 @@ pub const MAX_TOKENS: usize = 2048;
 
 /// Splits `text` into tokens, refusing empty text and text over [`MAX_TOKENS`].
 pub fn split_words(text: &str) -> Result<Vec<String>> {
-    let tokens: Vec<String> = text
-        .split_word_bounds()
-        .filter(|piece| !piece.chars().all(char::is_whitespace))
-        .map(str::to_string)
-        .collect();
+    let tokens: Vec<String> =
+        text.split_word_bounds().filter(|piece| !piece.chars().all(char::is_whitespace)).map(str::to_string).collect();
     if tokens.is_empty() {
         return Err(Error::EmptyText);
     }

@@ -37,10 +37,7 @@ impl MaskKind {
             "padding" => Ok(MaskKind::Padding),
             "causal" => Ok(MaskKind::Causal),
             "cross" => Ok(MaskKind::Cross),
-            other => Err(Error::setting(
-                "mask",
-                format!("unknown mask `{other}`: use none, padding, causal or cross"),
-            )),
+            other => Err(Error::setting("mask", format!("unknown mask `{other}`: use none, padding, causal or cross"))),
         }
     }
 }
@@ -96,13 +93,7 @@ impl Mask {
 
     /// Queries that may see no key at all: their weights are all zero, not NaN.
     pub fn fully_masked_rows(&self) -> Vec<usize> {
-        self.allowed
-            .rows()
-            .into_iter()
-            .enumerate()
-            .filter(|(_, row)| !row.iter().any(|&a| a))
-            .map(|(i, _)| i)
-            .collect()
+        self.allowed.rows().into_iter().enumerate().filter(|(_, row)| !row.iter().any(|&a| a)).map(|(i, _)| i).collect()
     }
 }
 

@@ -36,9 +36,9 @@ pub struct MultiHeadOutput {
 pub struct HeadTrace {
     pub x_q: Array2<f32>,  // (Tq, D)
     pub x_kv: Array2<f32>, // (Tk, D)
-    pub q: Array2<f32>, // (Tq, d_k)
-    pub k: Array2<f32>, // (Tk, d_k)
-    pub v: Array2<f32>, // (Tk, d_k)
+    pub q: Array2<f32>,    // (Tq, d_k)
+    pub k: Array2<f32>,    // (Tk, d_k)
+    pub v: Array2<f32>,    // (Tk, d_k)
     pub steps: Trace,
 }
 

@@ -188,8 +188,14 @@ mod tests {
     fn a_fully_masked_row_is_zero_not_nan() {
         let q = Array2::<f32>::ones((2, 4));
         let mask = Mask::key_padding(2, &[false, false, false]);
-        let a = scaled_dot_product_attention(q.view(), Array2::ones((3, 4)).view(), Array2::ones((3, 2)).view(), Some(&mask), true)
-            .unwrap();
+        let a = scaled_dot_product_attention(
+            q.view(),
+            Array2::ones((3, 4)).view(),
+            Array2::ones((3, 2)).view(),
+            Some(&mask),
+            true,
+        )
+        .unwrap();
         assert!(a.weights.iter().all(|&w| w == 0.0));
         assert!(a.output.iter().all(|&o| o == 0.0));
         assert_eq!(a.fully_masked_rows, vec![0, 1]);
@@ -214,7 +220,8 @@ mod tests {
     #[test]
     fn bad_inputs_are_errors_that_say_what() {
         let ok = Array2::<f32>::ones((2, 2));
-        let err = scaled_dot_product_attention(ok.view(), Array2::ones((2, 3)).view(), ok.view(), None, true).unwrap_err();
+        let err =
+            scaled_dot_product_attention(ok.view(), Array2::ones((2, 3)).view(), ok.view(), None, true).unwrap_err();
         assert_eq!(err.to_string(), "`K` has shape [2, 3], expected [2, 2]");
         let mut nan = ok.clone();
         nan[[1, 0]] = f32::NAN;
@@ -223,7 +230,8 @@ mod tests {
         let huge = Array2::from_elem((2, 2), 1e30f32);
         let err = scaled_dot_product_attention(huge.view(), huge.view(), ok.view(), None, true).unwrap_err();
         assert!(err.to_string().contains("scores"), "{err}");
-        let err = scaled_dot_product_attention(ok.view(), ok.view(), ok.view(), Some(&Mask::causal(3)), true).unwrap_err();
+        let err =
+            scaled_dot_product_attention(ok.view(), ok.view(), ok.view(), Some(&Mask::causal(3)), true).unwrap_err();
         assert!(err.to_string().starts_with("`mask` has shape [3, 3]"), "{err}");
     }
 }

@@ -124,7 +124,7 @@ pub struct ToyRun {
     /// The attention cost of one batch row over all layers.
     pub cost: Cost,
     inputs: Vec<Vec<(Array2<f32>, Array2<f32>)>>, // [row][layer] (x_q (Tq, D), x_kv (Tk, D))
-    masks: Vec<Option<Mask>>,                       // [row] (Tq, Tk)
+    masks: Vec<Option<Mask>>,                     // [row] (Tq, Tk)
 }
 
 impl ToyRun {
@@ -182,7 +182,10 @@ impl ToyModel {
             return Err(Error::EmptyText);
         }
         if sources.len() > MAX_BATCH {
-            return Err(Error::setting("texts", format!("{} sentences, more than the batch maximum of {MAX_BATCH}", sources.len())));
+            return Err(Error::setting(
+                "texts",
+                format!("{} sentences, more than the batch maximum of {MAX_BATCH}", sources.len()),
+            ));
         }
         if !targets.is_empty() && targets.len() != sources.len() {
             return Err(Error::setting(
@@ -191,11 +194,8 @@ impl ToyModel {
             ));
         }
         let (src_tokens, src_valid) = tokenize_batch(sources)?;
-        let (tgt_tokens, tgt_valid) = if targets.is_empty() {
-            (src_tokens.clone(), src_valid.clone())
-        } else {
-            tokenize_batch(targets)?
-        };
+        let (tgt_tokens, tgt_valid) =
+            if targets.is_empty() { (src_tokens.clone(), src_valid.clone()) } else { tokenize_batch(targets)? };
 
         let mut run = ToyRun {
             kind,
@@ -227,9 +227,23 @@ impl ToyModel {
                     let tgt = self.embed(&tgt_tokens[b]); // (Tt, D)
                     let decoded = self.decode(tgt, &encoded.output, &self_mask, &cross_mask, scale)?;
                     if kind == MaskKind::Causal {
-                        (&tgt_tokens[b], &tgt_tokens[b], &tgt_valid[b], &tgt_valid[b], decoded.self_layers, Some(self_mask))
+                        (
+                            &tgt_tokens[b],
+                            &tgt_tokens[b],
+                            &tgt_valid[b],
+                            &tgt_valid[b],
+                            decoded.self_layers,
+                            Some(self_mask),
+                        )
                     } else {
-                        (&tgt_tokens[b], &src_tokens[b], &tgt_valid[b], &src_valid[b], decoded.cross_layers, Some(cross_mask))
+                        (
+                            &tgt_tokens[b],
+                            &src_tokens[b],
+                            &tgt_valid[b],
+                            &src_valid[b],
+                            decoded.cross_layers,
+                            Some(cross_mask),
+                        )
                     }
                 }
             };
@@ -256,9 +270,9 @@ impl ToyModel {
             .inputs
             .get(row)
             .ok_or_else(|| Error::setting("row", format!("row {row} does not exist: the batch has {}", run.batch())))?;
-        let (x_q, x_kv) = inputs
-            .get(layer)
-            .ok_or_else(|| Error::setting("layer", format!("layer {layer} does not exist: there are {}", run.layers())))?;
+        let (x_q, x_kv) = inputs.get(layer).ok_or_else(|| {
+            Error::setting("layer", format!("layer {layer} does not exist: there are {}", run.layers()))
+        })?;
         let block = match run.kind {
             MaskKind::None | MaskKind::Padding => &self.encoder[layer].self_attn,
             MaskKind::Causal => &self.decoder[layer].self_attn,
@@ -297,7 +311,14 @@ impl ToyModel {
         Ok(Encoded { output: x, layers })
     }
 
-    fn decode(&self, mut y: Array2<f32>, memory: &Array2<f32>, self_mask: &Mask, cross_mask: &Mask, scale: bool) -> Result<Decoded> {
+    fn decode(
+        &self,
+        mut y: Array2<f32>,
+        memory: &Array2<f32>,
+        self_mask: &Mask,
+        cross_mask: &Mask,
+        scale: bool,
+    ) -> Result<Decoded> {
         let mut self_layers = Vec::with_capacity(self.decoder.len());
         let mut cross_layers = Vec::with_capacity(self.decoder.len());
         for layer in &self.decoder {

@@ -1,0 +1,39 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use ndarray::{Array2, Array3};
+use serde_json::Value;
+
+/// Fails with `label`, the index and both values at the first element more than `tol` apart.
+pub fn assert_close(got: &[f32], want: &[f64], tol: f64, label: &str) {
+    assert_eq!(got.len(), want.len(), "{label}: {} values, expected {}", got.len(), want.len());
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        assert!((f64::from(g) - w).abs() <= tol, "{label}[{i}]: got {g}, want {w} (tolerance {tol})");
+    }
+}
+
+pub fn flat(v: &Value) -> Vec<f64> {
+    match v {
+        Value::Array(items) => items.iter().flat_map(flat).collect(),
+        Value::Number(n) => vec![n.as_f64().expect("a number")],
+        other => panic!("not a number array: {other}"),
+    }
+}
+
+pub fn matrix(v: &Value) -> Array2<f32> {
+    let rows = v.as_array().expect("rows");
+    let cols = rows.first().and_then(Value::as_array).map_or(0, Vec::len);
+    let data: Vec<f32> = flat(v).into_iter().map(|x| x as f32).collect();
+    Array2::from_shape_vec((rows.len(), cols), data).expect("a rectangular matrix")
+}
+
+pub fn cube(v: &Value) -> Array3<f32> {
+    let a = v.as_array().expect("outer");
+    let m = matrix(&a[0]);
+    let data: Vec<f32> = flat(v).into_iter().map(|x| x as f32).collect();
+    Array3::from_shape_vec((a.len(), m.nrows(), m.ncols()), data).expect("a rectangular cube")
+}
+
+pub fn golden() -> Value {
+    serde_json::from_str(include_str!("../fixtures/attention_golden.json")).expect("the golden fixture parses")
+}
