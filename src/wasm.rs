@@ -12,7 +12,7 @@
 //! const steps = session.trace(run, 0, 0, 2); // every step of head 2
 //! ```
 
-use js_sys::{Float32Array, Object, Reflect};
+use js_sys::{Float32Array, Object, Reflect, Uint8Array};
 use ndarray::{Array2, ArrayView1};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
@@ -206,6 +206,21 @@ impl Run {
         })?;
         let w = w.as_standard_layout();
         Ok(Float32Array::from(w.as_slice().unwrap_or(&[])))
+    }
+
+    /// Which cells of batch row `row` the mask lets through: `Uint8Array` `[Tq, Tk]`, 1 where
+    /// query i may see key j, 0 where the cell is masked.
+    pub fn allowed(&self, row: usize) -> Result<Uint8Array, JsError> {
+        let mask =
+            self.run.masks().get(row).ok_or_else(|| {
+                JsError::new(&format!("no mask for row {row}: the run has {} rows", self.run.batch()))
+            })?;
+        let (_, tq, tk) = self.run.shape();
+        let cells: Vec<u8> = match mask {
+            Some(m) => m.allowed().iter().map(|&a| u8::from(a)).collect(),
+            None => vec![1; tq * tk],
+        };
+        Ok(Uint8Array::from(&cells[..]))
     }
 }
 

@@ -1,5 +1,6 @@
 //! headmap against PyTorch: scaled dot-product and multi-head attention for every mask type,
 //! from `tests/fixtures/attention_golden.json` (written by `scripts/dev/make_golden.py`).
+#![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 

@@ -1,4 +1,5 @@
 //! Properties that hold for any input: what the masks promise, and what softmax guarantees.
+#![cfg(not(target_arch = "wasm32"))]
 
 use headmap::{concat_heads, scaled_dot_product_attention, split_heads, Mask};
 use ndarray::{Array2, Axis};

@@ -1,4 +1,5 @@
 //! The toy Transformer: masks in the places the paper puts them, determinism, and errors.
+#![cfg(not(target_arch = "wasm32"))]
 
 use headmap::models::toy::{MAX_BATCH, PAD};
 use headmap::tokenize::MAX_TOKENS;
@@ -49,7 +50,9 @@ fn decoder_self_attention_never_looks_ahead() {
 
 #[test]
 fn cross_attention_is_target_by_source() {
-    let run = small().run(&[ANIMAL_KO, GIVE_KO], &["The animal was tired.", "Minsu gave a book."], MaskKind::Cross, true).unwrap();
+    let run = small()
+        .run(&[ANIMAL_KO, GIVE_KO], &["The animal was tired.", "Minsu gave a book."], MaskKind::Cross, true)
+        .unwrap();
     assert_eq!(run.queries[0], ["The", "animal", "was", "tired", "."]);
     assert_eq!(run.keys[0].len(), 9);
     assert_eq!(run.shape(), (4, 5, 9), "Tq = target length, Tk = source length");
@@ -109,7 +112,9 @@ fn scaling_off_makes_the_softmax_peakier() {
 #[test]
 fn odd_unicode_gives_finite_weights() {
     let model = small();
-    for text in ["👩‍👩‍👧‍👦🇰🇷", "e\u{301}\u{301}\u{301}", "\u{200b}\u{200d}x", "مرحبا بالعالم", "ㄱㄴㄷ ᄀᄂᄃ", "\u{feff}a\u{0}b"] {
+    for text in
+        ["👩‍👩‍👧‍👦🇰🇷", "e\u{301}\u{301}\u{301}", "\u{200b}\u{200d}x", "مرحبا بالعالم", "ㄱㄴㄷ ᄀᄂᄃ", "\u{feff}a\u{0}b"]
+    {
         let run = model.run(&[text], &[], MaskKind::Causal, true).unwrap();
         assert!(run.weights[0].iter().all(|w| w.iter().all(|v| v.is_finite())), "{text:?}");
     }
@@ -129,7 +134,11 @@ fn bad_input_is_a_clear_error() {
     );
     let many = vec!["a"; MAX_BATCH + 1];
     assert!(model.run(&many, &[], MaskKind::Padding, true).unwrap_err().to_string().contains("batch maximum"));
-    assert!(model.run(&["a", "b"], &["c"], MaskKind::Cross, true).unwrap_err().to_string().contains("1 targets for 2 sources"));
+    assert!(model
+        .run(&["a", "b"], &["c"], MaskKind::Cross, true)
+        .unwrap_err()
+        .to_string()
+        .contains("1 targets for 2 sources"));
     let err = ToyModel::new(ToyConfig { heads: 7, ..ToyConfig::small(1) }).err().unwrap();
     assert_eq!(err, Error::HeadsDoNotDivide { d_model: 64, heads: 7 });
     assert!(ToyModel::new(ToyConfig { encoder_layers: 0, ..ToyConfig::small(1) }).is_err());

@@ -136,6 +136,11 @@ impl ToyRun {
         self.weights.len()
     }
 
+    /// Per batch row, the mask the run applied, `None` for no mask; each (Tq, Tk).
+    pub fn masks(&self) -> &[Option<Mask>] {
+        &self.masks
+    }
+
     /// (H, Tq, Tk).
     pub fn shape(&self) -> (usize, usize, usize) {
         self.weights.first().and_then(|row| row.first()).map_or((0, 0, 0), |w| w.dim())

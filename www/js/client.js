@@ -1,0 +1,55 @@
+// The page's side of the worker: promises for requests, and only the newest compute counts.
+
+export class AttentionClient {
+  constructor(url = new URL("./worker.js", import.meta.url)) {
+    this.worker = new Worker(url, { type: "module" });
+    this.pending = new Map();
+    this.nextId = 1;
+    this.latestCompute = 0;
+    this.worker.onmessage = ({ data }) => {
+      const p = this.pending.get(data.id);
+      if (!p) return;
+      this.pending.delete(data.id);
+      if (data.ok) p.resolve(data.result);
+      else p.reject(new Error(data.error));
+    };
+    this.worker.onerror = (e) => {
+      const error = new Error(`the attention worker failed: ${e.message || "could not load"}`);
+      for (const p of this.pending.values()) p.reject(error);
+      this.pending.clear();
+    };
+  }
+
+  call(op, payload = {}) {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, op, ...payload });
+    });
+  }
+
+  start() {
+    return this.call("start");
+  }
+
+  /** Resolves to the result, or to `null` when a newer compute was asked for meanwhile. */
+  async compute(settings, request) {
+    const mine = this.nextId;
+    this.latestCompute = mine;
+    try {
+      const result = await this.call("compute", { settings, request });
+      return mine === this.latestCompute ? result : null;
+    } catch (e) {
+      if (mine !== this.latestCompute) return null; // a newer request superseded this one
+      throw e;
+    }
+  }
+
+  trace(row, layer, head) {
+    return this.call("trace", { row, layer, head });
+  }
+
+  weightedSum(weights, v, dV) {
+    return this.call("weightedSum", { weights, v, dV });
+  }
+}

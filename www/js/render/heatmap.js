@@ -1,0 +1,188 @@
+// Pure canvas renderers: they draw what they are given and know nothing of wasm or the DOM
+// around the canvas. Weights are one head's [Tq x Tk] row-major Float32Array.
+
+import { VIRIDIS, lutIndex } from "./colormap.js";
+
+/** Colours of masked cells: light grey with darker diagonal stripes, never a weight colour. */
+export const HATCH = { base: [236, 236, 236], stripe: [150, 150, 150], period: 7, width: 2 };
+/** How far PAD query rows fade toward white (0 none … 1 white). */
+export const PAD_ROW_FADE = 0.6;
+
+/**
+ * Paints a heatmap of `weights` (Tq x Tk) into an RGBA buffer of `width` x `height` device
+ * pixels, each cell `cellPx` device pixels wide. Where a pixel covers several cells it shows
+ * their maximum, so a sharp head stays visible at 2048 tokens.
+ *
+ * opts: `allowed` Uint8Array [Tq x Tk] (0 = masked, drawn hatched), `queryValid` boolean[Tq]
+ * (false = PAD row, faded), `max` the weight drawn brightest (default 1), `lut`, `grid`
+ * (a 1-pixel line between cells when they are large).
+ */
+export function paintHeatmap(pixels, width, height, weights, tq, tk, cellPx, opts = {}) {
+  const { allowed = null, queryValid = null, max = 1, lut = VIRIDIS, grid = cellPx >= 14 } = opts;
+  const colStart = new Int32Array(width + 1);
+  for (let x = 0; x <= width; x++) colStart[x] = Math.min(tk, Math.floor(x / cellPx));
+  const rowStart = new Int32Array(height + 1);
+  for (let y = 0; y <= height; y++) rowStart[y] = Math.min(tq, Math.floor(y / cellPx));
+
+  for (let y = 0; y < height; y++) {
+    const i0 = rowStart[y];
+    const i1 = Math.max(i0 + 1, rowStart[y + 1]);
+    const fade = queryValid && !queryValid[i0] ? PAD_ROW_FADE : 0;
+    const rowLine = grid && y > 0 && rowStart[y - 1] !== i0;
+    for (let x = 0; x < width; x++) {
+      const j0 = colStart[x];
+      const j1 = Math.max(j0 + 1, colStart[x + 1]);
+      let best = -1; // the largest visible weight under this pixel; -1 = every cell masked
+      for (let i = i0; i < i1 && i < tq; i++) {
+        for (let j = j0; j < j1 && j < tk; j++) {
+          const k = i * tk + j;
+          if (allowed && !allowed[k]) continue;
+          const w = weights[k];
+          if (w > best) best = w;
+        }
+      }
+      let r, g, b;
+      if (best < 0) {
+        const c = (x + y) % HATCH.period < HATCH.width ? HATCH.stripe : HATCH.base;
+        [r, g, b] = c;
+      } else {
+        const li = lutIndex(best, max) * 3;
+        r = lut[li];
+        g = lut[li + 1];
+        b = lut[li + 2];
+      }
+      if (grid && (rowLine || (x > 0 && colStart[x - 1] !== j0))) {
+        r = g = b = 255;
+      }
+      const o = (y * width + x) * 4;
+      pixels[o] = r + (255 - r) * fade;
+      pixels[o + 1] = g + (255 - g) * fade;
+      pixels[o + 2] = b + (255 - b) * fade;
+      pixels[o + 3] = 255;
+    }
+  }
+}
+
+/**
+ * Draws one head's heatmap on `ctx` at CSS position (`x`, `y`) with cells of `cell` CSS pixels,
+ * through one ImageData (no node per cell). `ctx.canvas` is `dpr` times its CSS size.
+ */
+export function drawHeatmap(ctx, weights, tq, tk, { x = 0, y = 0, cell, dpr = 1, ...opts }) {
+  const width = Math.max(1, Math.round(cell * tk * dpr));
+  const height = Math.max(1, Math.round(cell * tq * dpr));
+  const image = ctx.createImageData(width, height);
+  paintHeatmap(image.data, width, height, weights, tq, tk, cell * dpr, opts);
+  ctx.putImageData(image, Math.round(x * dpr), Math.round(y * dpr));
+}
+
+/**
+ * Token labels: queries down the left, keys along the top (rotated when `layout.angle` is set).
+ * `highlight` = { axis: "query" | "key", index } draws that label bold on a tinted band.
+ */
+export function drawLabels(ctx, layout, { highlight = null, queryValid = null, keyValid = null, font = "system-ui, 'Noto Sans CJK KR', sans-serif" } = {}) {
+  const { left, top, cell, fontPx } = layout;
+  ctx.save();
+  ctx.textBaseline = "middle";
+  const fontFor = (bold) => `${bold ? "600 " : ""}${fontPx}px ${font}`;
+  layout.queryLabels.forEach((label, i) => {
+    const bold = highlight?.axis === "query" && highlight.index === i;
+    if (i % layout.queryStep !== 0 && !bold) return;
+    ctx.font = fontFor(bold);
+    ctx.textAlign = "right";
+    ctx.fillStyle = queryValid && !queryValid[i] ? "#8a8a8a" : bold ? "#000" : "#222";
+    ctx.fillText(label, left - 6, top + (i + 0.5) * cell);
+  });
+  layout.keyLabels.forEach((label, j) => {
+    const bold = highlight?.axis === "key" && highlight.index === j;
+    if (j % layout.keyStep !== 0 && !bold) return;
+    ctx.font = fontFor(bold);
+    ctx.fillStyle = keyValid && !keyValid[j] ? "#8a8a8a" : bold ? "#000" : "#222";
+    const cx = left + (j + 0.5) * cell;
+    if (layout.angle) {
+      ctx.save();
+      ctx.translate(cx, top - 6);
+      ctx.rotate(layout.angle);
+      ctx.textAlign = "left";
+      ctx.fillText(label, 0, 0);
+      ctx.restore();
+    } else {
+      ctx.textAlign = "center";
+      ctx.fillText(label, cx, top - fontPx / 2 - 4);
+    }
+  });
+  ctx.restore();
+}
+
+/** Outlines row or column `highlight.index` of the plot (for hover on a token or a cell). */
+export function drawHighlight(ctx, layout, highlight, color = "#e4572e") {
+  if (!highlight) return;
+  const { left, top, cell, plotWidth, plotHeight } = layout;
+  ctx.save();
+  ctx.strokeStyle = color;
+  ctx.lineWidth = 2;
+  if (highlight.axis === "query") ctx.strokeRect(left - 1, top + highlight.index * cell - 1, plotWidth + 2, cell + 2);
+  if (highlight.axis === "key") ctx.strokeRect(left + highlight.index * cell - 1, top - 1, cell + 2, plotHeight + 2);
+  if (highlight.axis === "cell") ctx.strokeRect(left + highlight.j * cell - 1, top + highlight.i * cell - 1, cell + 2, cell + 2);
+  ctx.restore();
+}
+
+/** A translucent band over one token's label, so the hovered token stands out. */
+export function drawLabelBand(ctx, layout, { axis, index }, color = "rgba(228, 87, 46, 0.18)") {
+  const { left, top, cell } = layout;
+  ctx.save();
+  ctx.fillStyle = color;
+  if (axis === "query") ctx.fillRect(0, top + index * cell, left - 2, cell);
+  if (axis === "key") ctx.fillRect(left + index * cell, 0, cell, top - 2);
+  ctx.restore();
+}
+
+/** A bar per query row right of the plot, its length the row's entropy over the largest possible. */
+export function drawEntropyBars(ctx, layout, entropies, maxima, { color = "#5a6c8a" } = {}) {
+  const { left, top, cell, plotWidth } = layout;
+  const x0 = left + plotWidth + 6;
+  const width = 40;
+  ctx.save();
+  for (let i = 0; i < entropies.length; i++) {
+    const f = maxima[i] > 0 ? Math.min(1, entropies[i] / maxima[i]) : 0;
+    ctx.fillStyle = "#e6e9ef";
+    ctx.fillRect(x0, top + i * cell + cell * 0.15, width, Math.max(cell * 0.7, 0.5));
+    ctx.fillStyle = color;
+    ctx.fillRect(x0, top + i * cell + cell * 0.15, width * f, Math.max(cell * 0.7, 0.5));
+  }
+  ctx.restore();
+}
+
+/** A horizontal colour legend from 0 to `max`, with ticks, at CSS (`x`, `y`). */
+export function drawLegend(ctx, { x, y, width, height = 12, max = 1, lut = VIRIDIS, dpr = 1, fontPx = 12 }) {
+  const w = Math.max(1, Math.round(width * dpr));
+  const h = Math.max(1, Math.round(height * dpr));
+  const image = ctx.createImageData(w, h);
+  for (let px = 0; px < w; px++) {
+    const li = Math.round((px / Math.max(1, w - 1)) * 255) * 3;
+    for (let py = 0; py < h; py++) {
+      const o = (py * w + px) * 4;
+      image.data[o] = lut[li];
+      image.data[o + 1] = lut[li + 1];
+      image.data[o + 2] = lut[li + 2];
+      image.data[o + 3] = 255;
+    }
+  }
+  ctx.putImageData(image, Math.round(x * dpr), Math.round(y * dpr));
+  ctx.save();
+  ctx.font = `${fontPx}px system-ui, sans-serif`;
+  ctx.fillStyle = "#333";
+  ctx.textBaseline = "top";
+  for (const t of [0, 0.5, 1]) {
+    ctx.textAlign = t === 0 ? "left" : t === 1 ? "right" : "center";
+    ctx.fillText(formatWeight(max * t), x + width * t, y + height + 3);
+  }
+  ctx.restore();
+}
+
+/** A weight as people read it: 0, 1, or three significant digits. */
+export function formatWeight(w) {
+  if (w === 0) return "0";
+  if (w === 1) return "1";
+  if (!Number.isFinite(w)) return w > 0 ? "∞" : w < 0 ? "−∞" : "NaN";
+  return Math.abs(w) >= 0.001 ? w.toFixed(3) : w.toExponential(1);
+}

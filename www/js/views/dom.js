@@ -1,0 +1,28 @@
+// Tiny DOM helpers. Text goes in with textContent only: user text and model tokens are
+// never parsed as HTML.
+
+/** An element with attributes and children (strings become text nodes). */
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === false || v === null || v === undefined) continue;
+    if (k === "text") node.textContent = v;
+    else if (k === "class") node.className = v;
+    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children) node.append(c);
+  return node;
+}
+
+/** Sizes `canvas` to `width` x `height` CSS pixels at the device's pixel ratio. */
+export function sizeCanvas(canvas, width, height) {
+  const dpr = Math.min(globalThis.devicePixelRatio || 1, 3);
+  canvas.width = Math.max(1, Math.round(width * dpr));
+  canvas.height = Math.max(1, Math.round(height * dpr));
+  canvas.style.width = `${width}px`;
+  canvas.style.height = `${height}px`;
+  const ctx = canvas.getContext("2d");
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  return { ctx, dpr };
+}
