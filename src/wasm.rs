@@ -337,3 +337,24 @@ fn set(obj: &Object, key: &str, value: impl Into<JsValue>) -> Result<(), JsError
 fn set_js(obj: &Object, key: &str, value: JsValue) -> Result<(), JsError> {
     Reflect::set(obj, &key.into(), &value).map(|_| ()).map_err(|_| JsError::new(&format!("cannot set `{key}`")))
 }
+
+/// The benchmark workload of `benches/multi_head.rs`, for timing the same code in wasm
+/// (`scripts/bench`): one self-attention block of `heads` heads over `n` random tokens.
+#[wasm_bindgen]
+pub struct MultiHeadBench {
+    case: crate::bench::MultiHeadCase,
+}
+
+#[wasm_bindgen]
+impl MultiHeadBench {
+    #[wasm_bindgen(constructor)]
+    pub fn new(n: usize, d_model: usize, heads: usize) -> Result<MultiHeadBench, JsError> {
+        Ok(MultiHeadBench { case: crate::bench::MultiHeadCase::new(n, d_model, heads).map_err(js_error)? })
+    }
+
+    /// One forward pass; returns the first output value so the work cannot be skipped.
+    pub fn run(&self) -> Result<f32, JsError> {
+        let out = self.case.run().map_err(js_error)?;
+        Ok(out.output.first().copied().unwrap_or(0.0))
+    }
+}

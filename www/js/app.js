@@ -230,6 +230,7 @@ function render() {
   }
   probe.ready = true;
   probe.meta = meta;
+  probe.layout = heatmap.layout;
   probe.state = { ...state };
   loadTrace();
 }
@@ -282,7 +283,7 @@ async function loadTrace() {
     const next = await client.trace(row, layer, head);
     if (token !== renderToken) return;
     trace = next;
-    drawSteps($("steps"), trace, T);
+    drawSteps($("steps"), trace, T, shown.mask);
   } catch (e) {
     if (token === renderToken) $("steps").replaceChildren(el("p", { class: "small-label", text: e.message }));
   }

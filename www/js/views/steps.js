@@ -27,7 +27,8 @@ export function normalise(data) {
   return { values: out, allowed, lo: lo === Infinity ? 0 : lo, hi: hi === -Infinity ? 0 : hi };
 }
 
-export function drawSteps(container, trace, t) {
+/** `mask` (Uint8Array [Tq x Tk], 0 = masked) hatches the masked cells of the softmax step too. */
+export function drawSteps(container, trace, t, mask = null) {
   container.replaceChildren();
   const { tq, tk } = trace;
   const cell = SIZE / Math.max(tq, tk);
@@ -35,6 +36,7 @@ export function drawSteps(container, trace, t) {
     const m = trace[step];
     const canvas = el("canvas", { "data-step": step });
     const norm = normalise(m.data);
+    if (step === "weights" && mask) norm.allowed = mask;
     const caption = el(
       "figcaption",
       {},

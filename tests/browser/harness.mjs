@@ -1,0 +1,93 @@
+// Starts the static server and Debian's Chromium for a browser test file, and collects the
+// page's console errors. Screenshots go to artifacts/screenshots/.
+import { mkdir } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+import { serve } from "../../scripts/serve.mjs";
+
+export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+export const SHOTS = join(ROOT, "artifacts", "screenshots");
+const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
+
+export async function openHarness() {
+  if (!existsSync(CHROMIUM)) throw new Error(`Chromium is missing at ${CHROMIUM}: run scripts/setup`);
+  if (!existsSync(join(ROOT, "www", "pkg", "headmap_bg.wasm"))) throw new Error("www/pkg is missing: run scripts/build");
+  await mkdir(SHOTS, { recursive: true });
+  const server = await serve(join(ROOT, "www"), 0);
+  let browser;
+  try {
+    // Playwright gives every launch a fresh, empty profile of its own.
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+      ],
+    });
+  } catch (e) {
+    server.close();
+    throw e;
+  }
+  const base = `http://127.0.0.1:${server.address().port}/`;
+  return {
+    base,
+    browser,
+    async page({ width = 1400, height = 1100, locale = "en-US" } = {}) {
+      const context = await browser.newContext({ viewport: { width, height }, locale });
+      const page = await context.newPage();
+      page.consoleErrors = [];
+      page.on("console", (m) => m.type() === "error" && page.consoleErrors.push(m.text()));
+      page.on("pageerror", (e) => page.consoleErrors.push(e.message));
+      return page;
+    },
+    async close() {
+      await browser.close();
+      await new Promise((ok) => server.close(ok));
+    },
+  };
+}
+
+/** Waits until the page has drawn `count` heatmaps in all; fails at once on a new page error. */
+export async function waitForRender(page, count = 1) {
+  const errorsBefore = await page.evaluate(() => globalThis.__headmap?.errors.length ?? 0);
+  await page.waitForFunction(
+    ([n, e]) => globalThis.__headmap?.renders >= n || globalThis.__headmap?.errors.length > e,
+    [count, errorsBefore],
+    { timeout: 30000 },
+  );
+  const { renders, errors } = await page.evaluate(() => globalThis.__headmap);
+  if (renders < count) throw new Error(`the page reported an error instead of drawing: ${errors.at(-1)}`);
+}
+
+/** Waits for the next render after `action`. */
+export async function afterRender(page, action) {
+  const before = await page.evaluate(() => globalThis.__headmap.renders);
+  await action();
+  await waitForRender(page, before + 1);
+}
+
+/** The RGB of the main heatmap's canvas at the centre of cell (i, j). */
+export async function cellColor(page, i, j) {
+  return page.evaluate(([i, j]) => {
+    const { layout } = globalThis.__headmap;
+    const canvas = document.getElementById("heatmap");
+    const dpr = canvas.width / parseFloat(canvas.style.width);
+    const x = Math.floor((layout.left + (j + 0.5) * layout.cell) * dpr);
+    const y = Math.floor((layout.top + (i + 0.5) * layout.cell) * dpr);
+    // sample a 3x3 block: hatching alternates within a cell
+    const data = canvas.getContext("2d").getImageData(x - 1, y - 1, 3, 3).data;
+    const colors = new Set();
+    for (let k = 0; k < data.length; k += 4) colors.add(`${data[k]},${data[k + 1]},${data[k + 2]}`);
+    return [...colors];
+  }, [i, j]);
+}
+
+/** Moves the pointer over cell (i, j) of the main heatmap. */
+export async function hoverCell(page, i, j) {
+  const { layout } = await page.evaluate(() => ({ layout: globalThis.__headmap.layout }));
+  const box = await page.locator("#overlay").boundingBox();
+  await page.mouse.move(box.x + layout.left + (j + 0.5) * layout.cell, box.y + layout.top + (i + 0.5) * layout.cell);
+}

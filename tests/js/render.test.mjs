@@ -1,0 +1,123 @@
+// The pure pieces of the front end: colour map, layout, heatmap pixels, statistics.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+
+import { VIRIDIS, colorOf, lutIndex, luminance } from "../../www/js/render/colormap.js";
+import { HATCH, PAD_ROW_FADE, formatWeight, paintHeatmap } from "../../www/js/render/heatmap.js";
+import { cellAt, labelAt, labelStep, layoutHeatmap, truncateLabel } from "../../www/js/render/layout.js";
+import { maxEntropy, maxOf, rowEntropies, visibleCounts } from "../../www/js/stats.js";
+import { normalise } from "../../www/js/views/steps.js";
+
+const rgbAt = (pixels, width, x, y) => Array.from(pixels.slice((y * width + x) * 4, (y * width + x) * 4 + 3));
+
+describe("colour map", () => {
+  it("runs from viridis purple to yellow and gets lighter all the way", () => {
+    assert.deepEqual(colorOf(0), [68, 1, 84]);
+    assert.deepEqual(colorOf(1), [253, 231, 37]);
+    let previous = -1;
+    for (let i = 0; i < 256; i += 5) {
+      const l = luminance([VIRIDIS[i * 3], VIRIDIS[i * 3 + 1], VIRIDIS[i * 3 + 2]]);
+      assert.ok(l > previous, `luminance rises at ${i}`);
+      previous = l;
+    }
+  });
+
+  it("clamps out-of-range values and treats NaN as zero", () => {
+    assert.equal(lutIndex(2), 255);
+    assert.equal(lutIndex(-1), 0);
+    assert.equal(lutIndex(Number.NaN), 0);
+    assert.equal(lutIndex(0.5, 0.5), 255, "the range maximum is the brightest colour");
+  });
+});
+
+describe("heatmap pixels", () => {
+  const weights = new Float32Array([1, 0, 0.5, 0.5]); // 2 x 2
+  it("hatches masked cells with the mask colours, never a weight colour", () => {
+    const allowed = new Uint8Array([1, 0, 1, 1]);
+    const px = new Uint8ClampedArray(20 * 20 * 4);
+    paintHeatmap(px, 20, 20, weights, 2, 2, 10, { allowed, grid: false });
+    const masked = new Set();
+    for (let y = 0; y < 10; y++) for (let x = 10; x < 20; x++) masked.add(rgbAt(px, 20, x, y).join());
+    assert.deepEqual([...masked].sort(), [HATCH.base.join(), HATCH.stripe.join()].sort(), "both stripe colours, nothing else");
+    assert.deepEqual(rgbAt(px, 20, 2, 2), colorOf(1));
+  });
+
+  it("fades PAD query rows toward white", () => {
+    const px = new Uint8ClampedArray(20 * 20 * 4);
+    paintHeatmap(px, 20, 20, weights, 2, 2, 10, { queryValid: [true, false], grid: false });
+    const [r] = colorOf(0.5);
+    assert.equal(rgbAt(px, 20, 5, 15)[0], Math.round(r + (255 - r) * PAD_ROW_FADE));
+  });
+
+  it("keeps the largest weight when cells are smaller than a pixel", () => {
+    const tq = 1;
+    const tk = 8;
+    const w = new Float32Array(tk);
+    w[5] = 1;
+    const px = new Uint8ClampedArray(2 * 1 * 4);
+    paintHeatmap(px, 2, 1, w, tq, tk, 0.25, {});
+    assert.deepEqual(rgbAt(px, 2, 1, 0), colorOf(1), "the peak at key 5 survives in pixel 1");
+    assert.deepEqual(rgbAt(px, 2, 0, 0), colorOf(0));
+  });
+
+  it("formats weights for read-outs", () => {
+    assert.equal(formatWeight(0), "0");
+    assert.equal(formatWeight(0.12345), "0.123");
+    assert.equal(formatWeight(-Infinity), "−∞");
+    assert.equal(formatWeight(0.00001234), "1.2e-5");
+  });
+});
+
+describe("layout", () => {
+  const measure = (t) => 8 * [...t].length;
+  it("truncates long tokens by grapheme, keeping emoji whole", () => {
+    assert.equal(truncateLabel("antidisestablishmentarianism", 8), "antidis…");
+    assert.equal(truncateLabel("👩‍👩‍👧‍👦👩‍👩‍👧‍👦👩‍👩‍👧‍👦", 2), "👩‍👩‍👧‍👦…");
+    assert.equal(truncateLabel("동물이", 12), "동물이");
+  });
+
+  it("rotates key labels that do not fit flat, and maps points back to cells", () => {
+    const tokens = ["동물이", "길을", "건너지", "않았다", "."];
+    const l = layoutHeatmap({ tq: 5, tk: 5, width: 300, height: 300, queries: tokens, keys: tokens, measure });
+    assert.ok(l.cell >= 2 && l.cell <= 48);
+    assert.equal(l.plotWidth, 5 * l.cell);
+    assert.ok(l.left + l.plotWidth <= 300, "fits the width");
+    assert.deepEqual(cellAt(l, l.left + 1, l.top + 1), { i: 0, j: 0 });
+    assert.deepEqual(cellAt(l, l.left + 4.5 * l.cell, l.top + 2.5 * l.cell), { i: 2, j: 4 });
+    assert.equal(cellAt(l, l.left - 3, l.top + 1), null);
+    assert.deepEqual(labelAt(l, l.left - 3, l.top + 1.5 * l.cell), { axis: "query", index: 1 });
+    assert.deepEqual(labelAt(l, l.left + 3.5 * l.cell, l.top - 3), { axis: "key", index: 3 });
+    const wide = layoutHeatmap({ tq: 2, tk: 2, width: 800, height: 800, queries: ["a", "b"], keys: ["a", "b"], measure });
+    assert.equal(wide.angle, 0, "short labels stay flat");
+    const tight = layoutHeatmap({ tq: 2, tk: 2, width: 800, height: 800, queries: ["a", "b"], keys: ["a-very-long-word", "b"], measure });
+    assert.notEqual(tight.angle, 0);
+  });
+
+  it("skips labels when cells are too small to hold them", () => {
+    assert.equal(labelStep(20, 13), 1);
+    assert.equal(labelStep(1, 13), 17);
+    const many = Array.from({ length: 2048 }, (_, i) => `t${i}`);
+    const l = layoutHeatmap({ tq: 2048, tk: 2048, width: 900, height: 900, queries: many, keys: many, measure });
+    assert.ok(l.cell < 1 && l.queryStep > 1);
+    assert.ok(l.width <= 900 + 1);
+  });
+});
+
+describe("statistics", () => {
+  it("gives a uniform row log2(n) bits and a one-hot row 0", () => {
+    const w = new Float32Array([0.25, 0.25, 0.25, 0.25, 1, 0, 0, 0]);
+    const h = rowEntropies(w, 2, 4);
+    assert.ok(Math.abs(h[0] - 2) < 1e-6);
+    assert.equal(h[1], 0);
+    assert.equal(maxEntropy(4), 2);
+    assert.deepEqual(Array.from(visibleCounts(new Uint8Array([1, 0, 0, 0, 1, 1, 1, 0]), 2, 4)), [1, 3]);
+    assert.equal(maxOf(w), 1);
+  });
+
+  it("normalises step matrices over their finite range", () => {
+    const n = normalise(new Float32Array([-2, 2, -Infinity, 0]));
+    assert.deepEqual(Array.from(n.values), [0, 1, 0, 0.5]);
+    assert.deepEqual(Array.from(n.allowed), [1, 1, 0, 1]);
+    assert.equal(n.lo, -2);
+  });
+});
