@@ -22,6 +22,7 @@ pub mod examples;
 pub mod models;
 pub mod nn;
 pub mod rng;
+pub mod stats;
 pub mod tokenize;
 
 #[cfg(target_arch = "wasm32")]

@@ -197,15 +197,27 @@ impl Run {
 
     /// The weights of batch row `row`, layer `layer`: `Float32Array` `[H, Tq, Tk]`, row-major.
     pub fn weights(&self, row: usize, layer: usize) -> Result<Float32Array, JsError> {
-        let w = self.run.weights.get(row).and_then(|layers| layers.get(layer)).ok_or_else(|| {
+        let w = self.layer(row, layer)?;
+        let w = w.as_standard_layout();
+        Ok(Float32Array::from(w.as_slice().unwrap_or(&[])))
+    }
+
+    /// The entropy in bits of every query row of batch row `row`, layer `layer`:
+    /// `Float32Array` `[H, Tq]`.
+    pub fn entropies(&self, row: usize, layer: usize) -> Result<Float32Array, JsError> {
+        let w = self.layer(row, layer)?;
+        let bits = crate::stats::row_entropy_bits(w.view());
+        Ok(Float32Array::from(bits.as_slice().unwrap_or(&[])))
+    }
+
+    fn layer(&self, row: usize, layer: usize) -> Result<&ndarray::Array3<f32>, JsError> {
+        self.run.weights.get(row).and_then(|layers| layers.get(layer)).ok_or_else(|| {
             JsError::new(&format!(
                 "no weights for row {row}, layer {layer}: the run has {} rows of {} layers",
                 self.run.batch(),
                 self.run.layers()
             ))
-        })?;
-        let w = w.as_standard_layout();
-        Ok(Float32Array::from(w.as_slice().unwrap_or(&[])))
+        })
     }
 
     /// Which cells of batch row `row` the mask lets through: `Uint8Array` `[Tq, Tk]`, 1 where

@@ -4,29 +4,19 @@ import { mkdir } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
-
+import { launchChromium } from "../../scripts/browser.mjs";
 import { serve } from "../../scripts/serve.mjs";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const SHOTS = join(ROOT, "artifacts", "screenshots");
-const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 
 export async function openHarness() {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium is missing at ${CHROMIUM}: run scripts/setup`);
   if (!existsSync(join(ROOT, "www", "pkg", "headmap_bg.wasm"))) throw new Error("www/pkg is missing: run scripts/build");
   await mkdir(SHOTS, { recursive: true });
   const server = await serve(join(ROOT, "www"), 0);
   let browser;
   try {
-    // Playwright gives every launch a fresh, empty profile of its own.
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-      ],
-    });
+    browser = await launchChromium();
   } catch (e) {
     server.close();
     throw e;

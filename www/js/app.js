@@ -4,7 +4,7 @@
 import { AttentionClient } from "./client.js";
 import { browserLang, t as translate } from "./i18n.js";
 import { drawLegend, formatWeight, paintHeatmap } from "./render/heatmap.js";
-import { rowEntropies, maxEntropy, maxOf, visibleCounts } from "./stats.js";
+import { maxEntropy, maxOf, visibleCounts } from "./stats.js";
 import { MASKS, decodeState, encodeState, requestFor } from "./state.js";
 import { el, sizeCanvas } from "./views/dom.js";
 import { HeadGrid } from "./views/head-grid.js";
@@ -27,6 +27,8 @@ let trace = null; // the step trace of the shown head, when it matches `shown`
 let shown = null; // { row, layer, head, weights, tq, tk, ... } of the main heatmap
 let debounce = 0;
 let renderToken = 0;
+let resultId = 0; // counts computes, so views drawn from an older result are redrawn
+let gridKey = ""; // what the head grid was last drawn from
 
 // Exposed for the browser tests and the benchmark script.
 const probe = (globalThis.__headmap = { ready: false, renders: 0, timings: {}, errors: [] });
@@ -155,6 +157,7 @@ async function recompute() {
     const next = await client.compute(settings, requestFor(state));
     if (!next) return; // a newer request is on its way
     result = next;
+    resultId += 1;
     probe.timings.computeMs = next.ms;
     showStatus(null);
     render();
@@ -191,8 +194,8 @@ function render() {
   const w = weights[row][layer].subarray(head * size, (head + 1) * size);
   const mask = allowed[row];
   const max = state.range === "one" ? 1 : maxOf(w) || 1;
-  const entropies = rowEntropies(w, tq, tk);
-  const entropyMax = Array.from(visibleCounts(mask, tq, tk), maxEntropy);
+  const entropies = result.entropies[row][layer].subarray(head * tq, (head + 1) * tq);
+  const entropyMax = entropyMaxima(row);
   shown = { row, layer, head, weights: w, tq, tk, mask, entropies, entropyMax, queries: meta.queries[row], keys: meta.keys[row], queryValid: meta.queryValid[row] };
 
   const area = $("heatmap-area").getBoundingClientRect();
@@ -213,7 +216,13 @@ function render() {
     height: Math.min(width, 760),
   });
   drawLegendRow(max);
-  grid.draw({ weights: weights[row], heads: meta.heads, tq, tk, allowed: mask, queryValid: meta.queryValid[row], selected: { layer, head }, max: state.range });
+  const key = `${resultId}|${row}|${state.range}|${lang}`;
+  if (key !== gridKey) {
+    grid.draw({ weights: weights[row], heads: meta.heads, tq, tk, allowed: mask, queryValid: meta.queryValid[row], selected: { layer, head }, max: state.range });
+    gridKey = key;
+  } else {
+    grid.select(layer, head);
+  }
   const c = meta.cost;
   $("cost").textContent = `${T("cost")}: QKᵀ ${c.score_macs.toLocaleString()} MACs (= h·n²·d/h over ${meta.layers} layers), ${c.flops.toLocaleString()} FLOPs, ${(c.weight_bytes / 1024).toFixed(1)} KiB of weights · d_model ${result.config.d_model}, h ${result.config.heads}, d_k ${result.config.d_k}`;
   if ($("table-details").open) {
@@ -233,6 +242,18 @@ function render() {
   probe.layout = heatmap.layout;
   probe.state = { ...state };
   loadTrace();
+}
+
+// The most entropy each query row can have: log2 of how many keys it may see. Per batch row,
+// the same for every layer and head, so kept until the next compute.
+let maxima = { key: "", values: [] };
+function entropyMaxima(row) {
+  const key = `${resultId}|${row}`;
+  if (maxima.key !== key) {
+    const { tq, tk } = result.meta;
+    maxima = { key, values: Array.from(visibleCounts(result.allowed[row], tq, tk), maxEntropy) };
+  }
+  return maxima.values;
 }
 
 function renderRowTabs(meta) {

@@ -30,8 +30,9 @@ function sessionFor(settings) {
 
 /**
  * Runs `request` ({ texts, targets?, mask, scale }) on the toy model of `settings`
- * ({ preset, layers, seed }). Returns { meta, config, weights, allowed, ms } where
- * weights[row][layer] is a Float32Array [H, Tq, Tk] and allowed[row] a Uint8Array [Tq, Tk].
+ * ({ preset, layers, seed }). Returns { meta, config, weights, entropies, allowed, ms } where
+ * weights[row][layer] is a Float32Array [H, Tq, Tk], entropies[row][layer] a Float32Array
+ * [H, Tq] of row entropies in bits, and allowed[row] a Uint8Array [Tq, Tk].
  */
 export async function compute(settings, request) {
   await start();
@@ -42,14 +43,14 @@ export async function compute(settings, request) {
   lastRun = run;
   const meta = run.meta();
   const weights = [];
+  const entropies = [];
   const allowed = [];
   for (let row = 0; row < meta.batch; row++) {
-    const layers = [];
-    for (let layer = 0; layer < meta.layers; layer++) layers.push(run.weights(row, layer));
-    weights.push(layers);
+    weights.push(Array.from({ length: meta.layers }, (_, layer) => run.weights(row, layer)));
+    entropies.push(Array.from({ length: meta.layers }, (_, layer) => run.entropies(row, layer)));
     allowed.push(run.allowed(row));
   }
-  return { meta, config: s.config(), weights, allowed, ms: performance.now() - t0 };
+  return { meta, config: s.config(), weights, entropies, allowed, ms: performance.now() - t0 };
 }
 
 /** Every step of one head of the last run: { xQ, q, k, v, scores, scaled, masked, weights, output, … }. */

@@ -24,36 +24,46 @@ export function paintHeatmap(pixels, width, height, weights, tq, tk, cellPx, opt
   const rowStart = new Int32Array(height + 1);
   for (let y = 0; y <= height; y++) rowStart[y] = Math.min(tq, Math.floor(y / cellPx));
 
+  // 1. per query row, the largest visible weight under each pixel column (-1: all masked);
+  //    one pass over the row, since a pixel column covers a run of whole keys
+  const rowPool = new Float32Array(tq * width).fill(-1);
+  const pixelOf = new Int32Array(tk).fill(width - 1); // the first pixel column showing key j
+  for (let x = width - 1; x >= 0; x--) {
+    const j1 = Math.min(tk, Math.max(colStart[x] + 1, colStart[x + 1]));
+    for (let j = colStart[x]; j < j1; j++) pixelOf[j] = x;
+  }
+  for (let i = 0; i < tq; i++) {
+    const base = i * tk;
+    const out = i * width;
+    for (let j = 0; j < tk; j++) {
+      if (allowed !== null && allowed[base + j] === 0) continue;
+      const w = weights[base + j];
+      const o = out + pixelOf[j];
+      if (w > rowPool[o]) rowPool[o] = w;
+    }
+    // a pixel column narrower than a cell repeats the cell it falls in
+    for (let x = 1; x < width; x++) if (colStart[x] === colStart[x - 1]) rowPool[out + x] = rowPool[out + x - 1];
+  }
+
+  // 2. per pixel, the largest over the query rows it covers, then its colour
   for (let y = 0; y < height; y++) {
-    const i0 = rowStart[y];
-    const i1 = Math.max(i0 + 1, rowStart[y + 1]);
+    const i0 = Math.min(rowStart[y], tq - 1);
+    const i1 = Math.min(tq, Math.max(i0 + 1, rowStart[y + 1]));
     const fade = queryValid && !queryValid[i0] ? PAD_ROW_FADE : 0;
-    const rowLine = grid && y > 0 && rowStart[y - 1] !== i0;
+    const rowLine = grid && y > 0 && rowStart[y - 1] !== rowStart[y];
     for (let x = 0; x < width; x++) {
-      const j0 = colStart[x];
-      const j1 = Math.max(j0 + 1, colStart[x + 1]);
-      let best = -1; // the largest visible weight under this pixel; -1 = every cell masked
-      for (let i = i0; i < i1 && i < tq; i++) {
-        for (let j = j0; j < j1 && j < tk; j++) {
-          const k = i * tk + j;
-          if (allowed && !allowed[k]) continue;
-          const w = weights[k];
-          if (w > best) best = w;
-        }
-      }
+      let best = rowPool[i0 * width + x];
+      for (let i = i0 + 1; i < i1; i++) if (rowPool[i * width + x] > best) best = rowPool[i * width + x];
       let r, g, b;
       if (best < 0) {
-        const c = (x + y) % HATCH.period < HATCH.width ? HATCH.stripe : HATCH.base;
-        [r, g, b] = c;
+        [r, g, b] = (x + y) % HATCH.period < HATCH.width ? HATCH.stripe : HATCH.base;
       } else {
         const li = lutIndex(best, max) * 3;
         r = lut[li];
         g = lut[li + 1];
         b = lut[li + 2];
       }
-      if (grid && (rowLine || (x > 0 && colStart[x - 1] !== j0))) {
-        r = g = b = 255;
-      }
+      if (grid && (rowLine || (x > 0 && colStart[x - 1] !== colStart[x]))) r = g = b = 255;
       const o = (y * width + x) * 4;
       pixels[o] = r + (255 - r) * fade;
       pixels[o + 1] = g + (255 - g) * fade;

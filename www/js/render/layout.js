@@ -2,6 +2,7 @@
 
 /** Shortens `text` to at most `max` characters (grapheme-aware), ending with "…". */
 export function truncateLabel(text, max) {
+  if (text.length <= max) return text; // never more graphemes than UTF-16 units
   const graphemes = [...new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment(text)].map((s) => s.segment);
   if (graphemes.length <= max) return text;
   return graphemes.slice(0, Math.max(1, max - 1)).join("") + "…";

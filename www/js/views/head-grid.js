@@ -56,6 +56,16 @@ export class HeadGrid {
     this.container.prepend(header, ...Array.from({ length: heads }, (_, h) => el("span", { class: "grid-col-label", text: `H${h + 1}` })));
   }
 
+  /** Moves the selection without redrawing the thumbnails. */
+  select(layer, head) {
+    for (const b of this.buttons) {
+      const on = Number(b.dataset.layer) === layer && Number(b.dataset.head) === head;
+      b.classList.toggle("selected", on);
+      b.setAttribute("aria-pressed", String(on));
+      b.tabIndex = on ? 0 : -1;
+    }
+  }
+
   focusSelected() {
     this.buttons.find((b) => b.tabIndex === 0)?.focus();
   }

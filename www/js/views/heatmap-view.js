@@ -46,17 +46,7 @@ export class HeatmapView {
    */
   draw(view) {
     this.view = view;
-    const probe = this.canvas.getContext("2d");
-    probe.font = `13px ${FONT}`;
-    const layout = layoutHeatmap({
-      tq: view.tq,
-      tk: view.tk,
-      width: view.width,
-      height: view.height,
-      queries: view.queries,
-      keys: view.keys,
-      measure: (t) => probe.measureText(t).width,
-    });
+    const layout = this.layoutFor(view);
     this.layout = layout;
     const { ctx, dpr } = sizeCanvas(this.canvas, layout.width, layout.height);
     sizeCanvas(this.overlay, layout.width, layout.height);
@@ -72,6 +62,18 @@ export class HeatmapView {
     });
     drawLabels(ctx, layout, { queryValid: view.queryValid, keyValid: view.keyValid, font: FONT });
     if (view.entropies) drawEntropyBars(ctx, layout, view.entropies, view.entropyMax);
+    return layout;
+  }
+
+  // Measuring thousands of labels is slow: the layout is kept while the tokens and the size
+  // stay the same (switching heads or layers).
+  layoutFor({ tq, tk, width, height, queries, keys }) {
+    const c = this.cached;
+    if (c && c.queries === queries && c.keys === keys && c.width === width && c.height === height) return c.layout;
+    const probe = this.canvas.getContext("2d");
+    probe.font = `13px ${FONT}`;
+    const layout = layoutHeatmap({ tq, tk, width, height, queries, keys, measure: (t) => probe.measureText(t).width });
+    this.cached = { queries, keys, width, height, layout };
     return layout;
   }
 

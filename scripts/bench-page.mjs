@@ -1,0 +1,49 @@
+// The explorer's speed in headless Chromium, as figures (not assertions: the machine is
+// shared). Run after scripts/build:  node scripts/bench-page.mjs
+//   - navigation to first heatmap (median of 5 loads)
+//   - worker compute and main-heatmap redraw at 16, 128, 512 and 2048 tokens (median of 5)
+import { fileURLToPath } from "node:url";
+
+import { launchChromium } from "./browser.mjs";
+import { serve } from "./serve.mjs";
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+const SIZES = (process.env.HEADMAP_BENCH_SIZES ?? "16,128,512,2048").split(",").map(Number);
+
+const server = await serve(fileURLToPath(new URL("../www", import.meta.url)), 0);
+const base = `http://127.0.0.1:${server.address().port}/`;
+const browser = await launchChromium();
+try {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1100 } });
+  const firsts = [];
+  for (let k = 0; k < 5; k++) {
+    await page.goto(`${base}?seed=${k + 1}`);
+    await page.waitForFunction(() => globalThis.__headmap?.ready, null, { timeout: 60000 });
+    firsts.push(await page.evaluate(() => performance.getEntriesByName("headmap:first-heatmap")[0].startTime));
+  }
+  console.log(`first heatmap after navigation: ${median(firsts).toFixed(0)} ms (median of 5; target < 300 ms)`);
+
+  await page.goto(`${base}?text2=`);
+  await page.waitForFunction(() => globalThis.__headmap?.ready);
+  console.log("tokens   compute ms   redraw ms (small preset, 2 layers x 4 heads, padding mask)");
+  for (const n of SIZES) {
+    const computes = [];
+    const redraws = [];
+    for (let r = 0; r < 5; r++) {
+      const renders = await page.evaluate(() => globalThis.__headmap.renders);
+      const text = Array.from({ length: n }, (_, i) => `w${(i * 7 + r) % 997}`).join(" ");
+      await page.locator("#text").fill(text);
+      await page.waitForFunction((k) => globalThis.__headmap.renders > k, renders, { timeout: 120000 });
+      computes.push(await page.evaluate(() => globalThis.__headmap.timings.computeMs));
+      // A redraw alone: another head, same numbers.
+      const before = await page.evaluate(() => globalThis.__headmap.renders);
+      await page.locator("#head").selectOption(String((r + 1) % 4));
+      await page.waitForFunction((k) => globalThis.__headmap.renders > k, before);
+      redraws.push(await page.evaluate(() => globalThis.__headmap.timings.drawMs));
+    }
+    console.log(`${String(n).padStart(6)}${median(computes).toFixed(1).padStart(13)}${median(redraws).toFixed(1).padStart(12)}`);
+  }
+} finally {
+  await browser.close();
+  server.close();
+}
