@@ -21,6 +21,10 @@ pub enum Error {
 
     #[error("invalid setting `{name}`: {reason}")]
     Setting { name: String, reason: String },
+
+    /// A model file that cannot be used: which file, and what is wrong with it.
+    #[error("{file}: {reason}")]
+    File { file: String, reason: String },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -28,6 +32,10 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     pub(crate) fn shape(what: impl Into<String>, got: &[usize], expected: &[usize]) -> Self {
         Error::Shape { what: what.into(), got: got.to_vec(), expected: expected.to_vec() }
+    }
+
+    pub fn file(file: impl Into<String>, reason: impl Into<String>) -> Self {
+        Error::File { file: file.into(), reason: reason.into() }
     }
 
     pub(crate) fn setting(name: impl Into<String>, reason: impl Into<String>) -> Self {

@@ -33,4 +33,5 @@ pub use attention::multi_head::{concat_heads, split_heads, MultiHeadAttention, M
 pub use attention::sdpa::{scaled_dot_product_attention, softmax_rows, trace, weighted_sum, Attention, Trace};
 pub use cost::Cost;
 pub use error::{Error, Result};
+pub use models::run::AttentionRun;
 pub use models::toy::{ToyConfig, ToyModel, ToyRun};

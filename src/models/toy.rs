@@ -11,13 +11,13 @@
 //!                 → FFN → Add & Norm
 //! ```
 
-use ndarray::{Array1, Array2, Array3};
+use ndarray::{Array1, Array2};
 use serde::Serialize;
 
 use crate::attention::mask::{Mask, MaskKind};
 use crate::attention::multi_head::{HeadTrace, MultiHeadAttention};
-use crate::cost::Cost;
 use crate::error::{Error, Result};
+use crate::models::run::{AttentionRun, LayerAttention, RowTokens};
 use crate::nn::{FeedForward, LayerNorm, Linear};
 use crate::rng::SplitMix64;
 use crate::tokenize::split_words;
@@ -106,46 +106,8 @@ pub struct ToyModel {
     decoder: Vec<DecoderLayer>,
 }
 
-/// The attention of one run, for one place the model uses attention.
-#[derive(Debug, Clone)]
-pub struct ToyRun {
-    pub kind: MaskKind,
-    pub scale: bool,
-    /// Per batch row, the query side's tokens padded to Tq with [`PAD`].
-    pub queries: Vec<Vec<String>>,
-    /// Per batch row, the key side's tokens padded to Tk.
-    pub keys: Vec<Vec<String>>,
-    pub query_valid: Vec<Vec<bool>>,
-    pub key_valid: Vec<Vec<bool>>,
-    /// `[row][layer]`, each (H, Tq, Tk).
-    pub weights: Vec<Vec<Array3<f32>>>,
-    /// Per batch row, the queries that could see no key.
-    pub fully_masked_rows: Vec<Vec<usize>>,
-    /// The attention cost of one batch row over all layers.
-    pub cost: Cost,
-    inputs: Vec<Vec<(Array2<f32>, Array2<f32>)>>, // [row][layer] (x_q (Tq, D), x_kv (Tk, D))
-    masks: Vec<Option<Mask>>,                     // [row] (Tq, Tk)
-}
-
-impl ToyRun {
-    pub fn layers(&self) -> usize {
-        self.weights.first().map_or(0, Vec::len)
-    }
-
-    pub fn batch(&self) -> usize {
-        self.weights.len()
-    }
-
-    /// Per batch row, the mask the run applied, `None` for no mask; each (Tq, Tk).
-    pub fn masks(&self) -> &[Option<Mask>] {
-        &self.masks
-    }
-
-    /// (H, Tq, Tk).
-    pub fn shape(&self) -> (usize, usize, usize) {
-        self.weights.first().and_then(|row| row.first()).map_or((0, 0, 0), |w| w.dim())
-    }
-}
+/// The toy model's runs are plain [`AttentionRun`]s.
+pub type ToyRun = AttentionRun;
 
 impl ToyModel {
     pub fn new(config: ToyConfig) -> Result<Self> {
@@ -202,19 +164,7 @@ impl ToyModel {
         let (tgt_tokens, tgt_valid) =
             if targets.is_empty() { (src_tokens.clone(), src_valid.clone()) } else { tokenize_batch(targets)? };
 
-        let mut run = ToyRun {
-            kind,
-            scale,
-            queries: Vec::new(),
-            keys: Vec::new(),
-            query_valid: Vec::new(),
-            key_valid: Vec::new(),
-            weights: Vec::new(),
-            fully_masked_rows: Vec::new(),
-            cost: Cost::of_attention(0, 0, 0, 0, 0),
-            inputs: Vec::new(),
-            masks: Vec::new(),
-        };
+        let mut run = AttentionRun::new(kind, scale);
         for b in 0..sources.len() {
             let ts = src_tokens[b].len();
             let padding = Mask::key_padding(ts, &src_valid[b]);
@@ -252,38 +202,21 @@ impl ToyModel {
                     }
                 }
             };
-            run.queries.push(queries.clone());
-            run.keys.push(keys.clone());
-            run.query_valid.push(query_valid.clone());
-            run.key_valid.push(key_valid.clone());
-            run.fully_masked_rows.push(mask.as_ref().map_or_else(Vec::new, Mask::fully_masked_rows));
-            let (weights, inputs) = layers.into_iter().map(|l| (l.weights, (l.x_q, l.x_kv))).unzip();
-            run.weights.push(weights);
-            run.inputs.push(inputs);
-            run.masks.push(mask);
+            run.push_row(RowTokens { queries, keys, query_valid, key_valid }, layers, mask);
         }
-        let (h, tq, tk) = run.shape();
-        let d_k = self.config.d_k();
-        run.cost = Cost::of_attention(h, tq, tk, d_k, d_k).times(run.layers());
         Ok(run)
     }
 
     /// Every step of one head of one layer of a run: X, Q, K, V, scores, scaled, masked,
     /// weights and the head's output.
     pub fn trace(&self, run: &ToyRun, row: usize, layer: usize, head: usize) -> Result<HeadTrace> {
-        let inputs = run
-            .inputs
-            .get(row)
-            .ok_or_else(|| Error::setting("row", format!("row {row} does not exist: the batch has {}", run.batch())))?;
-        let (x_q, x_kv) = inputs.get(layer).ok_or_else(|| {
-            Error::setting("layer", format!("layer {layer} does not exist: there are {}", run.layers()))
-        })?;
+        run.check(row, layer)?;
         let block = match run.kind {
             MaskKind::None | MaskKind::Padding => &self.encoder[layer].self_attn,
             MaskKind::Causal => &self.decoder[layer].self_attn,
             MaskKind::Cross => &self.decoder[layer].cross_attn,
         };
-        block.trace(x_q.view(), x_kv.view(), run.masks[row].as_ref(), run.scale, head)
+        run.trace(block, row, layer, head)
     }
 
     /// Token embeddings, fixed per token string and seed, plus sinusoidal positions (§3.5).
@@ -339,12 +272,6 @@ impl ToyModel {
         }
         Ok(Decoded { self_layers, cross_layers })
     }
-}
-
-struct LayerAttention {
-    weights: Array3<f32>, // (H, Tq, Tk)
-    x_q: Array2<f32>,     // (Tq, D)
-    x_kv: Array2<f32>,    // (Tk, D)
 }
 
 struct Encoded {

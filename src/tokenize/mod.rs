@@ -1,4 +1,5 @@
-//! The toy model's tokenizer: words and punctuation by Unicode's word boundaries (UAX #29).
+//! Text to tokens. The toy model splits words and punctuation by Unicode's word boundaries
+//! (UAX #29, below); real models use their own tokenizer (`hf`, with the `hf` feature).
 //!
 //! Korean eojeol ("동물이"), English words with apostrophes ("didn't"), emoji sequences (👩‍💻)
 //! and numbers each stay one token; spaces are dropped; punctuation stands alone.
@@ -6,6 +7,11 @@
 use unicode_segmentation::UnicodeSegmentation;
 
 use crate::error::{Error, Result};
+
+#[cfg(feature = "hf")]
+pub mod hf;
+#[cfg(feature = "hf")]
+pub mod spm;
 
 /// The most tokens one text may have. Attention stores Tq × Tk weights per head, so the cost
 /// grows with the square of this.

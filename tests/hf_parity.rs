@@ -1,0 +1,194 @@
+//! Real-model parity: attention weights (every layer, every head) and hidden states equal to
+//! Hugging Face transformers (eager attention, output_attentions=True) within 1e-4.
+//! References: tests/fixtures/hf/*/reference.{json,safetensors}, written by
+//! scripts/dev/make_hf_fixtures.py. Needs `--features hf`.
+#![cfg(all(feature = "hf", not(target_arch = "wasm32")))]
+
+use std::path::{Path, PathBuf};
+
+use headmap::models::hf::{HfModel, ModelFiles};
+use headmap::models::run::Row;
+use headmap::MaskKind;
+use ndarray::{ArrayViewD, Axis};
+use safetensors::SafeTensors;
+use serde_json::Value;
+
+const TOL: f32 = 1e-4;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hf").join(name)
+}
+
+fn read(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Loads a model folder as a user would give it.
+fn load(dir: &Path) -> HfModel {
+    let opt = |f: &str| dir.join(f).exists().then(|| read(&dir.join(f)));
+    let (config, weights) = (read(&dir.join("config.json")), read(&dir.join("model.safetensors")));
+    let (tokenizer, spm, vocab) = (opt("tokenizer.json"), opt("source.spm"), opt("vocab.json"));
+    HfModel::load(&ModelFiles {
+        config: &config,
+        weights: &weights,
+        tokenizer: tokenizer.as_deref(),
+        source_spm: spm.as_deref(),
+        vocab: vocab.as_deref(),
+    })
+    .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+}
+
+fn rows(ids: &Value, mask: &Value) -> Vec<Row> {
+    let ids = ids.as_array().unwrap();
+    let mask = mask.as_array().unwrap();
+    ids.iter()
+        .zip(mask)
+        .map(|(ids, mask)| {
+            let ids: Vec<u32> = ids.as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect();
+            Row {
+                labels: ids.iter().map(u32::to_string).collect(),
+                valid: mask.as_array().unwrap().iter().map(|v| v.as_u64() == Some(1)).collect(),
+                ids,
+            }
+        })
+        .collect()
+}
+
+fn tensor<'a>(refs: &'a SafeTensors, name: &str) -> (Vec<f32>, Vec<usize>) {
+    let t = refs.tensor(name).unwrap_or_else(|_| panic!("reference tensor {name}"));
+    let data = t.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+    (data, t.shape().to_vec())
+}
+
+fn assert_close(got: &[f32], want: ArrayViewD<f32>, label: &str) -> f32 {
+    assert_eq!(got.len(), want.len(), "{label}: sizes differ");
+    let mut worst = 0f32;
+    for (i, (g, w)) in got.iter().zip(want.iter()).enumerate() {
+        let d = (g - w).abs();
+        assert!(d <= TOL, "{label}[{i}]: got {g}, transformers {w} (|Δ| {d} > {TOL})");
+        worst = worst.max(d);
+    }
+    worst
+}
+
+/// Compares every place, layer, head and batch row of `name`'s reference cases, with the
+/// model in `dir`.
+fn check_model(name: &str, model: &HfModel) {
+    let dir = fixture(name);
+    let reference: Value = serde_json::from_slice(&read(&dir.join("reference.json"))).unwrap();
+    let bytes = read(&dir.join("reference.safetensors"));
+    let refs = SafeTensors::deserialize(&bytes).unwrap();
+    let mut worst = 0f32;
+    for (n, case) in reference["cases"].as_array().unwrap().iter().enumerate() {
+        let sources = rows(&case["input_ids"], &case["attention_mask"]);
+        let targets = if case.get("decoder_input_ids").is_some() {
+            rows(&case["decoder_input_ids"], &case["decoder_attention_mask"])
+        } else {
+            Vec::new()
+        };
+        let run = model.run_rows(&sources, &targets).unwrap_or_else(|e| panic!("{name} case {n}: {e}"));
+        let places: &[(MaskKind, &str)] = if model.is_encoder_decoder() {
+            &[
+                (MaskKind::Padding, "encoder_attentions"),
+                (MaskKind::Causal, "decoder_attentions"),
+                (MaskKind::Cross, "cross_attentions"),
+            ]
+        } else {
+            &[(model.kinds()[0], "attentions")]
+        };
+        for &(kind, key) in places {
+            let place = run.place(kind).unwrap();
+            for layer in 0..place.layers() {
+                let (data, shape) = tensor(&refs, &format!("case{n}.{key}.{layer}"));
+                let want = ndarray::ArrayD::from_shape_vec(shape, data).unwrap(); // (B, H, Tq, Tk)
+                for b in 0..place.batch() {
+                    let got = place.weights[b][layer].as_standard_layout();
+                    let label = format!("{name} case {n} {key} layer {layer} row {b}");
+                    worst = worst.max(assert_close(got.as_slice().unwrap(), want.index_axis(Axis(0), b), &label));
+                }
+            }
+        }
+        let hidden_key = if model.is_encoder_decoder() { "encoder_last_hidden_state" } else { "last_hidden_state" };
+        let (data, shape) = tensor(&refs, &format!("case{n}.{hidden_key}"));
+        let want = ndarray::ArrayD::from_shape_vec(shape, data).unwrap();
+        for (b, h) in run.hidden.iter().enumerate() {
+            worst = worst.max(assert_close(
+                h.as_slice().unwrap(),
+                want.index_axis(Axis(0), b),
+                &format!("{name} case {n} {hidden_key} row {b}"),
+            ));
+        }
+        if model.is_encoder_decoder() {
+            let (data, shape) = tensor(&refs, &format!("case{n}.last_hidden_state"));
+            let want = ndarray::ArrayD::from_shape_vec(shape, data).unwrap();
+            for (b, h) in run.decoder_hidden.iter().enumerate() {
+                worst = worst.max(assert_close(
+                    h.as_slice().unwrap(),
+                    want.index_axis(Axis(0), b),
+                    &format!("{name} case {n} decoder hidden row {b}"),
+                ));
+            }
+        }
+    }
+    println!("{name}: largest difference from transformers {worst:e}");
+}
+
+/// The tokenizer gives the ids transformers' tokenizer gave.
+fn check_tokens(name: &str, model: &HfModel) {
+    let dir = fixture(name);
+    let reference: Value = serde_json::from_slice(&read(&dir.join("reference.json"))).unwrap();
+    for case in reference["cases"].as_array().unwrap() {
+        let texts = case.get("texts").or_else(|| case.get("sources")).unwrap().as_array().unwrap();
+        for (b, text) in texts.iter().enumerate() {
+            let want: Vec<u32> = case["input_ids"][b]
+                .as_array()
+                .unwrap()
+                .iter()
+                .zip(case["attention_mask"][b].as_array().unwrap())
+                .filter(|(_, m)| m.as_u64() == Some(1))
+                .map(|(id, _)| id.as_u64().unwrap() as u32)
+                .collect();
+            let got = model.tokenizer().encode(text.as_str().unwrap()).unwrap();
+            assert_eq!(got.ids, want, "{name}: ids of {text}");
+            assert_eq!(got.labels.len(), got.ids.len());
+        }
+    }
+}
+
+#[test]
+fn tiny_bert_matches_transformers() {
+    let model = load(&fixture("bert"));
+    check_model("bert", &model);
+    check_tokens("bert", &model);
+}
+
+#[test]
+fn tiny_gpt2_in_f16_matches_transformers() {
+    let model = load(&fixture("gpt2"));
+    check_model("gpt2", &model);
+    check_tokens("gpt2", &model);
+}
+
+#[test]
+fn tiny_bart_in_bf16_matches_transformers() {
+    let model = load(&fixture("bart"));
+    check_model("bart", &model);
+    check_tokens("bart", &model);
+}
+
+#[test]
+fn tiny_marian_from_spm_matches_transformers() {
+    let model = load(&fixture("marian"));
+    check_model("marian", &model);
+    check_tokens("marian", &model);
+}
+
+#[test]
+fn minilm_matches_transformers() {
+    // the real weights, fetched by scripts/setup; the references are committed
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/all-MiniLM-L6-v2");
+    assert!(dir.join("model.safetensors").exists(), "models/all-MiniLM-L6-v2 is missing: run scripts/setup");
+    let model = load(&dir);
+    check_model("minilm", &model);
+    check_tokens("minilm", &model);
+}
