@@ -31,6 +31,16 @@ pub enum MaskKind {
 impl MaskKind {
     pub const ALL: [MaskKind; 4] = [MaskKind::None, MaskKind::Padding, MaskKind::Causal, MaskKind::Cross];
 
+    /// The name used in URLs, requests and messages: "none", "padding", "causal", "cross".
+    pub fn name(self) -> &'static str {
+        match self {
+            MaskKind::None => "none",
+            MaskKind::Padding => "padding",
+            MaskKind::Causal => "causal",
+            MaskKind::Cross => "cross",
+        }
+    }
+
     pub fn parse(name: &str) -> Result<Self> {
         match name {
             "none" => Ok(MaskKind::None),

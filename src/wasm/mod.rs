@@ -1,4 +1,5 @@
-//! The JavaScript face of headmap, and the only Rust file that knows about JavaScript.
+//! The JavaScript face of headmap, and the only Rust module that knows about JavaScript
+//! (`hf.rs` beside it adds the real models when the `hf` feature is on).
 //!
 //! Numbers leave as owned `Float32Array`s, row-major: weights are `[H, Tq, Tk]`, a matrix of a
 //! trace `[rows, cols]` with its shape alongside. Small metadata (tokens, shapes, costs) goes
@@ -18,12 +19,17 @@ use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
 use crate::attention::mask::{Mask, MaskKind};
+use crate::attention::multi_head::HeadTrace;
 use crate::attention::sdpa;
 use crate::cost::Cost;
 use crate::error::{Error, Result};
 use crate::examples::EXAMPLES;
+use crate::models::run::AttentionRun;
 use crate::models::toy::{ToyConfig, ToyModel, ToyRun, MAX_BATCH, PAD};
 use crate::tokenize::MAX_TOKENS;
+
+#[cfg(feature = "hf")]
+pub mod hf;
 
 #[wasm_bindgen(start)]
 pub fn start() {
@@ -107,31 +113,7 @@ impl Session {
     /// Every step of head `head` in layer `layer` of batch row `row` of `run`.
     pub fn trace(&self, run: &Run, row: usize, layer: usize, head: usize) -> Result<Object, JsError> {
         let t = self.model.trace(&run.run, row, layer, head).map_err(js_error)?;
-        let obj = Object::new();
-        let (tq, tk) = t.steps.weights.dim();
-        set(&obj, "row", row)?;
-        set(&obj, "layer", layer)?;
-        set(&obj, "head", head)?;
-        set(&obj, "tq", tq)?;
-        set(&obj, "tk", tk)?;
-        set(&obj, "dModel", t.x_q.ncols())?;
-        set(&obj, "dK", t.q.ncols())?;
-        set(&obj, "scale", t.steps.scale)?;
-        for (name, m) in [
-            ("xQ", &t.x_q),
-            ("xKv", &t.x_kv),
-            ("q", &t.q),
-            ("k", &t.k),
-            ("v", &t.v),
-            ("scores", &t.steps.scores),
-            ("scaled", &t.steps.scaled),
-            ("masked", &t.steps.masked),
-            ("weights", &t.steps.weights),
-            ("output", &t.steps.output),
-        ] {
-            set_js(&obj, name, matrix(m)?.into())?;
-        }
-        Ok(obj)
+        trace_object(&t, row, layer, head)
     }
 }
 
@@ -149,6 +131,34 @@ struct RunRequest {
 #[wasm_bindgen]
 pub struct Run {
     run: ToyRun,
+}
+
+#[wasm_bindgen]
+impl Run {
+    /// Tokens, shapes and costs:
+    /// `{ mask, scale, batch, layers, heads, tq, tk, queries: string[][], keys: string[][],
+    /// queryValid: bool[][], keyValid: bool[][], fullyMaskedRows: number[][],
+    /// cost: { score_macs, flops, weight_bytes } }`.
+    pub fn meta(&self) -> Result<JsValue, JsError> {
+        run_meta(&self.run)
+    }
+
+    /// The weights of batch row `row`, layer `layer`: `Float32Array` `[H, Tq, Tk]`, row-major.
+    pub fn weights(&self, row: usize, layer: usize) -> Result<Float32Array, JsError> {
+        run_weights(&self.run, row, layer)
+    }
+
+    /// The entropy in bits of every query row of batch row `row`, layer `layer`:
+    /// `Float32Array` `[H, Tq]`.
+    pub fn entropies(&self, row: usize, layer: usize) -> Result<Float32Array, JsError> {
+        run_entropies(&self.run, row, layer)
+    }
+
+    /// Which cells of batch row `row` the mask lets through: `Uint8Array` `[Tq, Tk]`, 1 where
+    /// query i may see key j, 0 where the cell is masked.
+    pub fn allowed(&self, row: usize) -> Result<Uint8Array, JsError> {
+        run_allowed(&self.run, row)
+    }
 }
 
 #[derive(Serialize)]
@@ -169,71 +179,85 @@ struct RunMeta<'a> {
     cost: Cost,
 }
 
-#[wasm_bindgen]
-impl Run {
-    /// Tokens, shapes and costs:
-    /// `{ mask, scale, batch, layers, heads, tq, tk, queries: string[][], keys: string[][],
-    /// queryValid: bool[][], keyValid: bool[][], fullyMaskedRows: number[][],
-    /// cost: { score_macs, flops, weight_bytes } }`.
-    pub fn meta(&self) -> Result<JsValue, JsError> {
-        let r = &self.run;
-        let (heads, tq, tk) = r.shape();
-        to_js(&RunMeta {
-            mask: r.kind,
-            scale: r.scale,
-            batch: r.batch(),
-            layers: r.layers(),
-            heads,
-            tq,
-            tk,
-            queries: &r.queries,
-            keys: &r.keys,
-            query_valid: &r.query_valid,
-            key_valid: &r.key_valid,
-            fully_masked_rows: &r.fully_masked_rows,
-            cost: r.cost,
-        })
-    }
+pub(crate) fn run_meta(r: &AttentionRun) -> Result<JsValue, JsError> {
+    let (heads, tq, tk) = r.shape();
+    to_js(&RunMeta {
+        mask: r.kind,
+        scale: r.scale,
+        batch: r.batch(),
+        layers: r.layers(),
+        heads,
+        tq,
+        tk,
+        queries: &r.queries,
+        keys: &r.keys,
+        query_valid: &r.query_valid,
+        key_valid: &r.key_valid,
+        fully_masked_rows: &r.fully_masked_rows,
+        cost: r.cost,
+    })
+}
 
-    /// The weights of batch row `row`, layer `layer`: `Float32Array` `[H, Tq, Tk]`, row-major.
-    pub fn weights(&self, row: usize, layer: usize) -> Result<Float32Array, JsError> {
-        let w = self.layer(row, layer)?;
-        let w = w.as_standard_layout();
-        Ok(Float32Array::from(w.as_slice().unwrap_or(&[])))
-    }
+fn run_layer(r: &AttentionRun, row: usize, layer: usize) -> Result<&ndarray::Array3<f32>, JsError> {
+    r.weights.get(row).and_then(|layers| layers.get(layer)).ok_or_else(|| {
+        JsError::new(&format!(
+            "no weights for row {row}, layer {layer}: the run has {} rows of {} layers",
+            r.batch(),
+            r.layers()
+        ))
+    })
+}
 
-    /// The entropy in bits of every query row of batch row `row`, layer `layer`:
-    /// `Float32Array` `[H, Tq]`.
-    pub fn entropies(&self, row: usize, layer: usize) -> Result<Float32Array, JsError> {
-        let w = self.layer(row, layer)?;
-        let bits = crate::stats::row_entropy_bits(w.view());
-        Ok(Float32Array::from(bits.as_slice().unwrap_or(&[])))
-    }
+pub(crate) fn run_weights(r: &AttentionRun, row: usize, layer: usize) -> Result<Float32Array, JsError> {
+    let w = run_layer(r, row, layer)?.as_standard_layout();
+    Ok(Float32Array::from(w.as_slice().unwrap_or(&[])))
+}
 
-    fn layer(&self, row: usize, layer: usize) -> Result<&ndarray::Array3<f32>, JsError> {
-        self.run.weights.get(row).and_then(|layers| layers.get(layer)).ok_or_else(|| {
-            JsError::new(&format!(
-                "no weights for row {row}, layer {layer}: the run has {} rows of {} layers",
-                self.run.batch(),
-                self.run.layers()
-            ))
-        })
-    }
+pub(crate) fn run_entropies(r: &AttentionRun, row: usize, layer: usize) -> Result<Float32Array, JsError> {
+    let bits = crate::stats::row_entropy_bits(run_layer(r, row, layer)?.view());
+    Ok(Float32Array::from(bits.as_slice().unwrap_or(&[])))
+}
 
-    /// Which cells of batch row `row` the mask lets through: `Uint8Array` `[Tq, Tk]`, 1 where
-    /// query i may see key j, 0 where the cell is masked.
-    pub fn allowed(&self, row: usize) -> Result<Uint8Array, JsError> {
-        let mask =
-            self.run.masks().get(row).ok_or_else(|| {
-                JsError::new(&format!("no mask for row {row}: the run has {} rows", self.run.batch()))
-            })?;
-        let (_, tq, tk) = self.run.shape();
-        let cells: Vec<u8> = match mask {
-            Some(m) => m.allowed().iter().map(|&a| u8::from(a)).collect(),
-            None => vec![1; tq * tk],
-        };
-        Ok(Uint8Array::from(&cells[..]))
+pub(crate) fn run_allowed(r: &AttentionRun, row: usize) -> Result<Uint8Array, JsError> {
+    let mask = r
+        .masks()
+        .get(row)
+        .ok_or_else(|| JsError::new(&format!("no mask for row {row}: the run has {} rows", r.batch())))?;
+    let (_, tq, tk) = r.shape();
+    let cells: Vec<u8> = match mask {
+        Some(m) => m.allowed().iter().map(|&a| u8::from(a)).collect(),
+        None => vec![1; tq * tk],
+    };
+    Ok(Uint8Array::from(&cells[..]))
+}
+
+/// Every step of one head as a JS object of `{ rows, cols, data: Float32Array }` matrices.
+pub(crate) fn trace_object(t: &HeadTrace, row: usize, layer: usize, head: usize) -> Result<Object, JsError> {
+    let obj = Object::new();
+    let (tq, tk) = t.steps.weights.dim();
+    set(&obj, "row", row)?;
+    set(&obj, "layer", layer)?;
+    set(&obj, "head", head)?;
+    set(&obj, "tq", tq)?;
+    set(&obj, "tk", tk)?;
+    set(&obj, "dModel", t.x_q.ncols())?;
+    set(&obj, "dK", t.q.ncols())?;
+    set(&obj, "scale", t.steps.scale)?;
+    for (name, m) in [
+        ("xQ", &t.x_q),
+        ("xKv", &t.x_kv),
+        ("q", &t.q),
+        ("k", &t.k),
+        ("v", &t.v),
+        ("scores", &t.steps.scores),
+        ("scaled", &t.steps.scaled),
+        ("masked", &t.steps.masked),
+        ("weights", &t.steps.weights),
+        ("output", &t.steps.output),
+    ] {
+        set_js(&obj, name, matrix(m)?.into())?;
     }
+    Ok(obj)
 }
 
 #[derive(Deserialize, Default)]
