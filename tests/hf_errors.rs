@@ -148,3 +148,15 @@ fn encoder_decoder_runs_from_text() {
     let t = model.trace(cross, 0, 1, 3).unwrap();
     assert_eq!(t.steps.weights, cross.weights[0][1].index_axis(ndarray::Axis(0), 3));
 }
+
+#[test]
+fn a_syllable_split_into_jamo_shows_each_jamo() {
+    // BERT's uncased normaliser decomposes Hangul; all-MiniLM-L6-v2 is such a model.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/all-MiniLM-L6-v2");
+    let tokenizer = headmap::tokenize::hf::TextTokenizer::from_json(&std::fs::read(dir.join("tokenizer.json")).unwrap(), "tokenizer.json").unwrap();
+    let enc = tokenizer.encode("민수가 책을").unwrap();
+    assert_eq!(enc.labels.first().unwrap(), "[CLS]");
+    let inner: Vec<&String> = enc.labels.iter().filter(|l| !l.starts_with('[')).collect();
+    assert!(inner.iter().all(|l| !l.contains('\u{fffd}') && !l.starts_with("##")), "{inner:?}");
+    assert!(inner.windows(2).any(|w| w[0] != w[1]), "the pieces of one syllable are told apart: {inner:?}");
+}

@@ -68,15 +68,7 @@ impl TextTokenizer {
             .inner
             .encode_char_offsets(text, add_special)
             .map_err(|e| Error::setting("text", format!("the tokenizer failed ({e})")))?;
-        let chars: Vec<char> = text.chars().collect();
-        let mut labels = Vec::with_capacity(enc.len());
-        for ((token, &(start, end)), &special) in
-            enc.get_tokens().iter().zip(enc.get_offsets()).zip(enc.get_special_tokens_mask())
-        {
-            let covered: String = chars.get(start..end.min(chars.len())).unwrap_or(&[]).iter().collect();
-            let covered = covered.trim();
-            labels.push(if special == 1 || covered.is_empty() { token.clone() } else { covered.to_string() });
-        }
+        let mut labels = self.labels(text, &enc);
         match &self.marian {
             None => Ok(Encoded { ids: enc.get_ids().to_vec(), labels }),
             Some(vocab) => {
@@ -87,6 +79,40 @@ impl TextTokenizer {
                 Ok(Encoded { ids, labels })
             }
         }
+    }
+
+    /// What each token shows: the text it covers; its own name for special tokens; and where
+    /// several tokens split one character (BERT's jamo, byte-level pieces of a syllable), the
+    /// token decoded on its own when that is readable.
+    fn labels(&self, text: &str, enc: &tokenizers::Encoding) -> Vec<String> {
+        let chars: Vec<char> = text.chars().collect();
+        let offsets = enc.get_offsets();
+        let shared = |i: usize| {
+            (i > 0 && offsets[i - 1] == offsets[i]) || offsets.get(i + 1).is_some_and(|next| *next == offsets[i])
+        };
+        enc.get_tokens()
+            .iter()
+            .zip(enc.get_ids())
+            .zip(enc.get_special_tokens_mask())
+            .enumerate()
+            .map(|(i, ((token, &id), &special))| {
+                let (start, end) = offsets[i];
+                let covered: String = chars.get(start..end.min(chars.len())).unwrap_or(&[]).iter().collect();
+                let covered = covered.trim();
+                if special == 1 || covered.is_empty() {
+                    return token.clone();
+                }
+                if shared(i) {
+                    if let Ok(alone) = self.inner.decode(&[id], false) {
+                        let alone = alone.trim().trim_start_matches("##").trim_start_matches('▁');
+                        if !alone.is_empty() && !alone.contains('\u{fffd}') {
+                            return alone.to_string();
+                        }
+                    }
+                }
+                covered.to_string()
+            })
+            .collect()
     }
 
     /// The id of a token the model knows, such as `<pad>`.

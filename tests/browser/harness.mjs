@@ -5,7 +5,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { launchChromium } from "../../scripts/browser.mjs";
-import { serve } from "../../scripts/serve.mjs";
+import { EXPLORER, serve } from "../../scripts/serve.mjs";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const SHOTS = join(ROOT, "artifacts", "screenshots");
@@ -13,7 +13,7 @@ export const SHOTS = join(ROOT, "artifacts", "screenshots");
 export async function openHarness() {
   if (!existsSync(join(ROOT, "www", "pkg", "headmap_bg.wasm"))) throw new Error("www/pkg is missing: run scripts/build");
   await mkdir(SHOTS, { recursive: true });
-  const server = await serve(join(ROOT, "www"), 0);
+  const server = await serve(EXPLORER.root, 0, { mounts: EXPLORER.mounts });
   let browser;
   try {
     browser = await launchChromium();

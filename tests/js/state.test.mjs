@@ -7,12 +7,15 @@ import { DEFAULTS, decodeState, encodeState, requestFor } from "../../www/js/sta
 
 describe("URL state", () => {
   it("round-trips every setting", () => {
-    const s = { ...DEFAULTS, text: "민수가 <b>책</b>을 & 주었다?", text2: "", mask: "cross", target: "Minsu gave a book.", scale: false, preset: "base", layers: 6, seed: 42, layer: 3, head: 7, row: 0, range: "one", lang: "ko" };
+    const s = { ...DEFAULTS, model: "hub:Helsinki-NLP/opus-mt-ko-en", hub: "http://127.0.0.1:9/", text: "민수가 <b>책</b>을 & 주었다?", text2: "", mask: "cross", target: "Minsu gave a book.", scale: false, preset: "base", layers: 6, seed: 42, layer: 3, head: 7, row: 0, range: "one", lang: "ko" };
     assert.deepEqual(decodeState(encodeState(s)), s);
   });
 
   it("leaves defaults out of the URL and ignores nonsense", () => {
     assert.equal(encodeState(DEFAULTS), "");
+    assert.equal(encodeState({ ...DEFAULTS, model: "local" }), "", "files on a disk are not shared");
+    assert.equal(decodeState("?model=local").model, "toy");
+    assert.equal(decodeState("?hub=javascript:alert(1)").hub, DEFAULTS.hub);
     const s = decodeState("?mask=diagonal&layers=99&head=-1&preset=huge&scale=0&lang=fr");
     assert.equal(s.mask, DEFAULTS.mask);
     assert.equal(s.layers, DEFAULTS.layers);

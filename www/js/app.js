@@ -5,7 +5,8 @@ import { AttentionClient } from "./client.js";
 import { browserLang, t as translate } from "./i18n.js";
 import { drawLegend, formatWeight, paintHeatmap } from "./render/heatmap.js";
 import { maxEntropy, maxOf, visibleCounts } from "./stats.js";
-import { MASKS, decodeState, encodeState, requestFor } from "./state.js";
+import { validModelId } from "./model-files.js";
+import { MASKS, decodeState, encodeState, modelRequestFor, requestFor } from "./state.js";
 import { el, sizeCanvas } from "./views/dom.js";
 import { HeadGrid } from "./views/head-grid.js";
 import { HeatmapView } from "./views/heatmap-view.js";
@@ -22,7 +23,8 @@ let lang = state.lang ?? browserLang();
 const T = (key) => translate(lang, key);
 
 const client = new AttentionClient();
-let result = null; // the newest compute: { meta, config, weights, allowed, ms }
+let result = null; // the newest compute: { meta, config, weights, entropies, allowed, ms }
+let modelInfo = null; // the loaded real model's { modelType, kinds, encoderDecoder, maxTokens }; null for the toy
 let trace = null; // the step trace of the shown head, when it matches `shown`
 let shown = null; // { row, layer, head, weights, tq, tk, ... } of the main heatmap
 let debounce = 0;
@@ -48,6 +50,7 @@ const mixing = new MixingView($("mixing"), client, T);
 function applyLanguage() {
   document.documentElement.lang = lang;
   for (const node of document.querySelectorAll("[data-i18n]")) node.textContent = T(node.dataset.i18n);
+  $("notice").textContent = modelInfo ? T("realModel") : T("untrained");
   document.title = T("title");
   $("lang").textContent = T("lang");
   $("lang").lang = lang === "ko" ? "en" : "ko";
@@ -56,15 +59,16 @@ function applyLanguage() {
 }
 
 function buildMaskOptions() {
-  const options = MASKS.map((mask) =>
-    el(
+  const options = MASKS.map((mask) => {
+    const available = !modelInfo || modelInfo.kinds.includes(mask);
+    return el(
       "label",
-      { class: "mask-option" },
-      el("input", { type: "radio", name: "mask", value: mask, checked: state.mask === mask, onchange: () => set({ mask }) }),
-      el("span", { text: T(`mask.${mask}`) }),
+      { class: available ? "mask-option" : "mask-option unavailable" },
+      el("input", { type: "radio", name: "mask", value: mask, checked: state.mask === mask, disabled: !available, onchange: () => set({ mask }) }),
+      el("span", { text: available ? T(`mask.${mask}`) : `${T(`mask.${mask}`)} (${T("notInModel")})` }),
       el("small", { text: T(`mask.${mask}.hint`) }),
-    ),
-  );
+    );
+  });
   $("mask-options").replaceChildren(...options);
 }
 
@@ -117,10 +121,86 @@ function bindControls() {
     render();
   });
   $("table-details").addEventListener("toggle", () => render());
+  $("model").value = state.model.startsWith("hub:") ? "hub" : state.model;
+  $("hub-id").value = state.model.startsWith("hub:") ? state.model.slice(4) : "";
+  $("model").addEventListener("change", () => {
+    const choice = $("model").value;
+    $("hub-field").hidden = choice !== "hub";
+    $("local-field").hidden = choice !== "local";
+    if (choice === "toy" || choice === "minilm") chooseModel(choice);
+  });
+  $("hub-load").addEventListener("click", () => {
+    const id = $("hub-id").value.trim();
+    if (!validModelId(id)) return modelStatus(T("badModelId"), "error");
+    chooseModel(`hub:${id}`);
+  });
+  $("hub-id").addEventListener("keydown", (e) => e.key === "Enter" && $("hub-load").click());
+  for (const input of [$("local-folder"), $("local-files")]) {
+    input.addEventListener("change", async () => {
+      const named = {};
+      for (const file of input.files) named[file.webkitRelativePath || file.name] = new Uint8Array(await file.arrayBuffer());
+      chooseModel("local", named);
+    });
+  }
   addEventListener("resize", () => {
     clearTimeout(debounce);
     debounce = setTimeout(render, 100);
   });
+}
+
+function modelStatus(message, kind = "info") {
+  $("model-status").textContent = message;
+  $("model-status").classList.toggle("error", kind === "error");
+}
+
+/** Loads `choice` ("toy", "minilm", "hub:<id>" or "local" with `named` files), then recomputes. */
+async function chooseModel(choice, named = null) {
+  const progress = $("model-progress");
+  if (choice === "toy") {
+    modelInfo = null;
+    state.model = "toy";
+    modelStatus("");
+    return afterModelChange();
+  }
+  const source =
+    choice === "minilm"
+      ? { from: "url", base: new URL("models/all-MiniLM-L6-v2/", location.href).href }
+      : choice === "local"
+        ? { from: "files", files: named }
+        : { from: "hub", hub: state.hub, id: choice.slice(4) };
+  const name = choice === "minilm" ? "all-MiniLM-L6-v2" : choice === "local" ? T("model.local") : choice.slice(4);
+  progress.hidden = false;
+  progress.removeAttribute("value");
+  modelStatus(`${T("loading")} ${name}…`);
+  $("busy").hidden = false;
+  try {
+    modelInfo = await client.loadModel(source, ({ file, loaded, total }) => {
+      probe.progressEvents = (probe.progressEvents ?? 0) + 1;
+      if (total) progress.value = loaded / total;
+      modelStatus(`${T("loading")} ${name}: ${file} ${(loaded / 1048576).toFixed(1)}${total ? ` / ${(total / 1048576).toFixed(1)}` : ""} MiB`);
+    });
+    state.model = choice;
+    if (!modelInfo.kinds.includes(state.mask)) state.mask = modelInfo.kinds[0];
+    modelStatus(`${name} ${T("loaded")}: ${modelInfo.modelType}, ≤ ${modelInfo.maxTokens} tokens`);
+    probe.model = modelInfo;
+  } catch (e) {
+    probe.errors.push(e.message);
+    modelStatus(e.message, "error");
+    modelInfo = null;
+    state.model = "toy";
+    $("model").value = "toy";
+  } finally {
+    progress.hidden = true;
+    $("busy").hidden = true;
+  }
+  return afterModelChange();
+}
+
+function afterModelChange() {
+  $("toy-settings").hidden = Boolean(modelInfo);
+  $("scale-field").hidden = Boolean(modelInfo);
+  applyLanguage();
+  return recompute();
 }
 
 /** Changes settings that need a new computation. */
@@ -143,18 +223,20 @@ function showStatus(message, kind = "hint") {
 
 async function recompute() {
   syncUrl();
-  $("text2-field").hidden = state.mask === "cross";
-  $("target-field").hidden = state.mask !== "cross";
-  const missing = !state.text.trim() || (state.mask === "cross" && !state.target.trim());
+  const needsTarget = modelInfo ? modelInfo.encoderDecoder : state.mask === "cross";
+  $("text2-field").hidden = needsTarget;
+  $("target-field").hidden = !needsTarget;
+  const missing = !state.text.trim() || (needsTarget && !state.target.trim());
   if (missing) {
     result = null;
     showStatus(T("emptyHint"));
     return;
   }
   $("busy").hidden = false;
-  const settings = { preset: state.preset, layers: state.layers, seed: state.seed };
   try {
-    const next = await client.compute(settings, requestFor(state));
+    const next = modelInfo
+      ? await client.compute({ model: "hf" }, modelRequestFor(state, modelInfo), state.mask)
+      : await client.compute({ model: "toy", preset: state.preset, layers: state.layers, seed: state.seed }, requestFor(state));
     if (!next) return; // a newer request is on its way
     result = next;
     resultId += 1;
@@ -224,7 +306,10 @@ function render() {
     grid.select(layer, head);
   }
   const c = meta.cost;
-  $("cost").textContent = `${T("cost")}: QKᵀ ${c.score_macs.toLocaleString()} MACs (= h·n²·d/h over ${meta.layers} layers), ${c.flops.toLocaleString()} FLOPs, ${(c.weight_bytes / 1024).toFixed(1)} KiB of weights · d_model ${result.config.d_model}, h ${result.config.heads}, d_k ${result.config.d_k}`;
+  const shape = modelInfo
+    ? `${modelInfo.modelType}, ${meta.layers} layers × ${meta.heads} heads`
+    : `d_model ${result.config.d_model}, h ${result.config.heads}, d_k ${result.config.d_k}`;
+  $("cost").textContent = `${T("cost")}: QKᵀ ${c.score_macs.toLocaleString()} MACs (= h·n²·d/h over ${meta.layers} layers), ${c.flops.toLocaleString()} FLOPs, ${(c.weight_bytes / 1024).toFixed(1)} KiB of weights · ${shape}`;
   if ($("table-details").open) {
     drawTable($("table"), { weights: w, tq, tk, queries: meta.queries[row], keys: meta.keys[row], allowed: mask }, T);
   }
@@ -301,7 +386,7 @@ async function loadTrace() {
     return;
   }
   try {
-    const next = await client.trace(row, layer, head);
+    const next = await client.trace(row, layer, head, modelInfo ? state.mask : undefined);
     if (token !== renderToken) return;
     trace = next;
     drawSteps($("steps"), trace, T, shown.mask);
@@ -364,7 +449,12 @@ async function main() {
     showStatus(e.message, "error");
     return;
   }
-  await recompute();
+  if (state.model !== "toy") {
+    $("hub-field").hidden = $("model").value !== "hub";
+    await chooseModel(state.model);
+  } else {
+    await recompute();
+  }
 }
 
 addEventListener("error", (e) => probe.errors.push(String(e.message)));

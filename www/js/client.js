@@ -9,6 +9,10 @@ export class AttentionClient {
     this.worker.onmessage = ({ data }) => {
       const p = this.pending.get(data.id);
       if (!p) return;
+      if (data.progress) {
+        p.onProgress?.(data.progress);
+        return;
+      }
       this.pending.delete(data.id);
       if (data.ok) p.resolve(data.result);
       else p.reject(new Error(data.error));
@@ -20,11 +24,11 @@ export class AttentionClient {
     };
   }
 
-  call(op, payload = {}) {
+  call(op, payload = {}, { onProgress = null, transfer = [] } = {}) {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, op, ...payload });
+      this.pending.set(id, { resolve, reject, onProgress });
+      this.worker.postMessage({ id, op, ...payload }, transfer);
     });
   }
 
@@ -32,12 +36,15 @@ export class AttentionClient {
     return this.call("start");
   }
 
-  /** Resolves to the result, or to `null` when a newer compute was asked for meanwhile. */
-  async compute(settings, request) {
+  /**
+   * Resolves to the result, or to `null` when a newer compute was asked for meanwhile.
+   * settings: { model: "toy", preset, layers, seed } or { model: "hf" } with `kind` the place.
+   */
+  async compute(settings, request, kind) {
     const mine = this.nextId;
     this.latestCompute = mine;
     try {
-      const result = await this.call("compute", { settings, request });
+      const result = await this.call("compute", { settings, request, kind });
       return mine === this.latestCompute ? result : null;
     } catch (e) {
       if (mine !== this.latestCompute) return null; // a newer request superseded this one
@@ -45,8 +52,14 @@ export class AttentionClient {
     }
   }
 
-  trace(row, layer, head) {
-    return this.call("trace", { row, layer, head });
+  /** Loads a real model; `source` as worker.js describes; progress as { file, loaded, total }. */
+  loadModel(source, onProgress) {
+    const transfer = source.from === "files" ? Object.values(source.files).map((b) => b.buffer) : [];
+    return this.call("loadModel", { source }, { onProgress, transfer });
+  }
+
+  trace(row, layer, head, kind) {
+    return this.call("trace", { row, layer, head, kind });
   }
 
   weightedSum(weights, v, dV) {

@@ -1,5 +1,7 @@
-// The one module that imports the wasm package. It runs inside the worker (worker.js) and
+// The one module that imports the wasm packages. It runs inside the worker (worker.js) and
 // turns wasm results into plain objects of typed arrays that can be transferred.
+// The toy model comes from the small package (../pkg/); a real model loads the larger one
+// (../pkg-hf/) on first use.
 
 import init, { Session, examples, limits, weightedSum as wasmWeightedSum } from "../pkg/headmap.js";
 
@@ -8,7 +10,10 @@ let session = null;
 let sessionKey = "";
 let lastRun = null;
 
-/** Loads the wasm module once; returns what the page needs before the first run. */
+let hf = null; // the real-model package, once loaded
+let model = null; // { session: ModelSession, info, run: ModelRun | null }
+
+/** Loads the toy wasm module once; returns what the page needs before the first run. */
 export async function start() {
   ready ??= init();
   await ready;
@@ -28,11 +33,23 @@ function sessionFor(settings) {
   return session;
 }
 
+function collect(meta, weightsOf, entropiesOf, allowedOf) {
+  const weights = [];
+  const entropies = [];
+  const allowed = [];
+  for (let row = 0; row < meta.batch; row++) {
+    weights.push(Array.from({ length: meta.layers }, (_, layer) => weightsOf(row, layer)));
+    entropies.push(Array.from({ length: meta.layers }, (_, layer) => entropiesOf(row, layer)));
+    allowed.push(allowedOf(row));
+  }
+  return { weights, entropies, allowed };
+}
+
 /**
- * Runs `request` ({ texts, targets?, mask, scale }) on the toy model of `settings`
- * ({ preset, layers, seed }). Returns { meta, config, weights, entropies, allowed, ms } where
- * weights[row][layer] is a Float32Array [H, Tq, Tk], entropies[row][layer] a Float32Array
- * [H, Tq] of row entropies in bits, and allowed[row] a Uint8Array [Tq, Tk].
+ * Runs `request` on the toy model of `settings` ({ preset, layers, seed }): request is
+ * { texts, targets?, mask, scale }. Returns { meta, config, weights, entropies, allowed, ms }
+ * where weights[row][layer] is a Float32Array [H, Tq, Tk], entropies[row][layer] a
+ * Float32Array [H, Tq] of row entropies in bits, and allowed[row] a Uint8Array [Tq, Tk].
  */
 export async function compute(settings, request) {
   await start();
@@ -42,19 +59,43 @@ export async function compute(settings, request) {
   lastRun?.free();
   lastRun = run;
   const meta = run.meta();
-  const weights = [];
-  const entropies = [];
-  const allowed = [];
-  for (let row = 0; row < meta.batch; row++) {
-    weights.push(Array.from({ length: meta.layers }, (_, layer) => run.weights(row, layer)));
-    entropies.push(Array.from({ length: meta.layers }, (_, layer) => run.entropies(row, layer)));
-    allowed.push(run.allowed(row));
+  const arrays = collect(meta, (r, l) => run.weights(r, l), (r, l) => run.entropies(r, l), (r) => run.allowed(r));
+  return { meta, config: s.config(), ...arrays, ms: performance.now() - t0 };
+}
+
+/**
+ * Loads a real model from its files ({ config, weights, tokenizer?, sourceSpm?, vocab? },
+ * each a Uint8Array). Returns its info: { modelType, kinds, encoderDecoder, maxTokens }.
+ */
+export async function loadModel(files) {
+  if (!hf) {
+    hf = await import("../pkg-hf/headmap.js");
+    await hf.default();
   }
-  return { meta, config: s.config(), weights, entropies, allowed, ms: performance.now() - t0 };
+  model?.run?.free();
+  model?.session.free();
+  model = null;
+  const session = new hf.ModelSession(files.config, files.weights, files.tokenizer, files.sourceSpm, files.vocab);
+  model = { session, info: session.info(), run: null };
+  return model.info;
+}
+
+/** Runs the loaded real model; `kind` picks the place shown ("padding", "causal", "cross"). */
+export function computeModel(request, kind) {
+  if (!model) throw new Error("no model is loaded");
+  const t0 = performance.now();
+  const run = model.session.run(request);
+  model.run?.free();
+  model.run = run;
+  const meta = run.meta(kind);
+  const arrays = collect(meta, (r, l) => run.weights(kind, r, l), (r, l) => run.entropies(kind, r, l), (r) => run.allowed(kind, r));
+  const h = meta.heads;
+  return { meta, config: { ...model.info, heads: h }, ...arrays, ms: performance.now() - t0 };
 }
 
 /** Every step of one head of the last run: { xQ, q, k, v, scores, scaled, masked, weights, output, … }. */
-export function trace(row, layer, head) {
+export function trace(row, layer, head, kind) {
+  if (kind && model?.run) return model.session.trace(model.run, kind, row, layer, head);
   if (!session || !lastRun) throw new Error("nothing has been computed yet");
   return session.trace(lastRun, row, layer, head);
 }

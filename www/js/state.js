@@ -4,7 +4,11 @@ export const MASKS = ["padding", "causal", "cross", "none"];
 export const PRESETS = ["small", "base"];
 export const LANGS = ["en", "ko"];
 
+export const HUB = "https://huggingface.co";
+
 export const DEFAULTS = Object.freeze({
+  model: "toy", // "toy" | "minilm" | "hub:<owner/name>"
+  hub: HUB,
   text: "동물이 길을 건너지 않았다. 그것은 너무 피곤했다.",
   text2: "민수가 영희에게 책을 주었다.",
   target: "The animal didn't cross the street because it was too tired.",
@@ -29,6 +33,9 @@ const intIn = (value, lo, hi, fallback) => {
 export function decodeState(search) {
   const p = new URLSearchParams(search);
   const s = { ...DEFAULTS };
+  const model = p.get("model") ?? "";
+  if (model === "minilm" || /^hub:[\w./-]+$/.test(model)) s.model = model;
+  if (/^https?:\/\/[^\s]+$/.test(p.get("hub") ?? "")) s.hub = p.get("hub");
   if (p.has("text")) s.text = p.get("text");
   if (p.has("text2")) s.text2 = p.get("text2");
   if (p.has("target")) s.target = p.get("target");
@@ -50,6 +57,7 @@ export function encodeState(state) {
   const p = new URLSearchParams();
   for (const [key, fallback] of Object.entries(DEFAULTS)) {
     const value = state[key];
+    if (key === "model" && value === "local") continue; // files on a disk cannot be shared
     if (value === undefined || value === null || value === fallback) continue;
     p.set(key, typeof value === "boolean" ? (value ? "1" : "0") : String(value));
   }
@@ -57,7 +65,13 @@ export function encodeState(state) {
   return q ? `?${q}` : "";
 }
 
-/** What the worker runs for `state`: the batch, the decoder side and the mask. */
+/** What a real model runs for `state`: a padded batch, or a source and a target. */
+export function modelRequestFor(state, info) {
+  if (info.encoderDecoder) return { texts: [state.text], targets: [state.target] };
+  return { texts: [state.text, ...(state.text2.trim() ? [state.text2] : [])] };
+}
+
+/** What the worker runs on the toy model for `state`: the batch, the decoder side and the mask. */
 export function requestFor(state) {
   const a = state.text;
   const b = state.text2.trim() ? [state.text2] : [];

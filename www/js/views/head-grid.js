@@ -23,7 +23,10 @@ export class HeadGrid {
     this.container.replaceChildren();
     this.container.style.setProperty("--heads", heads);
     this.buttons = [];
-    const cell = THUMB / Math.max(tq, tk);
+    // as large as the panel allows, up to THUMB, so 12 heads still fit in a row
+    const room = (this.container.clientWidth || 800) - 40;
+    const thumb = Math.max(24, Math.min(THUMB, Math.floor(room / heads) - 12));
+    const cell = thumb / Math.max(tq, tk);
     for (let layer = 0; layer < layers; layer++) {
       this.container.append(el("span", { class: "grid-row-label", text: `L${layer + 1}` }));
       for (let head = 0; head < heads; head++) {

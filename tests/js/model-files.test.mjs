@@ -1,0 +1,56 @@
+// Finding a model's files: Hub URLs, ids, picked files, downloads with fallbacks and errors.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+
+import { fetchModelFiles, hubUrl, pickFiles, validModelId } from "../../www/js/model-files.js";
+
+const bytes = (s) => new TextEncoder().encode(s);
+
+/** A fetch that serves `files` (name → string) and 404s the rest. */
+function fakeFetch(files) {
+  const asked = [];
+  const impl = async (url) => {
+    asked.push(url);
+    const name = url.split("/").pop();
+    return name in files ? new Response(bytes(files[name])) : new Response("not found", { status: 404 });
+  };
+  return { impl, asked };
+}
+
+describe("model files", () => {
+  it("builds Hub URLs and accepts only model ids", () => {
+    assert.equal(hubUrl("https://huggingface.co/", "Helsinki-NLP/opus-mt-ko-en", "config.json"), "https://huggingface.co/Helsinki-NLP/opus-mt-ko-en/resolve/main/config.json");
+    assert.ok(validModelId("gpt2"));
+    assert.ok(validModelId("sentence-transformers/all-MiniLM-L6-v2"));
+    for (const bad of ["", "../x", "a/b/c", "a b", "/gpt2", "a/..", "<script>"]) assert.ok(!validModelId(bad), bad);
+  });
+
+  it("picks files by name from a chosen folder and says what is missing", () => {
+    const files = pickFiles({ "m/config.json": bytes("{}"), "m/model.safetensors": bytes("x"), "m/tokenizer.json": bytes("{}"), "m/README.md": bytes("") });
+    assert.deepEqual(Object.keys(files).sort(), ["config", "tokenizer", "weights"]);
+    assert.throws(() => pickFiles({ "config.json": bytes("{}") }), /missing model\.safetensors, tokenizer\.json/);
+    const marian = pickFiles({ "config.json": bytes("{}"), "model.safetensors": bytes("x"), "source.spm": bytes("s"), "vocab.json": bytes("{}") });
+    assert.ok(marian.sourceSpm && marian.vocab);
+  });
+
+  it("downloads tokenizer.json, or falls back to source.spm + vocab.json, reporting progress", async () => {
+    const { impl, asked } = fakeFetch({ "config.json": "{}", "model.safetensors": "weights", "source.spm": "spm", "vocab.json": "{}" });
+    const progress = [];
+    const files = await fetchModelFiles((f) => `https://hub/x/${f}`, { fetchImpl: impl, onProgress: (p) => progress.push(p.file) });
+    assert.equal(new TextDecoder().decode(files.weights), "weights");
+    assert.ok(asked.includes("https://hub/x/tokenizer.json"));
+    assert.ok(files.sourceSpm && files.vocab && !files.tokenizer);
+    assert.ok(progress.includes("model.safetensors"));
+  });
+
+  it("explains a repository without safetensors weights, or without a config", async () => {
+    const noWeights = fakeFetch({ "config.json": "{}", "tokenizer.json": "{}" });
+    await assert.rejects(fetchModelFiles((f) => `h/${f}`, { fetchImpl: noWeights.impl }), /model\.safetensors: not found \(headmap reads safetensors weights, not pytorch_model\.bin\)/);
+    const nothing = fakeFetch({});
+    await assert.rejects(fetchModelFiles((f) => `h/${f}`, { fetchImpl: nothing.impl }), /^Error: config\.json: h\/config\.json answered 404$/);
+    const offline = async () => {
+      throw new TypeError("Failed to fetch");
+    };
+    await assert.rejects(fetchModelFiles((f) => `h/${f}`, { fetchImpl: offline }), /config\.json: cannot be fetched from h\/config\.json \(Failed to fetch\)/);
+  });
+});

@@ -1,0 +1,104 @@
+// Finding a real model's files: on a server laid out like the Hugging Face Hub
+// ({hub}/{id}/resolve/main/{file}), in a folder served with the page, or among files the
+// user picked. No wasm here: the worker hands the bytes to core.js.
+
+/** The files a model needs, by the names Hugging Face repositories use. */
+export const MODEL_FILES = {
+  config: "config.json",
+  weights: "model.safetensors",
+  tokenizer: "tokenizer.json",
+  sourceSpm: "source.spm",
+  vocab: "vocab.json",
+};
+
+// Marks, in the cache, an optional file the repository turned out not to have.
+const MISSING = "x-headmap-missing";
+
+/** The Hub's public URL of `file` in repository `id`. */
+export function hubUrl(hub, id, file) {
+  return `${hub.replace(/\/+$/, "")}/${id.split("/").map(encodeURIComponent).join("/")}/resolve/main/${file}`;
+}
+
+/** A Hub model id as the Hub accepts it: "name" or "owner/name", letters, digits, - _ . */
+export function validModelId(id) {
+  return /^[A-Za-z0-9][\w.-]*(\/[A-Za-z0-9][\w.-]*)?$/.test(id) && !id.includes("..");
+}
+
+/** Picks the model files out of files the user chose, by base name (folders allowed). */
+export function pickFiles(named) {
+  const byBase = new Map(Object.entries(named).map(([path, bytes]) => [path.split("/").pop(), bytes]));
+  const files = {};
+  for (const [key, name] of Object.entries(MODEL_FILES)) if (byBase.has(name)) files[key] = byBase.get(name);
+  return checkFiles(files, "the chosen files");
+}
+
+/** Fails with a message naming what is missing. */
+export function checkFiles(files, where) {
+  const missing = ["config", "weights"].filter((k) => !files[k]).map((k) => MODEL_FILES[k]);
+  if (!files.tokenizer && !(files.sourceSpm && files.vocab)) missing.push("tokenizer.json (or source.spm + vocab.json)");
+  if (missing.length) throw new Error(`${where}: missing ${missing.join(", ")}`);
+  return files;
+}
+
+/**
+ * Downloads a model's files from `urlOf(file)`. `onProgress({ file, loaded, total })` reports
+ * each file's bytes; `cache` (a Cache from the Cache API) keeps them for the next visit.
+ */
+export async function fetchModelFiles(urlOf, { fetchImpl = fetch, cache = null, onProgress = () => {} } = {}) {
+  const get = async (file, required) => {
+    const url = urlOf(file);
+    let response = cache ? await cache.match(url) : undefined;
+    if (response?.headers.get(MISSING)) return null; // a file the repository does not have
+    if (!response) {
+      try {
+        response = await fetchImpl(url);
+      } catch (e) {
+        throw new Error(`${file}: cannot be fetched from ${url} (${e.message})`);
+      }
+      if (response.status === 404 && !required) {
+        if (cache) await cache.put(url, new Response("", { headers: { [MISSING]: "1" } }));
+        return null;
+      }
+      if (!response.ok) throw new Error(`${file}: ${url} answered ${response.status}`);
+    }
+    const bytes = await readWithProgress(response, (loaded, total) => onProgress({ file, loaded, total }));
+    if (cache) await cache.put(url, new Response(bytes, { headers: { "content-type": "application/octet-stream" } }));
+    return bytes;
+  };
+  const files = { config: await get(MODEL_FILES.config, true) };
+  files.tokenizer = await get(MODEL_FILES.tokenizer, false);
+  if (!files.tokenizer) {
+    files.sourceSpm = await get(MODEL_FILES.sourceSpm, false);
+    files.vocab = await get(MODEL_FILES.vocab, false);
+  }
+  files.weights = await get(MODEL_FILES.weights, false);
+  if (!files.weights) throw new Error("model.safetensors: not found (headmap reads safetensors weights, not pytorch_model.bin)");
+  for (const k of Object.keys(files)) if (!files[k]) delete files[k];
+  return checkFiles(files, "the model");
+}
+
+async function readWithProgress(response, onProgress) {
+  const total = Number(response.headers.get("content-length")) || 0;
+  if (!response.body?.getReader) {
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    onProgress(bytes.length, total || bytes.length);
+    return bytes;
+  }
+  const reader = response.body.getReader();
+  const chunks = [];
+  let loaded = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    loaded += value.length;
+    onProgress(loaded, total);
+  }
+  const bytes = new Uint8Array(loaded);
+  let at = 0;
+  for (const c of chunks) {
+    bytes.set(c, at);
+    at += c.length;
+  }
+  return bytes;
+}
