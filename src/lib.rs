@@ -23,6 +23,7 @@ pub mod models;
 pub mod nn;
 pub mod rng;
 pub mod stats;
+pub mod svg;
 pub mod tokenize;
 
 #[cfg(target_arch = "wasm32")]

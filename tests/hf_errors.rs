@@ -153,7 +153,11 @@ fn encoder_decoder_runs_from_text() {
 fn a_syllable_split_into_jamo_shows_each_jamo() {
     // BERT's uncased normaliser decomposes Hangul; all-MiniLM-L6-v2 is such a model.
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/all-MiniLM-L6-v2");
-    let tokenizer = headmap::tokenize::hf::TextTokenizer::from_json(&std::fs::read(dir.join("tokenizer.json")).unwrap(), "tokenizer.json").unwrap();
+    let tokenizer = headmap::tokenize::hf::TextTokenizer::from_json(
+        &std::fs::read(dir.join("tokenizer.json")).unwrap(),
+        "tokenizer.json",
+    )
+    .unwrap();
     let enc = tokenizer.encode("민수가 책을").unwrap();
     assert_eq!(enc.labels.first().unwrap(), "[CLS]");
     let inner: Vec<&String> = enc.labels.iter().filter(|l| !l.starts_with('[')).collect();
