@@ -2,15 +2,15 @@
 // shared). Run after scripts/build:  node scripts/bench-page.mjs
 //   - navigation to first heatmap (median of 5 loads)
 //   - worker compute and main-heatmap redraw at 16, 128, 512 and 2048 tokens (median of 5)
-import { fileURLToPath } from "node:url";
-
+//   - all-MiniLM-L6-v2: load (fetch + parse), forward with every layer's weights at 16, 128
+//     and 512 tokens, and the wasm memory at its largest
 import { launchChromium } from "./browser.mjs";
-import { serve } from "./serve.mjs";
+import { EXPLORER, serve } from "./serve.mjs";
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const SIZES = (process.env.HEADMAP_BENCH_SIZES ?? "16,128,512,2048").split(",").map(Number);
 
-const server = await serve(fileURLToPath(new URL("../www", import.meta.url)), 0);
+const server = await serve(EXPLORER.root, 0, { mounts: EXPLORER.mounts });
 const base = `http://127.0.0.1:${server.address().port}/`;
 const browser = await launchChromium();
 try {
@@ -43,6 +43,28 @@ try {
     }
     console.log(`${String(n).padStart(6)}${median(computes).toFixed(1).padStart(13)}${median(redraws).toFixed(1).padStart(12)}`);
   }
+
+  const loads = [];
+  for (let k = 0; k < 3; k++) {
+    await page.goto(`${base}?model=minilm&text2=`);
+    await page.waitForFunction(() => globalThis.__headmap?.timings.modelLoadMs && globalThis.__headmap.meta?.heads === 12, null, { timeout: 120000 });
+    loads.push(await page.evaluate(() => globalThis.__headmap.timings.modelLoadMs));
+  }
+  console.log(`all-MiniLM-L6-v2 in Chromium: load ${median(loads).toFixed(0)} ms (median of 3: fetch from 127.0.0.1, wasm module, weights)`);
+  for (const n of [16, 128, 512]) {
+    const times = [];
+    for (let r = 0; r < 5; r++) {
+      const renders = await page.evaluate(() => globalThis.__headmap.renders);
+      // [CLS] the the … [SEP] is exactly n tokens; r varies the text so each run recomputes
+      await page.locator("#text").fill(`${"the ".repeat(n - 3)}${["a", "an", "of", "to", "in"][r]}`);
+      await page.waitForFunction((k) => globalThis.__headmap.renders > k, renders, { timeout: 120000 });
+      times.push(await page.evaluate(() => globalThis.__headmap.timings.computeMs));
+    }
+    const tokens = await page.evaluate(() => globalThis.__headmap.meta.tq);
+    console.log(`  forward ${String(tokens).padStart(4)} tokens: ${median(times).toFixed(1).padStart(8)} ms (median of 5, all 6 layers' weights to JS)`);
+  }
+  const bytes = await page.evaluate(() => globalThis.__headmap.timings.wasmBytes);
+  console.log(`  wasm memory at its largest: ${(bytes / 1048576).toFixed(0)} MiB`);
 } finally {
   await browser.close();
   server.close();

@@ -169,6 +169,7 @@ async function chooseModel(choice, named = null) {
         ? { from: "files", files: named }
         : { from: "hub", hub: state.hub, id: choice.slice(4) };
   const name = choice === "minilm" ? "all-MiniLM-L6-v2" : choice === "local" ? T("model.local") : choice.slice(4);
+  const loadStart = performance.now();
   progress.hidden = false;
   progress.removeAttribute("value");
   modelStatus(`${T("loading")} ${name}…`);
@@ -180,6 +181,7 @@ async function chooseModel(choice, named = null) {
       modelStatus(`${T("loading")} ${name}: ${file} ${(loaded / 1048576).toFixed(1)}${total ? ` / ${(total / 1048576).toFixed(1)}` : ""} MiB`);
     });
     state.model = choice;
+    probe.timings.modelLoadMs = performance.now() - loadStart;
     if (!modelInfo.kinds.includes(state.mask)) state.mask = modelInfo.kinds[0];
     modelStatus(`${name} ${T("loaded")}: ${modelInfo.modelType}, ≤ ${modelInfo.maxTokens} tokens`);
     probe.model = modelInfo;
@@ -241,6 +243,7 @@ async function recompute() {
     result = next;
     resultId += 1;
     probe.timings.computeMs = next.ms;
+    if (next.wasmBytes) probe.timings.wasmBytes = next.wasmBytes;
     showStatus(null);
     render();
   } catch (e) {

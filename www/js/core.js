@@ -11,6 +11,7 @@ let sessionKey = "";
 let lastRun = null;
 
 let hf = null; // the real-model package, once loaded
+let hfMemory = null; // its WebAssembly.Memory: its size only grows, so it is also the peak
 let model = null; // { session: ModelSession, info, run: ModelRun | null }
 
 /** Loads the toy wasm module once; returns what the page needs before the first run. */
@@ -70,14 +71,14 @@ export async function compute(settings, request) {
 export async function loadModel(files) {
   if (!hf) {
     hf = await import("../pkg-hf/headmap.js");
-    await hf.default();
+    hfMemory = (await hf.default()).memory;
   }
   model?.run?.free();
   model?.session.free();
   model = null;
   const session = new hf.ModelSession(files.config, files.weights, files.tokenizer, files.sourceSpm, files.vocab);
   model = { session, info: session.info(), run: null };
-  return model.info;
+  return { ...model.info, wasmBytes: hfMemory.buffer.byteLength };
 }
 
 /** Runs the loaded real model; `kind` picks the place shown ("padding", "causal", "cross"). */
@@ -90,7 +91,7 @@ export function computeModel(request, kind) {
   const meta = run.meta(kind);
   const arrays = collect(meta, (r, l) => run.weights(kind, r, l), (r, l) => run.entropies(kind, r, l), (r) => run.allowed(kind, r));
   const h = meta.heads;
-  return { meta, config: { ...model.info, heads: h }, ...arrays, ms: performance.now() - t0 };
+  return { meta, config: { ...model.info, heads: h }, ...arrays, ms: performance.now() - t0, wasmBytes: hfMemory.buffer.byteLength };
 }
 
 /** Every step of one head of the last run: { xQ, q, k, v, scores, scaled, masked, weights, output, … }. */
