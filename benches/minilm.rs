@@ -14,13 +14,16 @@ fn median(mut xs: Vec<f64>) -> f64 {
 
 fn main() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models/all-MiniLM-L6-v2");
-    let read = |f: &str| std::fs::read(dir.join(f)).unwrap_or_else(|e| panic!("{}: {e} (run scripts/setup)", dir.join(f).display()));
+    let read = |f: &str| {
+        std::fs::read(dir.join(f)).unwrap_or_else(|e| panic!("{}: {e} (run scripts/setup)", dir.join(f).display()))
+    };
     let mut loads = Vec::new();
     let mut model = None;
     for _ in 0..5 {
         let start = Instant::now();
         let (config, weights, tokenizer) = (read("config.json"), read("model.safetensors"), read("tokenizer.json"));
-        let files = ModelFiles { config: &config, weights: &weights, tokenizer: Some(&tokenizer), ..ModelFiles::default() };
+        let files =
+            ModelFiles { config: &config, weights: &weights, tokenizer: Some(&tokenizer), ..ModelFiles::default() };
         model = Some(HfModel::load(&files).unwrap_or_else(|e| panic!("{e}")));
         loads.push(start.elapsed().as_secs_f64() * 1e3);
     }

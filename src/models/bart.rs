@@ -95,13 +95,7 @@ struct Embeddings {
 
 impl Embeddings {
     fn forward(&self, ids: &[u32]) -> Result<Array2<f32>> {
-        let t = ids.len();
-        if t > self.positions.nrows() {
-            return Err(Error::TooLong { tokens: t, max: self.positions.nrows() });
-        }
-        let mut x = layers::embed(&self.tokens, ids, "input_ids")?; // (T, D)
-        x *= self.scale;
-        x += &self.positions.slice(s![..t, ..]);
+        let x = layers::embed_with_positions(&self.tokens, &self.positions, ids, self.scale)?; // (T, D)
         Ok(match &self.norm {
             Some(norm) => norm.forward(x.view()),
             None => x,

@@ -2,7 +2,7 @@
 //! `models/bert/modeling_bert.py`. Post-LN encoder layers, GELU, token types (all type 0
 //! here: one sentence per row).
 
-use ndarray::{s, Array2};
+use ndarray::Array2;
 use serde::Deserialize;
 
 use super::layers::{self, Activation};
@@ -118,11 +118,7 @@ impl Bert {
         let mut hidden = Vec::with_capacity(rows.len());
         for row in rows {
             let t = row.ids.len();
-            if t > self.config.max_position_embeddings {
-                return Err(Error::TooLong { tokens: t, max: self.config.max_position_embeddings });
-            }
-            let mut x = layers::embed(&self.word, &row.ids, "input_ids")?; // (T, D)
-            x += &self.position.slice(s![..t, ..]);
+            let mut x = layers::embed_with_positions(&self.word, &self.position, &row.ids, 1.0)?; // (T, D)
             x += &self.token_type.row(0);
             let mut x = self.embedding_norm.forward(x.view());
             let mask = Mask::key_padding(t, &row.valid);

@@ -113,11 +113,7 @@ impl Gpt2 {
         let mut hidden = Vec::with_capacity(rows.len());
         for row in rows {
             let t = row.ids.len();
-            if t > self.config.n_positions {
-                return Err(Error::TooLong { tokens: t, max: self.config.n_positions });
-            }
-            let mut x = layers::embed(&self.wte, &row.ids, "input_ids")?; // (T, D)
-            x += &self.wpe.slice(s![..t, ..]);
+            let mut x = layers::embed_with_positions(&self.wte, &self.wpe, &row.ids, 1.0)?; // (T, D)
             let mask = Mask::causal(t).and(&Mask::key_padding(t, &row.valid))?;
             let mut layers_out = Vec::with_capacity(self.blocks.len());
             for block in &self.blocks {

@@ -44,6 +44,25 @@ pub fn embed(table: &Array2<f32>, ids: &[u32], what: &str) -> Result<Array2<f32>
     Ok(out)
 }
 
+/// Token rows plus the first T position rows: refuses text longer than the position table.
+pub fn embed_with_positions(
+    tokens: &Array2<f32>,
+    positions: &Array2<f32>,
+    ids: &[u32],
+    scale: f32,
+) -> Result<Array2<f32>> {
+    let t = ids.len();
+    if t > positions.nrows() {
+        return Err(Error::TooLong { tokens: t, max: positions.nrows() });
+    }
+    let mut x = embed(tokens, ids, "input_ids")?; // (T, D)
+    if scale != 1.0 {
+        x *= scale;
+    }
+    x += &positions.slice(ndarray::s![..t, ..]);
+    Ok(x)
+}
+
 /// The activation functions Hugging Face configs name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Activation {
