@@ -86,47 +86,56 @@ fn check_model(name: &str, model: &HfModel) {
         } else {
             Vec::new()
         };
-        let run = model.run_rows(&sources, &targets).unwrap_or_else(|e| panic!("{name} case {n}: {e}"));
-        let places: &[(MaskKind, &str)] = if model.is_encoder_decoder() {
-            &[
-                (MaskKind::Padding, "encoder_attentions"),
-                (MaskKind::Causal, "decoder_attentions"),
-                (MaskKind::Cross, "cross_attentions"),
-            ]
-        } else {
-            &[(model.kinds()[0], "attentions")]
+        let from_ids = model.run_rows(&sources, &targets).unwrap_or_else(|e| panic!("{name} case {n}: {e}"));
+        // the same case from its text: tokenizer, padding and the decoder's shifted labels
+        let strings = |key: &str| {
+            case.get(key).map_or(Vec::new(), |v| v.as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect())
         };
-        for &(kind, key) in places {
-            let place = run.place(kind).unwrap();
-            for layer in 0..place.layers() {
-                let (data, shape) = tensor(&refs, &format!("case{n}.{key}.{layer}"));
-                let want = ndarray::ArrayD::from_shape_vec(shape, data).unwrap(); // (B, H, Tq, Tk)
-                for b in 0..place.batch() {
-                    let got = place.weights[b][layer].as_standard_layout();
-                    let label = format!("{name} case {n} {key} layer {layer} row {b}");
-                    worst = worst.max(assert_close(got.as_slice().unwrap(), want.index_axis(Axis(0), b), &label));
+        let texts = if case.get("texts").is_some() { strings("texts") } else { strings("sources") };
+        let from_text =
+            model.run(&texts, &strings("targets")).unwrap_or_else(|e| panic!("{name} case {n} from text: {e}"));
+        for (run, how) in [(&from_ids, "ids"), (&from_text, "text")] {
+            let places: &[(MaskKind, &str)] = if model.is_encoder_decoder() {
+                &[
+                    (MaskKind::Padding, "encoder_attentions"),
+                    (MaskKind::Causal, "decoder_attentions"),
+                    (MaskKind::Cross, "cross_attentions"),
+                ]
+            } else {
+                &[(model.kinds()[0], "attentions")]
+            };
+            for &(kind, key) in places {
+                let place = run.place(kind).unwrap();
+                for layer in 0..place.layers() {
+                    let (data, shape) = tensor(&refs, &format!("case{n}.{key}.{layer}"));
+                    let want = ndarray::ArrayD::from_shape_vec(shape, data).unwrap(); // (B, H, Tq, Tk)
+                    for b in 0..place.batch() {
+                        let got = place.weights[b][layer].as_standard_layout();
+                        let label = format!("{name} case {n} from {how}: {key} layer {layer} row {b}");
+                        worst = worst.max(assert_close(got.as_slice().unwrap(), want.index_axis(Axis(0), b), &label));
+                    }
                 }
             }
-        }
-        let hidden_key = if model.is_encoder_decoder() { "encoder_last_hidden_state" } else { "last_hidden_state" };
-        let (data, shape) = tensor(&refs, &format!("case{n}.{hidden_key}"));
-        let want = ndarray::ArrayD::from_shape_vec(shape, data).unwrap();
-        for (b, h) in run.hidden.iter().enumerate() {
-            worst = worst.max(assert_close(
-                h.as_slice().unwrap(),
-                want.index_axis(Axis(0), b),
-                &format!("{name} case {n} {hidden_key} row {b}"),
-            ));
-        }
-        if model.is_encoder_decoder() {
-            let (data, shape) = tensor(&refs, &format!("case{n}.last_hidden_state"));
+            let hidden_key = if model.is_encoder_decoder() { "encoder_last_hidden_state" } else { "last_hidden_state" };
+            let (data, shape) = tensor(&refs, &format!("case{n}.{hidden_key}"));
             let want = ndarray::ArrayD::from_shape_vec(shape, data).unwrap();
-            for (b, h) in run.decoder_hidden.iter().enumerate() {
+            for (b, h) in run.hidden.iter().enumerate() {
                 worst = worst.max(assert_close(
                     h.as_slice().unwrap(),
                     want.index_axis(Axis(0), b),
-                    &format!("{name} case {n} decoder hidden row {b}"),
+                    &format!("{name} case {n} {hidden_key} row {b}"),
                 ));
+            }
+            if model.is_encoder_decoder() {
+                let (data, shape) = tensor(&refs, &format!("case{n}.last_hidden_state"));
+                let want = ndarray::ArrayD::from_shape_vec(shape, data).unwrap();
+                for (b, h) in run.decoder_hidden.iter().enumerate() {
+                    worst = worst.max(assert_close(
+                        h.as_slice().unwrap(),
+                        want.index_axis(Axis(0), b),
+                        &format!("{name} case {n} decoder hidden row {b}"),
+                    ));
+                }
             }
         }
     }

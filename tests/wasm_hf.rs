@@ -97,3 +97,65 @@ fn broken_files_are_js_errors_naming_the_file() {
     let e = message(bert().unwrap().run(js(&format!(r#"{{"texts":["{}"]}}"#, "the ".repeat(80)))));
     assert_eq!(e, "the text has 82 tokens, more than the maximum of 64");
 }
+
+/// Runs reference case `case` from its texts and compares every layer, head and row of each
+/// place with what transformers computed, to 1e-4.
+fn check_parity(model: &ModelSession, reference: &str, tensors: &[u8], case: usize, places: &[(&str, &str)]) {
+    let reference: serde_json::Value = serde_json::from_str(reference).unwrap();
+    let c = &reference["cases"][case];
+    let texts = c.get("texts").or_else(|| c.get("sources")).unwrap();
+    let request =
+        serde_json::json!({ "texts": texts, "targets": c.get("targets").cloned().unwrap_or(serde_json::json!([])) });
+    let run = model.run(js(&request.to_string())).unwrap();
+    let refs = safetensors::SafeTensors::deserialize(tensors).unwrap();
+    for &(kind, key) in places {
+        let meta = run.meta(kind).unwrap();
+        let layers = get(&meta, "layers").as_f64().unwrap() as usize;
+        let batch = get(&meta, "batch").as_f64().unwrap() as usize;
+        for layer in 0..layers {
+            let t = refs.tensor(&format!("case{case}.{key}.{layer}")).unwrap();
+            let want: Vec<f32> =
+                t.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+            let per_row = want.len() / batch;
+            for row in 0..batch {
+                let got = run.weights(kind, row, layer).unwrap().to_vec();
+                assert_eq!(got.len(), per_row, "{kind} layer {layer} row {row}: shape");
+                for (i, (g, w)) in got.iter().zip(&want[row * per_row..]).enumerate() {
+                    assert!((g - w).abs() <= 1e-4, "{kind} layer {layer} row {row} [{i}]: wasm {g}, transformers {w}");
+                }
+            }
+        }
+    }
+}
+
+#[wasm_bindgen_test]
+fn tiny_bert_in_wasm_matches_transformers_on_a_padded_batch() {
+    let model = bert().unwrap();
+    let reference = include_str!("fixtures/hf/bert/reference.json");
+    let tensors = include_bytes!("fixtures/hf/bert/reference.safetensors");
+    for case in 0..3 {
+        check_parity(&model, reference, tensors, case, &[("padding", "attentions")]);
+    }
+}
+
+#[wasm_bindgen_test]
+fn tiny_bart_in_wasm_matches_transformers_in_all_three_places() {
+    let model = ModelSession::new(
+        include_bytes!("fixtures/hf/bart/config.json"),
+        include_bytes!("fixtures/hf/bart/model.safetensors"),
+        Some(include_bytes!("fixtures/hf/bart/tokenizer.json").to_vec()),
+        None,
+        None,
+    )
+    .unwrap();
+    let places = [("padding", "encoder_attentions"), ("causal", "decoder_attentions"), ("cross", "cross_attentions")];
+    for case in 0..2 {
+        check_parity(
+            &model,
+            include_str!("fixtures/hf/bart/reference.json"),
+            include_bytes!("fixtures/hf/bart/reference.safetensors"),
+            case,
+            &places,
+        );
+    }
+}

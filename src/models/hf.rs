@@ -143,18 +143,18 @@ impl HfModel {
                 let targets = if targets.is_empty() { texts } else { targets };
                 let start = m.config.decoder_start_token_id.unwrap_or(self.pad.0);
                 let start_label = self.tokenizer.id_to_token(start).unwrap_or_else(|| "<start>".into());
-                let shifted = targets
-                    .iter()
-                    .map(|t| {
-                        let Encoded { mut ids, mut labels } = self.encode(t)?;
-                        ids.pop();
-                        labels.pop();
-                        ids.insert(0, start);
-                        labels.insert(0, start_label.clone());
-                        Ok((ids, labels))
+                // transformers' shift_tokens_right on the padded labels: start token first, the
+                // last position dropped (so a shorter row keeps its </s>)
+                let labels =
+                    targets.iter().map(|t| self.encode(t).map(|e| (e.ids, e.labels))).collect::<Result<Vec<_>>>()?;
+                let decoder: Vec<Row> = Row::pad_batch(labels, self.pad.0, &self.pad.1)
+                    .into_iter()
+                    .map(|row| Row {
+                        ids: shift_right(start, &row.ids),
+                        labels: shift_right(start_label.clone(), &row.labels),
+                        valid: shift_right(true, &row.valid),
                     })
-                    .collect::<Result<Vec<_>>>()?;
-                let decoder = Row::pad_batch(shifted, self.pad.0, &self.pad.1);
+                    .collect();
                 self.run_rows(&sources, &decoder)
             }
             _ => self.run_rows(&sources, &[]),
@@ -207,6 +207,11 @@ impl HfModel {
         let rows = texts.iter().map(|t| self.encode(t).map(|e| (e.ids, e.labels))).collect::<Result<Vec<_>>>()?;
         Ok(Row::pad_batch(rows, self.pad.0, &self.pad.1))
     }
+}
+
+/// `first`, then `rest` without its last item: the decoder's view of its labels.
+fn shift_right<T: Clone>(first: T, rest: &[T]) -> Vec<T> {
+    std::iter::once(first).chain(rest[..rest.len().saturating_sub(1)].iter().cloned()).collect()
 }
 
 fn parse_config<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T> {
