@@ -168,7 +168,7 @@ async function chooseModel(choice, named = null) {
       : choice === "local"
         ? { from: "files", files: named }
         : { from: "hub", hub: state.hub, id: choice.slice(4) };
-  const name = choice === "minilm" ? "all-MiniLM-L6-v2" : choice === "local" ? T("model.local") : choice.slice(4);
+  const name = choice === "minilm" ? "all-MiniLM-L6-v2" : choice === "local" ? T("localName") : choice.slice(4);
   const loadStart = performance.now();
   progress.hidden = false;
   progress.removeAttribute("value");
