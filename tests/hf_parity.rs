@@ -201,3 +201,28 @@ fn minilm_matches_transformers() {
     check_model("minilm", &model);
     check_tokens("minilm", &model);
 }
+
+/// Greedy decoding gives the ids transformers' generate(num_beams=1, do_sample=False) gave.
+fn check_greedy(name: &str) {
+    let dir = fixture(name);
+    let model = load(&dir);
+    let reference: Value = serde_json::from_slice(&read(&dir.join("reference.json"))).unwrap();
+    for (case, texts) in
+        reference["greedy"].as_array().unwrap().iter().zip(reference["cases"][0]["sources"].as_array().unwrap())
+    {
+        let want: Vec<u32> =
+            case["output_ids"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect();
+        let max_new = case["max_new_tokens"].as_u64().unwrap() as usize;
+        let (ids, text) = model.generate(texts.as_str().unwrap(), max_new).unwrap();
+        assert_eq!(ids, want, "{name}: greedy ids");
+        assert!(!text.contains("</s>"), "special tokens are left out of {text:?}");
+    }
+}
+
+#[test]
+fn greedy_decoding_matches_generate() {
+    check_greedy("marian");
+    check_greedy("bart");
+    let gpt2 = load(&fixture("gpt2"));
+    assert!(gpt2.generate("a", 3).unwrap_err().to_string().contains("needs an encoder–decoder model"));
+}

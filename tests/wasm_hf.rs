@@ -77,6 +77,7 @@ fn marian_gives_all_three_places_from_spm_files() {
     }
     let cross = run.meta("cross").unwrap();
     assert_ne!(get(&cross, "tq").as_f64(), get(&cross, "tk").as_f64());
+    assert!(!model.generate("민수가 영희에게 책을 주었다.", 10).unwrap().contains("</s>"));
     let trace: JsValue = model.trace(&run, "cross", 0, 1, 2).unwrap().into();
     assert_eq!(get(&trace, "dK").as_f64(), Some(8.0));
 }

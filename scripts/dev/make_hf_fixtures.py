@@ -7,6 +7,7 @@ Not run in CI (it needs PyTorch and transformers); run by hand and commit the ou
     pip install torch transformers tokenizers sentencepiece safetensors
     python3 scripts/dev/make_hf_fixtures.py            # the tiny models
     python3 scripts/dev/make_hf_fixtures.py --minilm   # also MiniLM (needs models/all-MiniLM-L6-v2)
+    python3 scripts/dev/make_hf_fixtures.py --greedy-only  # only (re)write the greedy references
 
 Per model folder: config.json, model.safetensors and the tokenizer files, plus
 reference.json (inputs: ids, masks, tokens) and reference.safetensors (per layer attentions
@@ -220,7 +221,27 @@ def minilm(folder):
     return run_encoder_cases(model, t, [[ANIMAL_KO], [ANIMAL_EN, GIVE_KO]])
 
 
+def add_greedy():
+    """Appends greedy generate() outputs of the saved tiny BART and Marian to their references."""
+    from transformers import BartForConditionalGeneration
+
+    for name, cls in (("bart", BartForConditionalGeneration), ("marian", MarianMTModel)):
+        folder = OUT / name
+        model = cls.from_pretrained(folder, attn_implementation="eager").to(torch.float32).eval()
+        reference = json.loads((folder / "reference.json").read_text())
+        greedy = []
+        for ids in reference["cases"][0]["input_ids"]:
+            with torch.no_grad():
+                out = model.generate(torch.tensor([ids]), num_beams=1, do_sample=False, max_new_tokens=10)
+            greedy.append({"input_ids": ids, "max_new_tokens": 10, "output_ids": out[0].tolist()})
+        reference["greedy"] = greedy
+        (folder / "reference.json").write_text(json.dumps(reference, ensure_ascii=False, indent=1) + "\n")
+        print(f"{name}: greedy {greedy[0]['output_ids']}")
+
+
 def main():
+    if "--greedy-only" in sys.argv:
+        return add_greedy()
     makers = {"bert": bert, "gpt2": gpt2, "bart": bart, "marian": marian}
     if "--minilm" in sys.argv:
         makers["minilm"] = minilm
@@ -231,6 +252,7 @@ def main():
         write_reference(folder, cases, tensors)
         size = sum(f.stat().st_size for f in folder.iterdir())
         print(f"{name}: {len(cases)} cases, {len(tensors)} tensors, {size} bytes in {folder}")
+    add_greedy()
 
 
 if __name__ == "__main__":

@@ -41,6 +41,9 @@ pub struct BartConfig {
     pub add_final_layer_norm: bool,
     pub pad_token_id: Option<u32>,
     pub decoder_start_token_id: Option<u32>,
+    pub eos_token_id: Option<u32>,
+    pub forced_eos_token_id: Option<u32>,
+    pub bad_words_ids: Option<Vec<Vec<u32>>>,
 }
 
 impl Default for BartConfig {
@@ -63,6 +66,9 @@ impl Default for BartConfig {
             add_final_layer_norm: false,
             pad_token_id: Some(1),
             decoder_start_token_id: Some(2),
+            eos_token_id: Some(2),
+            forced_eos_token_id: None,
+            bad_words_ids: None,
         }
     }
 }
@@ -114,6 +120,8 @@ pub struct Seq2SeqRun {
 
 pub struct Bart {
     pub config: BartConfig,
+    lm_head: Array2<f32>, // (V, D): tied to the decoder's token embeddings unless lm_head.weight exists
+    final_logits_bias: Option<ndarray::Array1<f32>>, // (V,)
     encoder_embeddings: Embeddings,
     decoder_embeddings: Embeddings,
     encoder: Vec<EncoderLayer>,
@@ -187,9 +195,21 @@ impl Bart {
             };
             Ok(Embeddings { tokens, positions, norm, scale })
         };
+        let decoder_vocab = config.decoder_vocab_size.unwrap_or(config.vocab_size);
+        let decoder_embeddings = side("decoder", decoder_vocab)?;
+        let lm_head = match w.root_matrix("lm_head.weight", [decoder_vocab, d]) {
+            Some(head) => head?,
+            None => decoder_embeddings.tokens.clone(),
+        };
+        let final_logits_bias = match w.root_matrix("final_logits_bias", [1, decoder_vocab]) {
+            Some(bias) => Some(bias?.row(0).to_owned()),
+            None => None,
+        };
         Ok(Bart {
             encoder_embeddings: side("encoder", config.vocab_size)?,
-            decoder_embeddings: side("decoder", config.decoder_vocab_size.unwrap_or(config.vocab_size))?,
+            decoder_embeddings,
+            lm_head,
+            final_logits_bias,
             encoder,
             decoder,
             activation: Activation::parse(&config.activation_function)?,
@@ -211,35 +231,11 @@ impl Bart {
             decoder_hidden: Vec::new(),
         };
         for (src, tgt) in sources.iter().zip(targets) {
-            let (ts, tt) = (src.ids.len(), tgt.ids.len());
             // 1. encoder self-attention, PAD keys masked
-            let padding = Mask::key_padding(ts, &src.valid);
-            let mut x = self.encoder_embeddings.forward(&src.ids)?; // (Ts, D)
-            let mut enc_layers = Vec::with_capacity(self.encoder.len());
-            for layer in &self.encoder {
-                let a = layer.self_attn.forward(x.view(), x.view(), Some(&padding), true)?;
-                let x1 = layer.self_attn_layer_norm.forward((&x + &a.output).view());
-                let f = layers::feed_forward(x1.view(), &layer.fc1, &layer.fc2, self.activation)?;
-                let next = layer.final_layer_norm.forward((&x1 + &f).view());
-                enc_layers.push(LayerAttention { weights: a.weights, x_q: x.clone(), x_kv: x });
-                x = next;
-            }
-            // 2. decoder: masked self-attention, then cross-attention over the encoder output
-            let causal = Mask::causal(tt).and(&Mask::key_padding(tt, &tgt.valid))?;
-            let source_padding = Mask::key_padding(tt, &src.valid);
-            let mut y = self.decoder_embeddings.forward(&tgt.ids)?; // (Tt, D)
-            let (mut self_layers, mut cross_layers) = (Vec::new(), Vec::new());
-            for layer in &self.decoder {
-                let a = layer.self_attn.forward(y.view(), y.view(), Some(&causal), true)?;
-                let y1 = layer.self_attn_layer_norm.forward((&y + &a.output).view()); // (Tt, D)
-                let c = layer.encoder_attn.forward(y1.view(), x.view(), Some(&source_padding), true)?;
-                let y2 = layer.encoder_attn_layer_norm.forward((&y1 + &c.output).view());
-                let f = layers::feed_forward(y2.view(), &layer.fc1, &layer.fc2, self.activation)?;
-                let next = layer.final_layer_norm.forward((&y2 + &f).view());
-                self_layers.push(LayerAttention { weights: a.weights, x_q: y.clone(), x_kv: y });
-                cross_layers.push(LayerAttention { weights: c.weights, x_q: y1, x_kv: x.clone() });
-                y = next;
-            }
+            let padding = Mask::key_padding(src.ids.len(), &src.valid);
+            let (x, enc_layers) = self.encode(src, &padding)?; // (Ts, D)
+                                                               // 2. decoder: masked self-attention, then cross-attention over the encoder output
+            let (y, self_layers, cross_layers, causal, source_padding) = self.decode(tgt, &x, &src.valid)?;
             let same = |r: &'_ Row| (r.labels.clone(), r.valid.clone());
             let ((sl, sv), (tl, tv)) = (same(src), same(tgt));
             out.encoder.push_row(
@@ -261,6 +257,90 @@ impl Bart {
             out.decoder_hidden.push(y);
         }
         Ok(out)
+    }
+
+    fn encode(&self, src: &Row, padding: &Mask) -> Result<(Array2<f32>, Vec<LayerAttention>)> {
+        let mut x = self.encoder_embeddings.forward(&src.ids)?; // (Ts, D)
+        let mut layers_out = Vec::with_capacity(self.encoder.len());
+        for layer in &self.encoder {
+            let a = layer.self_attn.forward(x.view(), x.view(), Some(padding), true)?;
+            let x1 = layer.self_attn_layer_norm.forward((&x + &a.output).view());
+            let f = layers::feed_forward(x1.view(), &layer.fc1, &layer.fc2, self.activation)?;
+            let next = layer.final_layer_norm.forward((&x1 + &f).view());
+            layers_out.push(LayerAttention { weights: a.weights, x_q: x.clone(), x_kv: x });
+            x = next;
+        }
+        Ok((x, layers_out))
+    }
+
+    /// The decoder over `tgt`, attending to the encoder output `memory`: its last hidden
+    /// states, both attentions per layer, and their masks.
+    #[allow(clippy::type_complexity)]
+    fn decode(
+        &self,
+        tgt: &Row,
+        memory: &Array2<f32>,
+        source_valid: &[bool],
+    ) -> Result<(Array2<f32>, Vec<LayerAttention>, Vec<LayerAttention>, Mask, Mask)> {
+        let tt = tgt.ids.len();
+        let causal = Mask::causal(tt).and(&Mask::key_padding(tt, &tgt.valid))?;
+        let source_padding = Mask::key_padding(tt, source_valid);
+        let mut y = self.decoder_embeddings.forward(&tgt.ids)?; // (Tt, D)
+        let (mut self_layers, mut cross_layers) = (Vec::new(), Vec::new());
+        for layer in &self.decoder {
+            let a = layer.self_attn.forward(y.view(), y.view(), Some(&causal), true)?;
+            let y1 = layer.self_attn_layer_norm.forward((&y + &a.output).view()); // (Tt, D)
+            let c = layer.encoder_attn.forward(y1.view(), memory.view(), Some(&source_padding), true)?;
+            let y2 = layer.encoder_attn_layer_norm.forward((&y1 + &c.output).view());
+            let f = layers::feed_forward(y2.view(), &layer.fc1, &layer.fc2, self.activation)?;
+            let next = layer.final_layer_norm.forward((&y2 + &f).view());
+            self_layers.push(LayerAttention { weights: a.weights, x_q: y.clone(), x_kv: y });
+            cross_layers.push(LayerAttention { weights: c.weights, x_q: y1, x_kv: memory.clone() });
+            y = next;
+        }
+        Ok((y, self_layers, cross_layers, causal, source_padding))
+    }
+
+    /// Greedy decoding, as transformers' `generate(num_beams=1, do_sample=False)`: from the
+    /// decoder start token, the most likely next token each step, until `eos_token_id` or
+    /// `max_new_tokens` (the last forced to `forced_eos_token_id` when the config names one).
+    /// Tokens in single-token `bad_words_ids` (Marian's PAD) are never chosen.
+    pub fn greedy(&self, source: &Row, max_new_tokens: usize) -> Result<Vec<u32>> {
+        let start = self.config.decoder_start_token_id.or(self.config.pad_token_id).unwrap_or(0);
+        let eos = self.config.eos_token_id;
+        let banned: Vec<u32> =
+            self.config.bad_words_ids.iter().flatten().filter(|w| w.len() == 1).map(|w| w[0]).collect();
+        let (memory, _) = self.encode(source, &Mask::key_padding(source.ids.len(), &source.valid))?;
+        let mut ids = vec![start];
+        for step in 0..max_new_tokens {
+            let row = Row { labels: vec![String::new(); ids.len()], valid: vec![true; ids.len()], ids: ids.clone() };
+            let (y, ..) = self.decode(&row, &memory, &source.valid)?;
+            let last = y.row(y.nrows() - 1); // (D,)
+            let mut logits = self.lm_head.dot(&last); // (V,)
+            if let Some(bias) = &self.final_logits_bias {
+                logits += bias;
+            }
+            for &b in &banned {
+                if let Some(l) = logits.get_mut(b as usize) {
+                    *l = f32::NEG_INFINITY;
+                }
+            }
+            let next = match self.config.forced_eos_token_id {
+                Some(forced) if step + 1 == max_new_tokens => forced,
+                _ => {
+                    logits
+                        .iter()
+                        .enumerate()
+                        .fold((0, f32::NEG_INFINITY), |best, (i, &l)| if l > best.1 { (i, l) } else { best })
+                        .0 as u32
+                }
+            };
+            ids.push(next);
+            if Some(next) == eos {
+                break;
+            }
+        }
+        Ok(ids)
     }
 
     /// The attention block behind `kind` at `layer`.

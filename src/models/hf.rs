@@ -183,6 +183,21 @@ impl HfModel {
         }
     }
 
+    /// An encoder–decoder model's greedy continuation of `text` (see [`Bart::greedy`]):
+    /// the decoded text, to use as the target.
+    pub fn generate(&self, text: &str, max_new_tokens: usize) -> Result<(Vec<u32>, String)> {
+        let Architecture::Bart(m) = &self.arch else {
+            return Err(Error::setting(
+                "model",
+                format!("greedy decoding needs an encoder–decoder model, not {}", self.model_type),
+            ));
+        };
+        let source = self.encode_batch(&[text])?.remove(0);
+        let ids = m.greedy(&source, max_new_tokens.min(self.max_tokens().saturating_sub(1)))?;
+        let text = self.tokenizer.decode(&ids)?;
+        Ok((ids, text))
+    }
+
     /// Every step of one head, recomputed from the block that made `run`.
     pub fn trace(&self, run: &AttentionRun, row: usize, layer: usize, head: usize) -> Result<HeadTrace> {
         run.check(row, layer)?;

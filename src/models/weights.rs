@@ -57,20 +57,31 @@ impl<'a> Weights<'a> {
 
     /// A matrix of exactly `shape`.
     pub fn matrix(&self, name: &str, shape: [usize; 2]) -> Result<Array2<f32>> {
-        let (data, got) = self.read(name)?;
+        self.matrix_at(&format!("{}{name}", self.prefix), shape)
+    }
+
+    fn matrix_at(&self, full: &str, shape: [usize; 2]) -> Result<Array2<f32>> {
+        let (data, got) = self.read(full)?;
         if got != shape {
-            return Err(self.wrong_shape(name, &got, &shape));
+            return Err(self.wrong_shape(full, &got, &shape));
         }
-        Array2::from_shape_vec((shape[0], shape[1]), data).map_err(|_| self.wrong_shape(name, &got, &shape))
+        Array2::from_shape_vec((shape[0], shape[1]), data).map_err(|_| self.wrong_shape(full, &got, &shape))
     }
 
     /// A vector of exactly `len`.
     pub fn vector(&self, name: &str, len: usize) -> Result<Array1<f32>> {
-        let (data, got) = self.read(name)?;
+        let full = format!("{}{name}", self.prefix);
+        let (data, got) = self.read(&full)?;
         if got != [len] {
-            return Err(self.wrong_shape(name, &got, &[len]));
+            return Err(self.wrong_shape(&full, &got, &[len]));
         }
         Ok(Array1::from(data))
+    }
+
+    /// A matrix stored outside the prefix (a task model's head beside its base model), or
+    /// `None` when the file has no tensor of that name.
+    pub fn root_matrix(&self, name: &str, shape: [usize; 2]) -> Option<Result<Array2<f32>>> {
+        self.file.tensor(name).is_ok().then(|| self.matrix_at(name, shape))
     }
 
     /// The shape of `name`, to read sizes the config does not give.
@@ -79,9 +90,9 @@ impl<'a> Weights<'a> {
         self.file.tensor(&full).map(|t| t.shape().to_vec()).map_err(|_| self.missing(&full))
     }
 
-    fn read(&self, name: &str) -> Result<(Vec<f32>, Vec<usize>)> {
-        let full = format!("{}{name}", self.prefix);
-        let view = self.file.tensor(&full).map_err(|_| self.missing(&full))?;
+    /// The tensor `full` (prefix included) as f32, with its shape.
+    fn read(&self, full: &str) -> Result<(Vec<f32>, Vec<usize>)> {
+        let view = self.file.tensor(full).map_err(|_| self.missing(full))?;
         let bytes = view.data();
         let data: Vec<f32> = match view.dtype() {
             Dtype::F32 => bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
@@ -107,7 +118,7 @@ impl<'a> Weights<'a> {
         Error::file(&self.source, format!("tensor `{full}` is missing"))
     }
 
-    fn wrong_shape(&self, name: &str, got: &[usize], expected: &[usize]) -> Error {
-        Error::file(&self.source, format!("tensor `{}{name}` has shape {got:?}, expected {expected:?}", self.prefix))
+    fn wrong_shape(&self, full: &str, got: &[usize], expected: &[usize]) -> Error {
+        Error::file(&self.source, format!("tensor `{full}` has shape {got:?}, expected {expected:?}"))
     }
 }

@@ -115,6 +115,24 @@ impl TextTokenizer {
             .collect()
     }
 
+    /// Text from ids, special tokens left out.
+    pub fn decode(&self, ids: &[u32]) -> Result<String> {
+        match &self.marian {
+            Some(vocab) => {
+                let pieces: Vec<&str> = ids
+                    .iter()
+                    .filter(|&&id| id != vocab.eos && Some(id) != vocab.ids.get("<pad>").copied())
+                    .filter_map(|id| vocab.names.get(id).map(String::as_str))
+                    .collect();
+                Ok(pieces.concat().replace('▁', " ").trim().to_string())
+            }
+            None => self
+                .inner
+                .decode(ids, true)
+                .map_err(|e| Error::setting("ids", format!("the tokenizer cannot decode them ({e})"))),
+        }
+    }
+
     /// The id of a token the model knows, such as `<pad>`.
     pub fn token_to_id(&self, token: &str) -> Option<u32> {
         match &self.marian {

@@ -81,6 +81,12 @@ impl ModelSession {
         Ok(ModelRun { run: self.model.run(&texts, &targets).map_err(js_error)? })
     }
 
+    /// An encoder–decoder model's greedy output for `text`, at most `max_new_tokens` long:
+    /// the decoded text, to use as the target.
+    pub fn generate(&self, text: &str, max_new_tokens: usize) -> Result<String, JsError> {
+        self.model.generate(text, max_new_tokens).map(|(_, text)| text).map_err(js_error)
+    }
+
     /// Every step of one head at the place `kind` of `run`.
     pub fn trace(&self, run: &ModelRun, kind: &str, row: usize, layer: usize, head: usize) -> Result<Object, JsError> {
         let place = run.place(kind)?;

@@ -119,6 +119,12 @@ describe("real models", () => {
     assert.match(page.url(), /model=hub%3Aheadmap-tests%2Ftiny-marian/);
     await page.screenshot({ path: join(SHOTS, "hub-marian-cross.png"), fullPage: true });
 
+    // The model's own greedy output as the target.
+    await afterRender(page, () => page.locator("#generate").click());
+    const target = await page.locator("#target").inputValue();
+    assert.notEqual(target, "The animal didn't cross the street because it was too tired.");
+    assert.ok(!target.includes("</s>"));
+
     // Reloading the shared URL loads the model again, from the cache this time.
     const before = hub.requests.length;
     await page.reload();

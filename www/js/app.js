@@ -134,6 +134,20 @@ function bindControls() {
     if (!validModelId(id)) return modelStatus(T("badModelId"), "error");
     chooseModel(`hub:${id}`);
   });
+  $("generate").addEventListener("click", async () => {
+    $("busy").hidden = false;
+    try {
+      const text = await client.generate(state.text);
+      $("target").value = text;
+      state.target = text;
+      await recompute();
+    } catch (e) {
+      probe.errors.push(e.message);
+      showStatus(e.message, "error");
+    } finally {
+      $("busy").hidden = true;
+    }
+  });
   $("hub-id").addEventListener("keydown", (e) => e.key === "Enter" && $("hub-load").click());
   for (const input of [$("local-folder"), $("local-files")]) {
     input.addEventListener("change", async () => {
@@ -200,6 +214,7 @@ async function chooseModel(choice, named = null) {
 
 function afterModelChange() {
   $("toy-settings").hidden = Boolean(modelInfo);
+  $("generate").hidden = !modelInfo?.encoderDecoder;
   $("scale-field").hidden = Boolean(modelInfo);
   applyLanguage();
   return recompute();

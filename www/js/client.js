@@ -58,6 +58,11 @@ export class AttentionClient {
     return this.call("loadModel", { source }, { onProgress, transfer });
   }
 
+  /** The loaded encoder–decoder model's greedy output for `text`. */
+  generate(text, maxNewTokens = 64) {
+    return this.call("generate", { text, maxNewTokens });
+  }
+
   trace(row, layer, head, kind) {
     return this.call("trace", { row, layer, head, kind });
   }

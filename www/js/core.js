@@ -94,6 +94,12 @@ export function computeModel(request, kind) {
   return { meta, config: { ...model.info, heads: h }, ...arrays, ms: performance.now() - t0, wasmBytes: hfMemory.buffer.byteLength };
 }
 
+/** The loaded encoder–decoder model's greedy output for `text`. */
+export function generate(text, maxNewTokens) {
+  if (!model) throw new Error("no model is loaded");
+  return model.session.generate(text, maxNewTokens);
+}
+
 /** Every step of one head of the last run: { xQ, q, k, v, scores, scaled, masked, weights, output, … }. */
 export function trace(row, layer, head, kind) {
   if (kind && model?.run) return model.session.trace(model.run, kind, row, layer, head);
