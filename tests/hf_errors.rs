@@ -164,3 +164,40 @@ fn a_syllable_split_into_jamo_shows_each_jamo() {
     assert!(inner.iter().all(|l| !l.contains('\u{fffd}') && !l.starts_with("##")), "{inner:?}");
     assert!(inner.windows(2).any(|w| w[0] != w[1]), "the pieces of one syllable are told apart: {inner:?}");
 }
+
+#[test]
+fn what_if_masks_change_what_a_model_may_see() {
+    let model = bert_with(None, None, None).unwrap();
+    let text = ["동물이 길을 건너지 않았다.", "a book."];
+    let causal = model.run_what_if(&text, &[], Some(headmap::MaskKind::Causal)).unwrap();
+    let place = &causal.places[0];
+    assert_eq!(place.kind, headmap::MaskKind::Causal);
+    for ((_, i, j), &w) in place.weights[0][1].indexed_iter() {
+        if j > i {
+            assert_eq!(w, 0.0, "BERT under a causal what-if mask sees no future key ({i}, {j})");
+        }
+    }
+    let none = model.run_what_if(&text, &[], Some(headmap::MaskKind::None)).unwrap();
+    let pad = none.places[0].key_valid[1].iter().position(|v| !v).unwrap();
+    assert!(
+        none.places[0].weights[1][0].slice(ndarray::s![.., 0, pad..]).sum() > 0.0,
+        "without a mask PAD keys take weight"
+    );
+    let trained = model.run(&text, &[]).unwrap();
+    assert_eq!(trained.places[0].kind, headmap::MaskKind::Padding);
+    let (c, w, spm, vocab) = (
+        read("marian", "config.json"),
+        read("marian", "model.safetensors"),
+        read("marian", "source.spm"),
+        read("marian", "vocab.json"),
+    );
+    let marian = HfModel::load(&ModelFiles {
+        config: &c,
+        weights: &w,
+        source_spm: Some(&spm),
+        vocab: Some(&vocab),
+        ..ModelFiles::default()
+    })
+    .unwrap();
+    assert!(marian.run_what_if(&["a"], &[], Some(headmap::MaskKind::None)).is_err());
+}

@@ -6,9 +6,9 @@ use ndarray::Array2;
 use serde::Deserialize;
 
 use super::layers::{self, Activation};
-use super::run::{AttentionRun, LayerAttention, Row, RowTokens};
+use super::run::{self_attention_mask, AttentionRun, LayerAttention, Row, RowTokens};
 use super::weights::Weights;
-use crate::attention::mask::{Mask, MaskKind};
+use crate::attention::mask::MaskKind;
 use crate::attention::multi_head::MultiHeadAttention;
 use crate::error::{Error, Result};
 use crate::nn::{LayerNorm, Linear};
@@ -112,19 +112,19 @@ impl Bert {
         })
     }
 
-    /// Encoder self-attention with the padding mask, and the last hidden states per row.
-    pub fn forward(&self, rows: &[Row]) -> Result<(AttentionRun, Vec<Array2<f32>>)> {
-        let mut run = AttentionRun::new(MaskKind::Padding, true);
+    /// Encoder self-attention with the padding mask it was trained with (or, to see what
+    /// changes, another `mask`), and the last hidden states per row.
+    pub fn forward(&self, rows: &[Row], mask: MaskKind) -> Result<(AttentionRun, Vec<Array2<f32>>)> {
+        let mut run = AttentionRun::new(mask, true);
         let mut hidden = Vec::with_capacity(rows.len());
         for row in rows {
-            let t = row.ids.len();
             let mut x = layers::embed_with_positions(&self.word, &self.position, &row.ids, 1.0)?; // (T, D)
             x += &self.token_type.row(0);
             let mut x = self.embedding_norm.forward(x.view());
-            let mask = Mask::key_padding(t, &row.valid);
+            let row_mask = self_attention_mask(mask, &row.valid)?;
             let mut layers_out = Vec::with_capacity(self.layers.len());
             for layer in &self.layers {
-                let a = layer.attention.forward(x.view(), x.view(), Some(&mask), true)?;
+                let a = layer.attention.forward(x.view(), x.view(), row_mask.as_ref(), true)?;
                 let x1 = layer.attention_norm.forward((&x + &a.output).view()); // (T, D)
                 let f = layers::feed_forward(x1.view(), &layer.intermediate, &layer.output, self.activation)?;
                 let next = layer.output_norm.forward((&x1 + &f).view());
@@ -133,7 +133,7 @@ impl Bert {
             }
             let tokens =
                 RowTokens { queries: &row.labels, keys: &row.labels, query_valid: &row.valid, key_valid: &row.valid };
-            run.push_row(tokens, layers_out, Some(mask));
+            run.push_row(tokens, layers_out, row_mask);
             hidden.push(x);
         }
         Ok((run, hidden))

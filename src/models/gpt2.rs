@@ -6,9 +6,9 @@ use ndarray::{s, Array2};
 use serde::Deserialize;
 
 use super::layers::{self, Activation};
-use super::run::{AttentionRun, LayerAttention, Row, RowTokens};
+use super::run::{self_attention_mask, AttentionRun, LayerAttention, Row, RowTokens};
 use super::weights::Weights;
-use crate::attention::mask::{Mask, MaskKind};
+use crate::attention::mask::MaskKind;
 use crate::attention::multi_head::MultiHeadAttention;
 use crate::error::{Error, Result};
 use crate::nn::{LayerNorm, Linear};
@@ -107,18 +107,18 @@ impl Gpt2 {
         })
     }
 
-    /// Causal self-attention (with PAD keys masked too), and the last hidden states per row.
-    pub fn forward(&self, rows: &[Row]) -> Result<(AttentionRun, Vec<Array2<f32>>)> {
-        let mut run = AttentionRun::new(MaskKind::Causal, true);
+    /// Causal self-attention (with PAD keys masked too) as it was trained (or, to see what
+    /// changes, another `mask`), and the last hidden states per row.
+    pub fn forward(&self, rows: &[Row], mask: MaskKind) -> Result<(AttentionRun, Vec<Array2<f32>>)> {
+        let mut run = AttentionRun::new(mask, true);
         let mut hidden = Vec::with_capacity(rows.len());
         for row in rows {
-            let t = row.ids.len();
             let mut x = layers::embed_with_positions(&self.wte, &self.wpe, &row.ids, 1.0)?; // (T, D)
-            let mask = Mask::causal(t).and(&Mask::key_padding(t, &row.valid))?;
+            let row_mask = self_attention_mask(mask, &row.valid)?;
             let mut layers_out = Vec::with_capacity(self.blocks.len());
             for block in &self.blocks {
                 let h = block.ln_1.forward(x.view()); // (T, D)
-                let a = block.attn.forward(h.view(), h.view(), Some(&mask), true)?;
+                let a = block.attn.forward(h.view(), h.view(), row_mask.as_ref(), true)?;
                 x += &a.output;
                 let h2 = block.ln_2.forward(x.view());
                 x += &layers::feed_forward(h2.view(), &block.c_fc, &block.c_proj, self.activation)?;
@@ -126,7 +126,7 @@ impl Gpt2 {
             }
             let tokens =
                 RowTokens { queries: &row.labels, keys: &row.labels, query_valid: &row.valid, key_valid: &row.valid };
-            run.push_row(tokens, layers_out, Some(mask));
+            run.push_row(tokens, layers_out, row_mask);
             hidden.push(self.ln_f.forward(x.view()));
         }
         Ok((run, hidden))

@@ -134,6 +134,13 @@ impl HfModel {
     /// text, defaulting to the texts) are fed to the decoder as transformers does for labels:
     /// shifted right behind the decoder start token.
     pub fn run(&self, texts: &[&str], targets: &[&str]) -> Result<HfRun> {
+        self.run_what_if(texts, targets, None)
+    }
+
+    /// Like [`HfModel::run`], with a self-attention mask the model was not trained with
+    /// (`what_if`: none, padding or causal) for an encoder-only or decoder-only model, to see
+    /// what the mask does. The weights are then the model's answer to a question it never met.
+    pub fn run_what_if(&self, texts: &[&str], targets: &[&str], what_if: Option<MaskKind>) -> Result<HfRun> {
         if texts.is_empty() {
             return Err(Error::EmptyText);
         }
@@ -147,6 +154,12 @@ impl HfModel {
                 // last position dropped (so a shorter row keeps its </s>)
                 let labels =
                     targets.iter().map(|t| self.encode(t).map(|e| (e.ids, e.labels))).collect::<Result<Vec<_>>>()?;
+                if what_if.is_some() {
+                    return Err(Error::setting(
+                        "mask",
+                        "a what-if mask applies to encoder-only and decoder-only models",
+                    ));
+                }
                 let decoder: Vec<Row> = Row::pad_batch(labels, self.pad.0, &self.pad.1)
                     .into_iter()
                     .map(|row| Row {
@@ -157,19 +170,23 @@ impl HfModel {
                     .collect();
                 self.run_rows(&sources, &decoder)
             }
-            _ => self.run_rows(&sources, &[]),
+            _ => self.run_rows_what_if(&sources, &[], what_if),
         }
     }
 
     /// Runs rows of ids as given (already padded); `targets` are decoder inputs.
     pub fn run_rows(&self, sources: &[Row], targets: &[Row]) -> Result<HfRun> {
+        self.run_rows_what_if(sources, targets, None)
+    }
+
+    fn run_rows_what_if(&self, sources: &[Row], targets: &[Row], what_if: Option<MaskKind>) -> Result<HfRun> {
         match &self.arch {
             Architecture::Bert(m) => {
-                let (run, hidden) = m.forward(sources)?;
+                let (run, hidden) = m.forward(sources, what_if.unwrap_or(MaskKind::Padding))?;
                 Ok(HfRun { places: vec![run], hidden, decoder_hidden: Vec::new() })
             }
             Architecture::Gpt2(m) => {
-                let (run, hidden) = m.forward(sources)?;
+                let (run, hidden) = m.forward(sources, what_if.unwrap_or(MaskKind::Causal))?;
                 Ok(HfRun { places: vec![run], hidden, decoder_hidden: Vec::new() })
             }
             Architecture::Bart(m) => {

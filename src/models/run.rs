@@ -119,6 +119,18 @@ impl AttentionRun {
     }
 }
 
+/// The self-attention mask of `kind` over one row: `Padding` hides PAD keys, `Causal` also
+/// the future, `None` nothing. (`Cross` is not a self-attention mask.)
+pub fn self_attention_mask(kind: MaskKind, valid: &[bool]) -> Result<Option<Mask>> {
+    let t = valid.len();
+    match kind {
+        MaskKind::None => Ok(None),
+        MaskKind::Padding => Ok(Some(Mask::key_padding(t, valid))),
+        MaskKind::Causal => Ok(Some(Mask::causal(t).and(&Mask::key_padding(t, valid))?)),
+        MaskKind::Cross => Err(Error::setting("mask", "cross is not a self-attention mask")),
+    }
+}
+
 /// One row of a padded batch of token ids, as a real model takes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Row {

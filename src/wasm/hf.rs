@@ -25,10 +25,13 @@ pub struct ModelSession {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 struct ModelRequest {
     texts: Vec<String>,
     #[serde(default)]
     targets: Vec<String>,
+    /// A self-attention mask the model was not trained with: "none", "padding" or "causal".
+    what_if: Option<String>,
 }
 
 #[wasm_bindgen]
@@ -72,13 +75,16 @@ impl ModelSession {
         })
     }
 
-    /// `request`: `{ texts: string[], targets?: string[] }`; targets feed an encoder–decoder
-    /// model's decoder (teacher forcing) and default to the texts.
+    /// `request`: `{ texts: string[], targets?: string[], whatIf?: "none" | "padding" |
+    /// "causal" }`; targets feed an encoder–decoder model's decoder (teacher forcing) and
+    /// default to the texts; `whatIf` runs an encoder-only or decoder-only model with a mask
+    /// it was not trained with.
     pub fn run(&self, request: JsValue) -> Result<ModelRun, JsError> {
         let request: ModelRequest = from_js("request", request)?;
         let texts: Vec<&str> = request.texts.iter().map(String::as_str).collect();
         let targets: Vec<&str> = request.targets.iter().map(String::as_str).collect();
-        Ok(ModelRun { run: self.model.run(&texts, &targets).map_err(js_error)? })
+        let what_if = request.what_if.as_deref().map(MaskKind::parse).transpose().map_err(js_error)?;
+        Ok(ModelRun { run: self.model.run_what_if(&texts, &targets, what_if).map_err(js_error)? })
     }
 
     /// An encoder–decoder model's greedy output for `text`, at most `max_new_tokens` long:

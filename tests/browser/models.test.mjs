@@ -66,9 +66,23 @@ describe("real models", () => {
     const padColumn = meta.keyValid[1].indexOf(false);
     assert.ok(padColumn > 0, "the shorter sentence is padded");
     assert.ok(isHatched(await cellColor(page, 1, padColumn)), "its PAD keys are hatched");
-    assert.equal(await page.locator("input[name=mask][value=causal]").isDisabled(), true);
+    assert.equal(await page.locator("input[name=mask][value=cross]").isDisabled(), true, "BERT has no decoder");
     assert.match(await page.locator("#notice").textContent(), /Real model/);
+    assert.equal(await page.locator("#what-if").isHidden(), true);
     await page.screenshot({ path: join(SHOTS, "minilm.png"), fullPage: true });
+
+    // What-if: BERT under a causal mask it never saw, labelled as such.
+    await afterRender(page, () => page.locator("input[name=mask][value=causal]").check());
+    assert.equal((await page.evaluate(() => globalThis.__headmap.meta)).mask, "causal");
+    assert.ok(isHatched(await cellColor(page, 1, 3)), "the future is hatched");
+    assert.match(await page.locator("#what-if").textContent(), /What-if: bert was trained with “Encoder self-attention”/);
+    assert.match(await page.locator("label.mask-option", { hasText: "Decoder masked" }).textContent(), /\(what-if\)/);
+    await page.screenshot({ path: join(SHOTS, "minilm-what-if-causal.png"), fullPage: true });
+    const shared = await h.page();
+    await shared.goto(page.url());
+    await modelLoaded(shared);
+    await shared.waitForFunction(() => globalThis.__headmap.meta?.heads === 12);
+    assert.equal((await shared.evaluate(() => globalThis.__headmap.meta)).mask, "causal", "a shared what-if view stays what-if");
     assert.deepEqual(page.consoleErrors, []);
   });
 

@@ -60,16 +60,27 @@ function applyLanguage() {
 
 function buildMaskOptions() {
   const options = MASKS.map((mask) => {
-    const available = !modelInfo || modelInfo.kinds.includes(mask);
+    const kind = maskAvailability(mask);
+    const suffix = kind === "what-if" ? ` (${T("whatIf")})` : kind === "absent" ? ` (${T("notInModel")})` : "";
     return el(
       "label",
-      { class: available ? "mask-option" : "mask-option unavailable" },
-      el("input", { type: "radio", name: "mask", value: mask, checked: state.mask === mask, disabled: !available, onchange: () => set({ mask }) }),
-      el("span", { text: available ? T(`mask.${mask}`) : `${T(`mask.${mask}`)} (${T("notInModel")})` }),
+      { class: kind === "absent" ? "mask-option unavailable" : "mask-option" },
+      el("input", { type: "radio", name: "mask", value: mask, checked: state.mask === mask, disabled: kind === "absent", onchange: () => set({ mask }) }),
+      el("span", { text: `${T(`mask.${mask}`)}${suffix}` }),
       el("small", { text: T(`mask.${mask}.hint`) }),
     );
   });
   $("mask-options").replaceChildren(...options);
+}
+
+/**
+ * "trained" for a place the model has, "what-if" for a self-attention mask an encoder-only or
+ * decoder-only model can be run with although it was not trained with it, "absent" otherwise.
+ */
+function maskAvailability(mask) {
+  if (!modelInfo || modelInfo.kinds.includes(mask)) return "trained";
+  if (!modelInfo.encoderDecoder && mask !== "cross") return "what-if";
+  return "absent";
 }
 
 function bindControls() {
@@ -167,8 +178,12 @@ function modelStatus(message, kind = "info") {
   $("model-status").classList.toggle("error", kind === "error");
 }
 
-/** Loads `choice` ("toy", "minilm", "hub:<id>" or "local" with `named` files), then recomputes. */
-async function chooseModel(choice, named = null) {
+/**
+ * Loads `choice` ("toy", "minilm", "hub:<id>" or "local" with `named` files), then recomputes.
+ * A newly picked model starts on a mask it was trained with; `keepMask` (a shared URL) keeps
+ * a what-if mask.
+ */
+async function chooseModel(choice, named = null, { keepMask = false } = {}) {
   const progress = $("model-progress");
   if (choice === "toy") {
     modelInfo = null;
@@ -196,7 +211,8 @@ async function chooseModel(choice, named = null) {
     });
     state.model = choice;
     probe.timings.modelLoadMs = performance.now() - loadStart;
-    if (!modelInfo.kinds.includes(state.mask)) state.mask = modelInfo.kinds[0];
+    const availability = maskAvailability(state.mask);
+    if (availability === "absent" || (availability === "what-if" && !keepMask)) state.mask = modelInfo.kinds[0];
     modelStatus(`${name} ${T("loaded")}: ${modelInfo.modelType}, ≤ ${modelInfo.maxTokens} tokens`);
     probe.model = modelInfo;
   } catch (e) {
@@ -214,6 +230,7 @@ async function chooseModel(choice, named = null) {
 
 function afterModelChange() {
   $("toy-settings").hidden = Boolean(modelInfo);
+  $("what-if").hidden = true;
   $("generate").hidden = !modelInfo?.encoderDecoder;
   $("scale-field").hidden = Boolean(modelInfo);
   applyLanguage();
@@ -251,8 +268,11 @@ async function recompute() {
   }
   $("busy").hidden = false;
   try {
+    const whatIf = maskAvailability(state.mask) === "what-if";
+    $("what-if").hidden = !whatIf;
+    if (whatIf) $("what-if").textContent = T("whatIfNote").replace("{model}", modelInfo.modelType).replace("{mask}", T(`mask.${modelInfo.kinds[0]}`));
     const next = modelInfo
-      ? await client.compute({ model: "hf" }, modelRequestFor(state, modelInfo), state.mask)
+      ? await client.compute({ model: "hf" }, { ...modelRequestFor(state, modelInfo), ...(whatIf && { whatIf: state.mask }) }, state.mask)
       : await client.compute({ model: "toy", preset: state.preset, layers: state.layers, seed: state.seed }, requestFor(state));
     if (!next) return; // a newer request is on its way
     result = next;
@@ -469,7 +489,7 @@ async function main() {
   }
   if (state.model !== "toy") {
     $("hub-field").hidden = $("model").value !== "hub";
-    await chooseModel(state.model);
+    await chooseModel(state.model, null, { keepMask: true });
   } else {
     await recompute();
   }
