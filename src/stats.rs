@@ -1,6 +1,6 @@
 //! Numbers read off attention weights.
 
-use ndarray::{Array2, ArrayView3, Axis};
+use ndarray::{Array2, ArrayView2, ArrayView3, Axis};
 
 /// Shannon entropy, in bits, of every query row of every head: (H, Tq, Tk) → (H, Tq).
 ///
@@ -18,6 +18,34 @@ pub fn row_entropy_bits(weights: ArrayView3<f32>) -> Array2<f32> {
     out
 }
 
+/// Shrinks a (Tq, Tk) weight matrix to (out_h, out_w) pixels for drawing: each pixel keeps
+/// the largest visible weight of the cells it covers, so a sharp head stays visible when there
+/// are more tokens than pixels; -1 marks a pixel whose cells are all masked. Cell (i, j) falls
+/// in pixel (i·out_h / Tq, j·out_w / Tk).
+pub fn max_pool(
+    weights: ArrayView2<f32>,
+    allowed: Option<ArrayView2<bool>>,
+    out_h: usize,
+    out_w: usize,
+) -> Array2<f32> {
+    let (tq, tk) = weights.dim();
+    let mut out = Array2::from_elem((out_h.max(1), out_w.max(1)), -1.0f32); // (out_h, out_w)
+    if tq == 0 || tk == 0 {
+        return out;
+    }
+    let columns: Vec<usize> = (0..tk).map(|j| (j * out_w / tk).min(out_w.saturating_sub(1))).collect();
+    for i in 0..tq {
+        let y = (i * out_h / tq).min(out_h.saturating_sub(1));
+        let mut pixels = out.row_mut(y);
+        for (j, (&w, &x)) in weights.row(i).iter().zip(&columns).enumerate() {
+            if allowed.is_none_or(|a| a[[i, j]]) && w > pixels[x] {
+                pixels[x] = w;
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -30,5 +58,19 @@ mod tests {
         assert!((h[[0, 0]] - 2.0).abs() < 1e-6);
         assert_eq!(h[[0, 1]], 0.0);
         assert_eq!(h[[0, 2]], 0.0, "a fully masked row");
+    }
+
+    #[test]
+    fn pooling_keeps_peaks_and_marks_masked_pixels() {
+        let w = array![[0.1f32, 0.9, 0.0, 0.0], [0.2, 0.3, 0.4, 0.1], [0.5, 0.5, 0.0, 0.0], [0.25, 0.25, 0.25, 0.25]];
+        let allowed = array![
+            [true, true, false, false],
+            [true, true, false, false],
+            [true, true, false, false],
+            [true, true, true, true]
+        ];
+        let p = max_pool(w.view(), Some(allowed.view()), 2, 2);
+        assert_eq!(p, array![[0.9f32, -1.0], [0.5, 0.25]]);
+        assert_eq!(max_pool(w.view(), None, 4, 4), w, "one cell per pixel changes nothing");
     }
 }

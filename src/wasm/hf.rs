@@ -12,7 +12,7 @@ use js_sys::{Float32Array, Object, Uint8Array};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-use super::{from_js, js_error, run_allowed, run_entropies, run_meta, run_weights, to_js, trace_object};
+use super::{from_js, js_error, run_allowed, run_entropies, run_meta, run_pooled, run_weights, to_js, trace_object};
 use crate::attention::mask::MaskKind;
 use crate::models::hf::{HfModel, HfRun, ModelFiles};
 use crate::models::run::AttentionRun;
@@ -127,6 +127,19 @@ impl ModelRun {
     /// `Uint8Array` `[Tq, Tk]`: 1 where the mask lets query i see key j.
     pub fn allowed(&self, kind: &str, row: usize) -> Result<Uint8Array, JsError> {
         run_allowed(self.place(kind)?, row)
+    }
+
+    /// One head max-pooled to `[height, width]` pixels for drawing (-1 where all is masked).
+    pub fn pooled(
+        &self,
+        kind: &str,
+        row: usize,
+        layer: usize,
+        head: usize,
+        height: usize,
+        width: usize,
+    ) -> Result<Float32Array, JsError> {
+        run_pooled(self.place(kind)?, row, layer, head, height, width)
     }
 }
 

@@ -159,6 +159,18 @@ impl Run {
     pub fn allowed(&self, row: usize) -> Result<Uint8Array, JsError> {
         run_allowed(&self.run, row)
     }
+
+    /// One head max-pooled to `[height, width]` pixels for drawing (-1 where all is masked).
+    pub fn pooled(
+        &self,
+        row: usize,
+        layer: usize,
+        head: usize,
+        height: usize,
+        width: usize,
+    ) -> Result<Float32Array, JsError> {
+        run_pooled(&self.run, row, layer, head, height, width)
+    }
 }
 
 #[derive(Serialize)]
@@ -229,6 +241,23 @@ pub(crate) fn run_allowed(r: &AttentionRun, row: usize) -> Result<Uint8Array, Js
         None => vec![1; tq * tk],
     };
     Ok(Uint8Array::from(&cells[..]))
+}
+
+pub(crate) fn run_pooled(
+    r: &AttentionRun,
+    row: usize,
+    layer: usize,
+    head: usize,
+    height: usize,
+    width: usize,
+) -> Result<Float32Array, JsError> {
+    let w = run_layer(r, row, layer)?;
+    if head >= w.dim().0 {
+        return Err(JsError::new(&format!("head {head} does not exist: there are {}", w.dim().0)));
+    }
+    let mask = r.masks()[row].as_ref().map(|m| m.allowed());
+    let pooled = crate::stats::max_pool(w.index_axis(ndarray::Axis(0), head), mask, height, width);
+    Ok(Float32Array::from(pooled.as_slice().unwrap_or(&[])))
 }
 
 /// Every step of one head as a JS object of `{ rows, cols, data: Float32Array }` matrices.

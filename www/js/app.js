@@ -27,10 +27,12 @@ let result = null; // the newest compute: { meta, config, weights, entropies, al
 let modelInfo = null; // the loaded real model's { modelType, kinds, encoderDecoder, maxTokens }; null for the toy
 let trace = null; // the step trace of the shown head, when it matches `shown`
 let shown = null; // { row, layer, head, weights, tq, tk, ... } of the main heatmap
-let debounce = 0;
+let debounce = 0; // typing waits for a pause before recomputing
+let resizeTimer = 0;
 let renderToken = 0;
 let resultId = 0; // counts computes, so views drawn from an older result are redrawn
 let gridKey = ""; // what the head grid was last drawn from
+let renderSeq = 0; // counts renders: one that awaited the worker gives way to a newer one
 
 // Exposed for the browser tests and the benchmark script.
 const probe = (globalThis.__headmap = { ready: false, renders: 0, timings: {}, errors: [] });
@@ -38,10 +40,10 @@ const probe = (globalThis.__headmap = { ready: false, renders: 0, timings: {}, e
 const heatmap = new HeatmapView($("heatmap"), $("overlay"), { onHover: showReadout });
 const grid = new HeadGrid($("grid"), {
   label: (layer, head) => `${T("layer")} ${layer + 1}, ${T("head")} ${head + 1}`,
-  onSelect: (layer, head, { focus = false } = {}) => {
+  onSelect: async (layer, head, { focus = false } = {}) => {
     state.layer = layer;
     state.head = head;
-    render();
+    await render();
     if (focus) grid.focusSelected();
   },
 });
@@ -167,9 +169,13 @@ function bindControls() {
       chooseModel("local", named);
     });
   }
+  // Only a change of width moves the heatmap (its height follows from the width).
+  let lastWidth = innerWidth;
   addEventListener("resize", () => {
-    clearTimeout(debounce);
-    debounce = setTimeout(render, 100);
+    if (innerWidth === lastWidth) return;
+    lastWidth = innerWidth;
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(render, 100);
   });
 }
 
@@ -296,8 +302,9 @@ function fillSelect(select, count, selected, label) {
   select.value = String(selected);
 }
 
-function render() {
+async function render() {
   if (!result) return;
+  const seq = ++renderSeq;
   const t0 = performance.now();
   const { meta, weights, allowed } = result;
   state.layer = Math.min(state.layer, meta.layers - 1);
@@ -320,7 +327,8 @@ function render() {
 
   const area = $("heatmap-area").getBoundingClientRect();
   const width = Math.max(320, Math.min(area.width || 800, 1100) - 16);
-  heatmap.draw({
+  const kind = modelInfo ? state.mask : undefined;
+  await heatmap.draw({
     weights: w,
     tq,
     tk,
@@ -334,7 +342,8 @@ function render() {
     entropyMax,
     width,
     height: Math.min(width, 760),
-  });
+  }, (h, w) => client.pooled(row, layer, head, h, w, kind));
+  if (seq !== renderSeq) return; // a newer render started while this one waited for pooling
   drawLegendRow(max);
   const key = `${resultId}|${row}|${state.range}|${lang}`;
   if (key !== gridKey) {

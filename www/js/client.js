@@ -58,6 +58,11 @@ export class AttentionClient {
     return this.call("loadModel", { source }, { onProgress, transfer });
   }
 
+  /** One head of the newest run max-pooled to `height` x `width` pixels, computed in wasm. */
+  pooled(row, layer, head, height, width, kind) {
+    return this.call("pooled", { row, layer, head, height, width, kind });
+  }
+
   /** The loaded encoder–decoder model's greedy output for `text`. */
   generate(text, maxNewTokens = 64) {
     return this.call("generate", { text, maxNewTokens });

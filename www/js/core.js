@@ -94,6 +94,13 @@ export function computeModel(request, kind) {
   return { meta, config: { ...model.info, heads: h }, ...arrays, ms: performance.now() - t0, wasmBytes: hfMemory.buffer.byteLength };
 }
 
+/** One head of the last run max-pooled to [height, width] pixels (-1 where all is masked). */
+export function pooled(row, layer, head, height, width, kind) {
+  if (kind && model?.run) return model.run.pooled(kind, row, layer, head, height, width);
+  if (!lastRun) throw new Error("nothing has been computed yet");
+  return lastRun.pooled(row, layer, head, height, width);
+}
+
 /** The loaded encoder–decoder model's greedy output for `text`. */
 export function generate(text, maxNewTokens) {
   if (!model) throw new Error("no model is loaded");

@@ -1,9 +1,9 @@
 // Runs the attention core off the main thread, so typing never freezes the page.
-// Messages in: { id, op, ... } with op "start" | "compute" | "loadModel" | "generate" |
-// "trace" | "weightedSum"; out: { id, ok, result | error }, and { id, progress } while a model loads.
+// Messages in: { id, op, ... } with op "start" | "compute" | "loadModel" | "pooled" |
+// "generate" | "trace" | "weightedSum"; out: { id, ok, result | error }, and { id, progress } while a model loads.
 // Typed arrays leave by transfer, not by copy.
 
-import { compute, computeModel, generate, loadModel, start, trace, weightedSum } from "./core.js";
+import { compute, computeModel, generate, loadModel, pooled, start, trace, weightedSum } from "./core.js";
 import { fetchModelFiles, hubUrl, pickFiles } from "./model-files.js";
 
 function buffersOf(value, out = []) {
@@ -33,6 +33,7 @@ self.onmessage = async ({ data }) => {
     else if (op === "compute" && data.settings.model === "toy") result = await compute(data.settings, data.request);
     else if (op === "compute") result = computeModel(data.request, data.kind);
     else if (op === "loadModel") result = await loadModel(await filesOf(data.source, id));
+    else if (op === "pooled") result = pooled(data.row, data.layer, data.head, data.height, data.width, data.kind);
     else if (op === "generate") result = generate(data.text, data.maxNewTokens);
     else if (op === "trace") result = trace(data.row, data.layer, data.head, data.kind);
     else if (op === "weightedSum") result = await weightedSum(data.weights, data.v, data.dV);

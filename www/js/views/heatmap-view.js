@@ -42,24 +42,30 @@ export class HeatmapView {
 
   /**
    * view: { weights (Tq x Tk Float32Array), tq, tk, queries, keys, allowed, queryValid,
-   * keyValid, max, entropies, entropyMax, width, height }.
+   * keyValid, max, entropies, entropyMax, width, height }, and `pooled(height, width)`, which
+   * may give the weights already max-pooled to the plot's device pixels (-1 = all masked)
+   * when there are more tokens than pixels.
    */
-  draw(view) {
+  async draw(view, pooled = null) {
     this.view = view;
     const layout = this.layoutFor(view);
+    const dpr = Math.min(globalThis.devicePixelRatio || 1, 3);
+    const pw = Math.max(1, Math.round(layout.cell * view.tk * dpr));
+    const ph = Math.max(1, Math.round(layout.cell * view.tq * dpr));
+    const pixels = pooled && layout.cell * dpr < 1 ? await pooled(ph, pw) : null;
+    if (this.view !== view) return layout; // a newer draw started meanwhile
     this.layout = layout;
-    const { ctx, dpr } = sizeCanvas(this.canvas, layout.width, layout.height);
+    const { ctx } = sizeCanvas(this.canvas, layout.width, layout.height);
     sizeCanvas(this.overlay, layout.width, layout.height);
     ctx.clearRect(0, 0, layout.width, layout.height);
-    drawHeatmap(ctx, view.weights, view.tq, view.tk, {
-      x: layout.left,
-      y: layout.top,
-      cell: layout.cell,
-      dpr,
-      allowed: view.allowed,
-      queryValid: view.queryValid,
-      max: view.max,
-    });
+    const at = { x: layout.left, y: layout.top, dpr, max: view.max };
+    if (pixels) {
+      // one pooled value per device pixel; a pixel row fades when its first query is PAD
+      const rowValid = Array.from({ length: ph }, (_, y) => view.queryValid[Math.floor((y * view.tq) / ph)]);
+      drawHeatmap(ctx, pixels, ph, pw, { ...at, cell: 1 / dpr, queryValid: rowValid, grid: false });
+    } else {
+      drawHeatmap(ctx, view.weights, view.tq, view.tk, { ...at, cell: layout.cell, allowed: view.allowed, queryValid: view.queryValid });
+    }
     drawLabels(ctx, layout, { queryValid: view.queryValid, keyValid: view.keyValid, font: FONT });
     if (view.entropies) drawEntropyBars(ctx, layout, view.entropies, view.entropyMax);
     return layout;
