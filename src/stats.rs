@@ -29,21 +29,28 @@ pub fn max_pool(
     out_w: usize,
 ) -> Array2<f32> {
     let (tq, tk) = weights.dim();
-    let mut out = Array2::from_elem((out_h.max(1), out_w.max(1)), -1.0f32); // (out_h, out_w)
-    if tq == 0 || tk == 0 {
-        return out;
-    }
-    let columns: Vec<usize> = (0..tk).map(|j| (j * out_w / tk).min(out_w.saturating_sub(1))).collect();
+    let (out_h, out_w) = (out_h.max(1), out_w.max(1));
+    let mut pixels = vec![-1.0f32; out_h * out_w]; // (out_h, out_w), row-major
+    let columns: Vec<usize> = (0..tk).map(|j| (j * out_w / tk).min(out_w - 1)).collect();
     for i in 0..tq {
-        let y = (i * out_h / tq).min(out_h.saturating_sub(1));
-        let mut pixels = out.row_mut(y);
-        for (j, (&w, &x)) in weights.row(i).iter().zip(&columns).enumerate() {
-            if allowed.is_none_or(|a| a[[i, j]]) && w > pixels[x] {
-                pixels[x] = w;
+        let row = &mut pixels[(i * out_h / tq).min(out_h - 1) * out_w..][..out_w];
+        let weights = weights.row(i);
+        match allowed {
+            Some(allowed) => {
+                for ((&w, &x), &a) in weights.iter().zip(&columns).zip(allowed.row(i).iter()) {
+                    if a && w > row[x] {
+                        row[x] = w;
+                    }
+                }
+            }
+            None => {
+                for (&w, &x) in weights.iter().zip(&columns) {
+                    row[x] = row[x].max(w);
+                }
             }
         }
     }
-    out
+    Array2::from_shape_vec((out_h, out_w), pixels).unwrap_or_else(|_| Array2::from_elem((out_h, out_w), -1.0))
 }
 
 #[cfg(test)]

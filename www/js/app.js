@@ -4,7 +4,7 @@
 import { AttentionClient } from "./client.js";
 import { browserLang, t as translate } from "./i18n.js";
 import { drawLegend, formatWeight, paintHeatmap } from "./render/heatmap.js";
-import { maxEntropy, maxOf, visibleCounts } from "./stats.js";
+import { maxEntropy, visibleCounts } from "./stats.js";
 import { validModelId } from "./model-files.js";
 import { MASKS, decodeState, encodeState, modelRequestFor, requestFor } from "./state.js";
 import { el, sizeCanvas } from "./views/dom.js";
@@ -320,7 +320,7 @@ async function render() {
   const size = tq * tk;
   const w = weights[row][layer].subarray(head * size, (head + 1) * size);
   const mask = allowed[row];
-  const max = state.range === "one" ? 1 : maxOf(w) || 1;
+  const max = state.range === "one" ? 1 : result.maxima[row][layer][head] || 1;
   const entropies = result.entropies[row][layer].subarray(head * tq, (head + 1) * tq);
   const entropyMax = entropyMaxima(row);
   shown = { row, layer, head, weights: w, tq, tk, mask, entropies, entropyMax, queries: meta.queries[row], keys: meta.keys[row], queryValid: meta.queryValid[row] };

@@ -34,16 +34,30 @@ function sessionFor(settings) {
   return session;
 }
 
+// The largest weight of each head, found here in the worker so a redraw need not scan them.
+function headMaxima(w, heads) {
+  const size = w.length / heads;
+  const out = new Float32Array(heads);
+  for (let h = 0; h < heads; h++) {
+    let m = 0;
+    for (let k = h * size, end = k + size; k < end; k++) if (w[k] > m) m = w[k];
+    out[h] = m;
+  }
+  return out;
+}
+
 function collect(meta, weightsOf, entropiesOf, allowedOf) {
   const weights = [];
   const entropies = [];
+  const maxima = [];
   const allowed = [];
   for (let row = 0; row < meta.batch; row++) {
     weights.push(Array.from({ length: meta.layers }, (_, layer) => weightsOf(row, layer)));
     entropies.push(Array.from({ length: meta.layers }, (_, layer) => entropiesOf(row, layer)));
+    maxima.push(weights[row].map((w) => headMaxima(w, meta.heads)));
     allowed.push(allowedOf(row));
   }
-  return { weights, entropies, allowed };
+  return { weights, entropies, maxima, allowed };
 }
 
 /**

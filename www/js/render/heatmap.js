@@ -27,22 +27,29 @@ export function paintHeatmap(pixels, width, height, weights, tq, tk, cellPx, opt
   // 1. per query row, the largest visible weight under each pixel column (-1: all masked);
   //    one pass over the row, since a pixel column covers a run of whole keys
   const rowPool = new Float32Array(tq * width).fill(-1);
-  const pixelOf = new Int32Array(tk).fill(width - 1); // the first pixel column showing key j
-  for (let x = width - 1; x >= 0; x--) {
-    const j1 = Math.min(tk, Math.max(colStart[x] + 1, colStart[x + 1]));
-    for (let j = colStart[x]; j < j1; j++) pixelOf[j] = x;
-  }
-  for (let i = 0; i < tq; i++) {
-    const base = i * tk;
-    const out = i * width;
-    for (let j = 0; j < tk; j++) {
-      if (allowed !== null && allowed[base + j] === 0) continue;
-      const w = weights[base + j];
-      const o = out + pixelOf[j];
-      if (w > rowPool[o]) rowPool[o] = w;
+  if (cellPx >= 1) {
+    for (let i = 0; i < tq; i++) {
+      for (let x = 0; x < width; x++) {
+        const k = i * tk + colStart[x];
+        if (colStart[x] < tk && (allowed === null || allowed[k] !== 0)) rowPool[i * width + x] = weights[k];
+      }
     }
-    // a pixel column narrower than a cell repeats the cell it falls in
-    for (let x = 1; x < width; x++) if (colStart[x] === colStart[x - 1]) rowPool[out + x] = rowPool[out + x - 1];
+  } else {
+    const pixelOf = new Int32Array(tk).fill(width - 1); // the pixel column showing key j
+    for (let x = width - 1; x >= 0; x--) {
+      const j1 = Math.min(tk, Math.max(colStart[x] + 1, colStart[x + 1]));
+      for (let j = colStart[x]; j < j1; j++) pixelOf[j] = x;
+    }
+    for (let i = 0; i < tq; i++) {
+      const base = i * tk;
+      const out = i * width;
+      for (let j = 0; j < tk; j++) {
+        if (allowed !== null && allowed[base + j] === 0) continue;
+        const w = weights[base + j];
+        const o = out + pixelOf[j];
+        if (w > rowPool[o]) rowPool[o] = w;
+      }
+    }
   }
 
   // 2. per pixel, the largest over the query rows it covers, then its colour
@@ -56,7 +63,10 @@ export function paintHeatmap(pixels, width, height, weights, tq, tk, cellPx, opt
       for (let i = i0 + 1; i < i1; i++) if (rowPool[i * width + x] > best) best = rowPool[i * width + x];
       let r, g, b;
       if (best < 0) {
-        [r, g, b] = (x + y) % HATCH.period < HATCH.width ? HATCH.stripe : HATCH.base;
+        const c = (x + y) % HATCH.period < HATCH.width ? HATCH.stripe : HATCH.base;
+        r = c[0];
+        g = c[1];
+        b = c[2];
       } else {
         const li = lutIndex(best, max) * 3;
         r = lut[li];
@@ -146,18 +156,26 @@ export function drawLabelBand(ctx, layout, { axis, index }, color = "rgba(228, 8
   ctx.restore();
 }
 
-/** A bar per query row right of the plot, its length the row's entropy over the largest possible. */
+/**
+ * A bar per query row right of the plot, its length the row's entropy over the largest
+ * possible. Rows thinner than a pixel share one bar per pixel: their mean.
+ */
 export function drawEntropyBars(ctx, layout, entropies, maxima, { color = "#5a6c8a" } = {}) {
   const { left, top, cell, plotWidth } = layout;
   const x0 = left + plotWidth + 6;
   const width = 40;
+  const per = Math.max(1, Math.floor(1 / cell)); // rows per bar
+  const band = cell * per;
   ctx.save();
-  for (let i = 0; i < entropies.length; i++) {
-    const f = maxima[i] > 0 ? Math.min(1, entropies[i] / maxima[i]) : 0;
-    ctx.fillStyle = "#e6e9ef";
-    ctx.fillRect(x0, top + i * cell + cell * 0.15, width, Math.max(cell * 0.7, 0.5));
-    ctx.fillStyle = color;
-    ctx.fillRect(x0, top + i * cell + cell * 0.15, width * f, Math.max(cell * 0.7, 0.5));
+  ctx.fillStyle = "#e6e9ef";
+  ctx.fillRect(x0, top, width, cell * entropies.length);
+  ctx.fillStyle = color;
+  for (let i0 = 0; i0 < entropies.length; i0 += per) {
+    let f = 0;
+    const i1 = Math.min(entropies.length, i0 + per);
+    for (let i = i0; i < i1; i++) f += maxima[i] > 0 ? Math.min(1, entropies[i] / maxima[i]) : 0;
+    const gap = band >= 3 ? band * 0.15 : 0;
+    ctx.fillRect(x0, top + i0 * cell + gap, (width * f) / (i1 - i0), Math.max(band - 2 * gap, 0.5));
   }
   ctx.restore();
 }
