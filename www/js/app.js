@@ -347,7 +347,17 @@ async function render() {
   drawLegendRow(max);
   const key = `${resultId}|${row}|${state.range}|${lang}`;
   if (key !== gridKey) {
-    grid.draw({ weights: weights[row], heads: meta.heads, tq, tk, allowed: mask, queryValid: meta.queryValid[row], selected: { layer, head }, max: state.range });
+    grid.draw({
+      weights: weights[row],
+      maxima: result.maxima[row],
+      heads: meta.heads,
+      tq,
+      tk,
+      allowed: mask,
+      queryValid: meta.queryValid[row],
+      selected: { layer, head },
+      range: state.range,
+    });
     gridKey = key;
   } else {
     grid.select(layer, head);

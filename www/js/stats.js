@@ -12,10 +12,3 @@ export function visibleCounts(allowed, tq, tk) {
   for (let i = 0; i < tq; i++) for (let j = 0; j < tk; j++) out[i] += allowed[i * tk + j];
   return out;
 }
-
-/** The largest value of an array (0 for an empty one). */
-export function maxOf(values) {
-  let m = 0;
-  for (let k = 0; k < values.length; k++) if (values[k] > m) m = values[k];
-  return m;
-}

@@ -16,8 +16,11 @@ export class HeadGrid {
     container.addEventListener("keydown", (e) => this.key(e));
   }
 
-  /** weights[layer]: Float32Array [H, Tq, Tk]. */
-  draw({ weights, heads, tq, tk, allowed, queryValid, selected, max }) {
+  /**
+   * weights[layer]: Float32Array [H, Tq, Tk]; maxima[layer]: Float32Array [H], each head's
+   * largest weight; range "one" draws every head on 0–1 instead.
+   */
+  draw({ weights, maxima, heads, tq, tk, allowed, queryValid, selected, range }) {
     const layers = weights.length;
     this.shape = { layers, heads };
     this.container.replaceChildren();
@@ -51,7 +54,7 @@ export class HeadGrid {
         const { ctx, dpr } = sizeCanvas(canvas, Math.max(1, cell * tk), Math.max(1, cell * tq));
         const size = tq * tk;
         const w = weights[layer].subarray(head * size, (head + 1) * size);
-        const m = max === "one" ? 1 : maxOfHead(w);
+        const m = range === "one" ? 1 : maxima[layer][head] || 1;
         drawHeatmap(ctx, w, tq, tk, { cell, dpr, allowed, queryValid, max: m, grid: false });
       }
     }
@@ -84,10 +87,4 @@ export class HeadGrid {
     const head = Math.min(heads - 1, Math.max(0, Number(current.dataset.head) + move[1]));
     this.onSelect(layer, head, { focus: true });
   }
-}
-
-function maxOfHead(w) {
-  let m = 0;
-  for (const v of w) if (v > m) m = v;
-  return m || 1;
 }
