@@ -21,6 +21,22 @@ fn bert_with(config: Option<&[u8]>, weights: Option<&[u8]>, tokenizer: Option<&[
     })
 }
 
+/// A fixture model as its folder holds it: tokenizer.json, or source.spm + vocab.json.
+fn fixture_model(name: &str) -> HfModel {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hf").join(name);
+    let optional = |f: &str| dir.join(f).exists().then(|| read(name, f));
+    let (c, w) = (read(name, "config.json"), read(name, "model.safetensors"));
+    let (t, spm, vocab) = (optional("tokenizer.json"), optional("source.spm"), optional("vocab.json"));
+    let files = ModelFiles {
+        config: &c,
+        weights: &w,
+        tokenizer: t.as_deref(),
+        source_spm: spm.as_deref(),
+        vocab: vocab.as_deref(),
+    };
+    HfModel::load(&files).unwrap()
+}
+
 fn message(r: Result<HfModel, Error>) -> String {
     match r {
         Ok(_) => panic!("expected an error"),
@@ -109,9 +125,7 @@ fn text_longer_than_the_model_allows_is_refused() {
 
 #[test]
 fn byte_level_korean_is_labelled_as_korean() {
-    let (c, w, t) = (read("gpt2", "config.json"), read("gpt2", "model.safetensors"), read("gpt2", "tokenizer.json"));
-    let model =
-        HfModel::load(&ModelFiles { config: &c, weights: &w, tokenizer: Some(&t), ..ModelFiles::default() }).unwrap();
+    let model = fixture_model("gpt2");
     let text = "동물이 길을 건너지 않았다.";
     let enc = model.tokenizer().encode(text).unwrap();
     for label in &enc.labels {
@@ -125,20 +139,7 @@ fn byte_level_korean_is_labelled_as_korean() {
 
 #[test]
 fn encoder_decoder_runs_from_text() {
-    let (c, w, spm, vocab) = (
-        read("marian", "config.json"),
-        read("marian", "model.safetensors"),
-        read("marian", "source.spm"),
-        read("marian", "vocab.json"),
-    );
-    let model = HfModel::load(&ModelFiles {
-        config: &c,
-        weights: &w,
-        source_spm: Some(&spm),
-        vocab: Some(&vocab),
-        ..ModelFiles::default()
-    })
-    .unwrap();
+    let model = fixture_model("marian");
     let run = model.run(&["민수가 영희에게 책을 주었다."], &["Minsu gave Younghee a book."]).unwrap();
     assert_eq!(run.places.len(), 3);
     let cross = &run.places[2];
@@ -185,19 +186,6 @@ fn what_if_masks_change_what_a_model_may_see() {
     );
     let trained = model.run(&text, &[]).unwrap();
     assert_eq!(trained.places[0].kind, headmap::MaskKind::Padding);
-    let (c, w, spm, vocab) = (
-        read("marian", "config.json"),
-        read("marian", "model.safetensors"),
-        read("marian", "source.spm"),
-        read("marian", "vocab.json"),
-    );
-    let marian = HfModel::load(&ModelFiles {
-        config: &c,
-        weights: &w,
-        source_spm: Some(&spm),
-        vocab: Some(&vocab),
-        ..ModelFiles::default()
-    })
-    .unwrap();
+    let marian = fixture_model("marian");
     assert!(marian.run_what_if(&["a"], &[], Some(headmap::MaskKind::None)).is_err());
 }
