@@ -146,21 +146,17 @@ impl HfModel {
         }
         let sources = self.encode_batch(texts)?;
         match &self.arch {
+            Architecture::Bart(_) if what_if.is_some() => {
+                Err(Error::setting("mask", "a what-if mask applies to encoder-only and decoder-only models"))
+            }
             Architecture::Bart(m) => {
                 let targets = if targets.is_empty() { texts } else { targets };
                 let start = m.config.decoder_start_token_id.unwrap_or(self.pad.0);
                 let start_label = self.tokenizer.id_to_token(start).unwrap_or_else(|| "<start>".into());
                 // transformers' shift_tokens_right on the padded labels: start token first, the
                 // last position dropped (so a shorter row keeps its </s>)
-                let labels =
-                    targets.iter().map(|t| self.encode(t).map(|e| (e.ids, e.labels))).collect::<Result<Vec<_>>>()?;
-                if what_if.is_some() {
-                    return Err(Error::setting(
-                        "mask",
-                        "a what-if mask applies to encoder-only and decoder-only models",
-                    ));
-                }
-                let decoder: Vec<Row> = Row::pad_batch(labels, self.pad.0, &self.pad.1)
+                let decoder: Vec<Row> = self
+                    .encode_batch(targets)?
                     .into_iter()
                     .map(|row| Row {
                         ids: shift_right(start, &row.ids),
