@@ -93,8 +93,8 @@ fn the_paper_base_preset_has_eight_heads_of_64() {
     let run = model.run(&["Minsu gave Younghee a book."], &[], MaskKind::Padding, true).unwrap();
     assert_eq!(run.shape(), (8, 6, 6));
     // n² d multiply-adds for QKᵀ (seed 000), whatever the number of heads
-    assert_eq!(run.cost.score_macs, 6 * 6 * 512);
-    assert_eq!(run.cost.weight_bytes, 8 * 6 * 6 * 4);
+    assert_eq!(run.cost().score_macs, 6 * 6 * 512);
+    assert_eq!(run.cost().weight_bytes, 8 * 6 * 6 * 4);
 }
 
 #[test]

@@ -33,8 +33,6 @@ pub struct AttentionRun {
     pub weights: Vec<Vec<Array3<f32>>>,
     /// Per batch row, the queries that could see no key.
     pub fully_masked_rows: Vec<Vec<usize>>,
-    /// The attention cost of one batch row over all layers.
-    pub cost: Cost,
     inputs: Vec<Vec<(Array2<f32>, Array2<f32>)>>, // [row][layer] (x_q (Tq, D), x_kv (Tk, D))
     masks: Vec<Option<Mask>>,                     // [row] (Tq, Tk)
 }
@@ -58,7 +56,6 @@ impl AttentionRun {
             key_valid: Vec::new(),
             weights: Vec::new(),
             fully_masked_rows: Vec::new(),
-            cost: Cost::of_attention(0, 0, 0, 0, 0),
             inputs: Vec::new(),
             masks: Vec::new(),
         }
@@ -74,9 +71,13 @@ impl AttentionRun {
         self.weights.push(weights);
         self.inputs.push(inputs);
         self.masks.push(mask);
+    }
+
+    /// The attention cost of one batch row over all layers (d_k = the block's width / H).
+    pub fn cost(&self) -> Cost {
         let (h, tq, tk) = self.shape();
-        let d_k = self.inputs[0].first().map_or(0, |(x, _)| x.ncols() / h.max(1));
-        self.cost = Cost::of_attention(h, tq, tk, d_k, d_k).times(self.layers());
+        let d_k = self.inputs.first().and_then(|layers| layers.first()).map_or(0, |(x, _)| x.ncols() / h.max(1));
+        Cost::of_attention(h, tq, tk, d_k, d_k).times(self.layers())
     }
 
     pub fn layers(&self) -> usize {

@@ -206,7 +206,7 @@ pub(crate) fn run_meta(r: &AttentionRun) -> Result<JsValue, JsError> {
         query_valid: &r.query_valid,
         key_valid: &r.key_valid,
         fully_masked_rows: &r.fully_masked_rows,
-        cost: r.cost,
+        cost: r.cost(),
     })
 }
 
