@@ -4,8 +4,10 @@
 
 use std::time::Instant;
 
-use headmap::models::hf::{HfModel, ModelFiles};
-use headmap::models::run::Row;
+use headmap::models::hf::ModelFiles;
+use headmap::models::run::{Batch, Row, Settings};
+use headmap::tokenize::Token;
+use headmap::Model;
 
 fn median(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(f64::total_cmp);
@@ -24,7 +26,7 @@ fn main() {
         let (config, weights, tokenizer) = (read("config.json"), read("model.safetensors"), read("tokenizer.json"));
         let files =
             ModelFiles { config: &config, weights: &weights, tokenizer: Some(&tokenizer), ..ModelFiles::default() };
-        model = Some(HfModel::load(&files).unwrap_or_else(|e| panic!("{e}")));
+        model = Some(Model::from_files(&files).unwrap_or_else(|e| panic!("{e}")));
         loads.push(start.elapsed().as_secs_f64() * 1e3);
     }
     let model = model.expect("loaded");
@@ -34,12 +36,14 @@ fn main() {
         let mut ids = vec![1996u32; n];
         ids[0] = 101;
         ids[n - 1] = 102;
-        let row = Row { labels: ids.iter().map(u32::to_string).collect(), valid: vec![true; n], ids };
+        let row =
+            Row { tokens: ids.iter().map(|id| Token::word(&id.to_string())).collect(), valid: vec![true; n], ids };
+        let batch = Batch { sources: vec![row], targets: Vec::new() };
         let reps = if n <= 128 { 11 } else { 5 };
         let times: Vec<f64> = (0..reps)
             .map(|_| {
                 let start = Instant::now();
-                let run = model.run_rows(std::slice::from_ref(&row), &[]).unwrap_or_else(|e| panic!("{e}"));
+                let run = model.run_batch(&batch, &Settings::trained()).unwrap_or_else(|e| panic!("{e}"));
                 std::hint::black_box(&run);
                 start.elapsed().as_secs_f64() * 1e3
             })

@@ -7,6 +7,7 @@
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Cost {
     /// Multiply-adds of QKᵀ over all heads: h · Tq · Tk · d_k (= n² d when Tq = Tk = n).
     pub score_macs: u64,

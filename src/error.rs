@@ -1,14 +1,27 @@
 //! The one error type of the crate. Messages are lowercase and name what is wrong and where,
 //! because the explorer shows them to users as they are.
+//!
+//! Every error also has a stable `code` and named values (it serializes as
+//! `{ "code": "too_long", "tokens": 2100, "max": 2048 }`), so a page can word it in the
+//! reader's language instead of showing the English message.
+
+use serde::Serialize;
 
 /// Everything that can go wrong between a user's text and a heatmap.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error, Serialize)]
+#[serde(tag = "code", rename_all = "snake_case")]
 pub enum Error {
     #[error("the text is empty: type a sentence to see its attention")]
     EmptyText,
 
     #[error("the text has {tokens} tokens, more than the maximum of {max}")]
     TooLong { tokens: usize, max: usize },
+
+    #[error("{texts} sentences, more than the batch maximum of {max}")]
+    BatchTooLarge { texts: usize, max: usize },
+
+    #[error("{targets} targets for {texts} sources: give one per source, or none")]
+    TargetsMismatch { targets: usize, texts: usize },
 
     #[error("{heads} heads do not divide d_model = {d_model}: each head takes d_model / heads columns")]
     HeadsDoNotDivide { d_model: usize, heads: usize },
@@ -19,12 +32,104 @@ pub enum Error {
     #[error("`{what}` holds a non-finite value (NaN or infinity) at {index:?}")]
     NonFinite { what: String, index: Vec<usize> },
 
-    #[error("invalid setting `{name}`: {reason}")]
-    Setting { name: String, reason: String },
+    /// A name that is not one of the accepted ones: a mask, a place, a preset.
+    #[error("unknown {setting} `{value}`: use {}", .expected.join(", "))]
+    UnknownName { setting: String, value: String, expected: Vec<String> },
+
+    /// A layer, head or batch row that the model or the run does not have.
+    #[error("{what} {index} does not exist: there are {count}")]
+    NoSuch { what: String, index: usize, count: usize },
+
+    /// A setting outside what headmap accepts: a size, a number of layers.
+    #[error("{setting} {value} is outside {min}..={max}")]
+    OutOfRange { setting: String, value: usize, min: usize, max: usize },
+
+    #[error("`{what}`: {values} values do not fill rows of {cols}")]
+    Ragged { what: String, values: usize, cols: usize },
+
+    #[error("the {mask} mask does not apply to {place}: use {}", .expected.join(" or "))]
+    MaskNotForPlace { mask: String, place: String, expected: Vec<String> },
+
+    #[error("this model has no {place} attention; it has {}", .have.join(", "))]
+    PlaceAbsent { place: String, have: Vec<String> },
+
+    #[error("{architecture} cannot write its own output: that needs an encoder–decoder model")]
+    CannotGenerate { architecture: String },
+
+    #[error("token id {id} is outside the model's vocabulary of {vocab}")]
+    TokenOutOfVocabulary { id: u32, vocab: usize },
+
+    #[error("the tokenizer cannot split this text")]
+    TokenizerFailed,
+
+    #[error("this run would keep {megabytes} MB of attention weights, more than the {max} MB headmap allows: use shorter text, fewer sentences or fewer layers")]
+    TooLarge { megabytes: usize, max: usize },
 
     /// A model file that cannot be used: which file, and what is wrong with it.
-    #[error("{file}: {reason}")]
-    File { file: String, reason: String },
+    #[error("{file}: {problem}")]
+    File { file: String, problem: FileProblem },
+}
+
+/// What is wrong with a model file, worded for a person (never a parser's own message).
+#[derive(Debug, Clone, PartialEq, thiserror::Error, Serialize)]
+#[serde(tag = "problem", rename_all = "snake_case")]
+pub enum FileProblem {
+    #[error("the file is missing")]
+    Missing,
+
+    #[error("not valid JSON (line {line}, column {column})")]
+    NotJson { line: usize, column: usize },
+
+    #[error("`{field}` has the wrong type: expected {expected}")]
+    WrongType { field: String, expected: String },
+
+    #[error("it has no `model_type`")]
+    NoModelType,
+
+    #[error("model_type `{model_type}` is not supported: headmap reads {}", and_list(.supported))]
+    UnsupportedModel { model_type: String, supported: Vec<String> },
+
+    #[error("`{setting}` = {value} is not supported: {reason}")]
+    UnsupportedSetting { setting: String, value: String, reason: String },
+
+    #[error("`{setting}` = {value} is impossible: {reason}")]
+    ImpossibleSetting { setting: String, value: String, reason: String },
+
+    #[error("not a valid safetensors file: it is damaged, truncated or of another format")]
+    NotSafetensors,
+
+    #[error("tensor `{name}` is missing")]
+    MissingTensor { name: String },
+
+    #[error("none of the tensors {} is there", .names.join(", "))]
+    NoneOfTensors { names: Vec<String> },
+
+    #[error("tensor `{name}` has shape {got:?}, expected {expected:?}")]
+    WrongShape { name: String, got: Vec<usize>, expected: Vec<usize> },
+
+    #[error("tensor `{name}` is {dtype}; headmap reads f32, f16 and bf16")]
+    UnsupportedDtype { name: String, dtype: String },
+
+    #[error("tensor `{name}` holds a non-finite value at flat index {index}")]
+    NonFiniteTensor { name: String, index: usize },
+
+    #[error("the tokenizer does not load: this is not a tokenizer file headmap can read")]
+    NotTokenizer,
+
+    #[error("the tokenizer's vocabulary has {tokenizer} tokens, more than the model's {model}")]
+    VocabularyTooLarge { tokenizer: usize, model: usize },
+
+    #[error("missing: give tokenizer.json, or for Marian models source.spm and vocab.json")]
+    NoTokenizer,
+
+    #[error("not a SentencePiece model: {reason}")]
+    NotSentencePiece { reason: String },
+
+    #[error("not a JSON map of pieces to ids")]
+    NotVocabulary,
+
+    #[error("it has no `{piece}`")]
+    MissingPiece { piece: String },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -34,12 +139,58 @@ impl Error {
         Error::Shape { what: what.into(), got: got.to_vec(), expected: expected.to_vec() }
     }
 
-    pub fn file(file: impl Into<String>, reason: impl Into<String>) -> Self {
-        Error::File { file: file.into(), reason: reason.into() }
+    pub fn file(file: impl Into<String>, problem: FileProblem) -> Self {
+        Error::File { file: file.into(), problem }
     }
 
-    pub(crate) fn setting(name: impl Into<String>, reason: impl Into<String>) -> Self {
-        Error::Setting { name: name.into(), reason: reason.into() }
+    pub(crate) fn unknown(setting: &str, value: &str, expected: &[&str]) -> Self {
+        Error::UnknownName {
+            setting: setting.to_string(),
+            value: value.to_string(),
+            expected: expected.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    /// `value` is not in `min..=max`.
+    pub(crate) fn out_of_range(setting: &str, value: usize, min: usize, max: usize) -> Self {
+        Error::OutOfRange { setting: setting.to_string(), value, min, max }
+    }
+
+    /// Fails unless `index` < `count`: a layer, head or row that exists.
+    pub(crate) fn check_index(what: &str, index: usize, count: usize) -> Result<()> {
+        if index < count {
+            Ok(())
+        } else {
+            Err(Error::NoSuch { what: what.to_string(), index, count })
+        }
+    }
+}
+
+#[cfg(feature = "hf")]
+impl FileProblem {
+    pub(crate) fn unsupported(setting: &str, value: impl std::fmt::Display, reason: &str) -> Self {
+        FileProblem::UnsupportedSetting {
+            setting: setting.to_string(),
+            value: value.to_string(),
+            reason: reason.to_string(),
+        }
+    }
+
+    pub(crate) fn impossible(setting: &str, value: impl std::fmt::Display, reason: &str) -> Self {
+        FileProblem::ImpossibleSetting {
+            setting: setting.to_string(),
+            value: value.to_string(),
+            reason: reason.to_string(),
+        }
+    }
+}
+
+/// "a, b and c".
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }
 }
 

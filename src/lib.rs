@@ -3,26 +3,30 @@
 //! The data flows one way, and each module imports only from modules earlier in it:
 //!
 //! ```text
-//! text → tokens (tokenize) → embeddings + positions (models::toy)
+//! text → tokens (tokenize) → embeddings + positions (nn, models)
 //!      → per layer Q = XW_Q, K = XW_K, V = XW_V (attention::multi_head)
 //!      → scores QKᵀ → ÷√d_k → mask → softmax → weights·V (attention::sdpa, attention::mask)
 //!      → heads concatenated → W_O
-//!      → wasm boundary (wasm, the only file that knows JavaScript)
+//!      → a Run: per place, per batch row, weights (L, H, Tq, Tk) (models::run)
+//!      → statistics and exports (stats, export)
+//!      → wasm boundary (wasm, the only module that knows JavaScript)
 //! ```
 //!
-//! Every attention call returns its weights with its output, shaped `(H, Tq, Tk)` per layer:
-//! H heads, Tq query positions, Tk key positions. A trace of every step of one head is there
-//! when asked for.
+//! Every model — the untrained toy and the real Hugging Face families — is a
+//! [`Model`]: `model.run(&request)` gives a [`Run`], `model.trace(…)` every step of one head.
 
 pub mod attention;
+#[cfg(feature = "bench")]
 pub mod bench;
 pub mod cost;
 pub mod error;
 pub mod examples;
+pub mod export;
 pub mod models;
 pub mod nn;
 pub mod rng;
 pub mod stats;
+#[cfg(feature = "cli")]
 pub mod svg;
 pub mod tokenize;
 
@@ -30,9 +34,11 @@ pub mod tokenize;
 pub mod wasm;
 
 pub use attention::mask::{Mask, MaskKind};
-pub use attention::multi_head::{concat_heads, split_heads, MultiHeadAttention, MultiHeadOutput};
+pub use attention::multi_head::{concat_heads, split_heads, HeadTrace, MultiHeadAttention, MultiHeadOutput};
+pub use attention::place::Place;
 pub use attention::sdpa::{scaled_dot_product_attention, softmax_rows, trace, weighted_sum, Attention, Trace};
 pub use cost::Cost;
-pub use error::{Error, Result};
-pub use models::run::AttentionRun;
-pub use models::toy::{ToyConfig, ToyModel, ToyRun};
+pub use error::{Error, FileProblem, Result};
+pub use models::run::{ModelInfo, PlaceRun, Request, Run};
+pub use models::toy::ToyConfig;
+pub use models::Model;

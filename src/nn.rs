@@ -1,9 +1,10 @@
-//! The small building blocks around attention: linear maps, layer norm, the feed-forward block.
+//! The small building blocks around attention: linear maps, layer norm, activations, the
+//! feed-forward block and embedding look-ups.
 //!
 //! Weights follow the paper's orientation, `y = x W + b` with `W` of shape (d_in, d_out), so
 //! `Q = X W_Q` reads as written. (PyTorch's `nn.Linear` stores the transpose.)
 
-use ndarray::{Array1, Array2, ArrayView2, Axis};
+use ndarray::{s, Array1, Array2, ArrayView2, Axis};
 
 use crate::error::{Error, Result};
 
@@ -73,19 +74,93 @@ impl LayerNorm {
     }
 }
 
-/// The position-wise feed-forward block of the paper: `max(0, x W₁ + b₁) W₂ + b₂`.
+/// The activation functions of the feed-forward block, by the names Hugging Face configs use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Activation {
+    /// `gelu`: x Φ(x), with the exact error function.
+    Gelu,
+    /// `gelu_new`, `gelu_pytorch_tanh`: GPT-2's tanh approximation.
+    GeluTanh,
+    /// `relu`: the paper's max(0, x).
+    Relu,
+    /// `swish`, `silu`: x σ(x).
+    Silu,
+}
+
+impl Activation {
+    pub const NAMES: [&'static str; 7] =
+        ["gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "relu", "swish", "silu"];
+
+    /// `None` for a name headmap does not know.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "gelu" => Some(Activation::Gelu),
+            "gelu_new" | "gelu_pytorch_tanh" | "gelu_fast" => Some(Activation::GeluTanh),
+            "relu" => Some(Activation::Relu),
+            "swish" | "silu" => Some(Activation::Silu),
+            _ => None,
+        }
+    }
+
+    pub fn apply(self, x: &mut Array2<f32>) {
+        match self {
+            Activation::Gelu => x.mapv_inplace(|v| 0.5 * v * (1.0 + libm::erff(v / std::f32::consts::SQRT_2))),
+            Activation::GeluTanh => x.mapv_inplace(|v| {
+                let c = (2.0 / std::f32::consts::PI).sqrt();
+                0.5 * v * (1.0 + (c * (v + 0.044715 * v * v * v)).tanh())
+            }),
+            Activation::Relu => x.mapv_inplace(|v| v.max(0.0)),
+            Activation::Silu => x.mapv_inplace(|v| v / (1.0 + (-v).exp())),
+        }
+    }
+}
+
+/// The position-wise feed-forward block: `W₂ act(x W₁ + b₁) + b₂` (the paper's with ReLU).
 #[derive(Debug, Clone, PartialEq)]
 pub struct FeedForward {
     pub inner: Linear, // (D, d_ff)
     pub outer: Linear, // (d_ff, D)
+    pub activation: Activation,
 }
 
 impl FeedForward {
     pub fn forward(&self, x: ArrayView2<f32>) -> Result<Array2<f32>> {
         let mut h = self.inner.forward(x)?; // (T, d_ff)
-        h.mapv_inplace(|v| v.max(0.0));
+        self.activation.apply(&mut h);
         self.outer.forward(h.view()) // (T, D)
     }
+}
+
+/// Rows `ids` of an embedding table (V, D), checking every id.
+pub fn embed(table: &Array2<f32>, ids: &[u32]) -> Result<Array2<f32>> {
+    let mut out = Array2::zeros((ids.len(), table.ncols())); // (T, D)
+    for (t, &id) in ids.iter().enumerate() {
+        if id as usize >= table.nrows() {
+            return Err(Error::TokenOutOfVocabulary { id, vocab: table.nrows() });
+        }
+        out.row_mut(t).assign(&table.row(id as usize));
+    }
+    Ok(out)
+}
+
+/// Token rows times `scale`, plus the first T rows of a position table: refuses text longer
+/// than the table.
+pub fn embed_with_positions(
+    tokens: &Array2<f32>,
+    positions: &Array2<f32>,
+    ids: &[u32],
+    scale: f32,
+) -> Result<Array2<f32>> {
+    let t = ids.len();
+    if t > positions.nrows() {
+        return Err(Error::TooLong { tokens: t, max: positions.nrows() });
+    }
+    let mut x = embed(tokens, ids)?; // (T, D)
+    if scale != 1.0 {
+        x *= scale;
+    }
+    x += &positions.slice(s![..t, ..]);
+    Ok(x)
 }
 
 #[cfg(test)]
@@ -107,5 +182,27 @@ mod tests {
         let mean = y.sum() / 4.0;
         let var = y.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / 4.0;
         assert!(mean.abs() < 1e-6 && (var - 1.0).abs() < 1e-4, "mean {mean} var {var}");
+    }
+
+    #[test]
+    fn every_activation_name_parses() {
+        for name in Activation::NAMES {
+            assert!(Activation::parse(name).is_some(), "{name}");
+        }
+        assert_eq!(Activation::parse("mish"), None);
+        let mut x = array![[-1.0f32, 0.0, 2.0]];
+        Activation::Relu.apply(&mut x);
+        assert_eq!(x, array![[0.0f32, 0.0, 2.0]]);
+    }
+
+    #[test]
+    fn an_id_outside_the_vocabulary_is_refused() {
+        let table = Array2::<f32>::zeros((3, 2));
+        assert_eq!(embed(&table, &[0, 3]).unwrap_err(), Error::TokenOutOfVocabulary { id: 3, vocab: 3 });
+        let positions = Array2::<f32>::zeros((1, 2));
+        assert_eq!(
+            embed_with_positions(&table, &positions, &[0, 1], 1.0).unwrap_err(),
+            Error::TooLong { tokens: 2, max: 1 }
+        );
     }
 }

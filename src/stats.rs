@@ -1,6 +1,6 @@
 //! Numbers read off attention weights.
 
-use ndarray::{Array2, ArrayView2, ArrayView3, Axis};
+use ndarray::{Array2, ArrayView2, ArrayView3, ArrayView4, Axis};
 
 /// Shannon entropy, in bits, of every query row of every head: (H, Tq, Tk) → (H, Tq).
 ///
@@ -16,6 +16,14 @@ pub fn row_entropy_bits(weights: ArrayView3<f32>) -> Array2<f32> {
         }
     }
     out
+}
+
+/// The largest weight of every head: (L, H, Tq, Tk) → (L, H), for colour ranges.
+pub fn head_maxima(weights: ArrayView4<f32>) -> Array2<f32> {
+    let (layers, heads, _, _) = weights.dim();
+    Array2::from_shape_fn((layers, heads), |(l, h)| {
+        weights.slice(ndarray::s![l, h, .., ..]).iter().copied().fold(0.0f32, f32::max)
+    })
 }
 
 /// Shrinks a (Tq, Tk) weight matrix to (out_h, out_w) pixels for drawing: each pixel keeps
@@ -79,5 +87,15 @@ mod tests {
         let p = max_pool(w.view(), Some(allowed.view()), 2, 2);
         assert_eq!(p, array![[0.9f32, -1.0], [0.5, 0.25]]);
         assert_eq!(max_pool(w.view(), None, 4, 4), w, "one cell per pixel changes nothing");
+    }
+
+    #[test]
+    fn head_maxima_are_per_layer_and_head() {
+        let mut w = ndarray::Array4::<f32>::zeros((2, 3, 2, 2));
+        w[[1, 2, 0, 1]] = 0.75;
+        w[[0, 0, 1, 1]] = 0.5;
+        let m = head_maxima(w.view());
+        assert_eq!(m.dim(), (2, 3));
+        assert_eq!((m[[1, 2]], m[[0, 0]], m[[0, 1]]), (0.75, 0.5, 0.0));
     }
 }

@@ -111,11 +111,33 @@ fn mistakes_are_explained() {
     let (ok, _, err) =
         headmap(&["attention", "--model", &fixture("bert"), "--text", "a", "--format", "svg", "--kind", "cross"]);
     assert!(!ok);
-    assert_eq!(err.trim(), "headmap: this model has no cross attention");
+    assert_eq!(err.trim(), "headmap: this model has no cross attention; it has encoder_self");
     let (ok, _, err) = headmap(&["attention", "--model", &fixture("bert"), "--text", "a", "--format", "png"]);
     assert!(!ok);
     assert_eq!(err.trim(), "headmap: png output needs --out FILE");
     let (ok, _, err) =
         headmap(&["attention", "--model", &fixture("bert"), "--text", "a", "--format", "svg", "--head", "9"]);
-    assert!(!ok && err.contains("no head 9: the model has 4 heads"), "{err}");
+    assert!(!ok && err.contains("head 9 does not exist: there are 4"), "{err}");
+    let (ok, _, err) = headmap(&["attention", "--model", &fixture("bert"), "--text", "a", "--place", "decoder"]);
+    assert!(!ok && err.contains("unknown place `decoder`: use encoder_self, decoder_self, cross"), "{err}");
+}
+
+#[test]
+fn a_what_if_mask_is_run_and_labelled() {
+    let (ok, out, err) = headmap(&[
+        "attention",
+        "--model",
+        &fixture("bert"),
+        "--text",
+        "the animal was tired",
+        "--place",
+        "encoder_self",
+        "--mask",
+        "causal",
+    ]);
+    assert!(ok, "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let place = &doc["rows"][0]["attention"]["encoder_self"];
+    assert_eq!((place["mask"].as_str(), place["what_if"].as_bool()), (Some("causal"), Some(true)));
+    assert_eq!(place["weights"][0][0][0][1], 0.0, "the first query sees no later key");
 }

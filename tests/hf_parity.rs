@@ -6,9 +6,10 @@
 
 use std::path::{Path, PathBuf};
 
-use headmap::models::hf::{HfModel, ModelFiles};
-use headmap::models::run::Row;
-use headmap::MaskKind;
+use headmap::models::hf::ModelFiles;
+use headmap::models::run::{Batch, Row, Settings};
+use headmap::tokenize::Token;
+use headmap::{Model, Place, Request};
 use ndarray::{ArrayViewD, Axis};
 use safetensors::SafeTensors;
 use serde_json::Value;
@@ -24,11 +25,11 @@ fn read(path: &Path) -> Vec<u8> {
 }
 
 /// Loads a model folder as a user would give it.
-fn load(dir: &Path) -> HfModel {
+fn load(dir: &Path) -> Model {
     let opt = |f: &str| dir.join(f).exists().then(|| read(&dir.join(f)));
     let (config, weights) = (read(&dir.join("config.json")), read(&dir.join("model.safetensors")));
     let (tokenizer, spm, vocab) = (opt("tokenizer.json"), opt("source.spm"), opt("vocab.json"));
-    HfModel::load(&ModelFiles {
+    Model::from_files(&ModelFiles {
         config: &config,
         weights: &weights,
         tokenizer: tokenizer.as_deref(),
@@ -46,7 +47,7 @@ fn rows(ids: &Value, mask: &Value) -> Vec<Row> {
         .map(|(ids, mask)| {
             let ids: Vec<u32> = ids.as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect();
             Row {
-                labels: ids.iter().map(u32::to_string).collect(),
+                tokens: ids.iter().map(|id| Token::word(&id.to_string())).collect(),
                 valid: mask.as_array().unwrap().iter().map(|v| v.as_u64() == Some(1)).collect(),
                 ids,
             }
@@ -54,7 +55,7 @@ fn rows(ids: &Value, mask: &Value) -> Vec<Row> {
         .collect()
 }
 
-fn tensor<'a>(refs: &'a SafeTensors, name: &str) -> (Vec<f32>, Vec<usize>) {
+fn tensor(refs: &SafeTensors, name: &str) -> (Vec<f32>, Vec<usize>) {
     let t = refs.tensor(name).unwrap_or_else(|_| panic!("reference tensor {name}"));
     let data = t.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
     (data, t.shape().to_vec())
@@ -73,7 +74,7 @@ fn assert_close(got: &[f32], want: ArrayViewD<f32>, label: &str) -> f32 {
 
 /// Compares every place, layer, head and batch row of `name`'s reference cases, with the
 /// model in `dir`.
-fn check_model(name: &str, model: &HfModel) {
+fn check_model(name: &str, model: &Model) {
     let dir = fixture(name);
     let reference: Value = serde_json::from_slice(&read(&dir.join("reference.json"))).unwrap();
     let bytes = read(&dir.join("reference.safetensors"));
@@ -86,23 +87,26 @@ fn check_model(name: &str, model: &HfModel) {
         } else {
             Vec::new()
         };
-        let from_ids = model.run_rows(&sources, &targets).unwrap_or_else(|e| panic!("{name} case {n}: {e}"));
+        let batch = Batch { sources, targets };
+        let from_ids = model.run_batch(&batch, &Settings::trained()).unwrap_or_else(|e| panic!("{name} case {n}: {e}"));
         // the same case from its text: tokenizer, padding and the decoder's shifted labels
         let strings = |key: &str| {
             case.get(key).map_or(Vec::new(), |v| v.as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect())
         };
         let texts = if case.get("texts").is_some() { strings("texts") } else { strings("sources") };
-        let from_text =
-            model.run(&texts, &strings("targets")).unwrap_or_else(|e| panic!("{name} case {n} from text: {e}"));
+        let owned = |v: Vec<&str>| v.into_iter().map(String::from).collect();
+        let request = Request { texts: owned(texts), targets: owned(strings("targets")), ..Request::default() };
+        let from_text = model.run(&request).unwrap_or_else(|e| panic!("{name} case {n} from text: {e}"));
         for (run, how) in [(&from_ids, "ids"), (&from_text, "text")] {
-            let places: &[(MaskKind, &str)] = if model.is_encoder_decoder() {
+            let encoder_decoder = model.info().encoder_decoder;
+            let places: &[(Place, &str)] = if encoder_decoder {
                 &[
-                    (MaskKind::Padding, "encoder_attentions"),
-                    (MaskKind::Causal, "decoder_attentions"),
-                    (MaskKind::Cross, "cross_attentions"),
+                    (Place::EncoderSelf, "encoder_attentions"),
+                    (Place::DecoderSelf, "decoder_attentions"),
+                    (Place::Cross, "cross_attentions"),
                 ]
             } else {
-                &[(model.kinds()[0], "attentions")]
+                &[(model.info().places[0].place, "attentions")]
             };
             for &(kind, key) in places {
                 let place = run.place(kind).unwrap();
@@ -110,30 +114,31 @@ fn check_model(name: &str, model: &HfModel) {
                     let (data, shape) = tensor(&refs, &format!("case{n}.{key}.{layer}"));
                     let want = ndarray::ArrayD::from_shape_vec(shape, data).unwrap(); // (B, H, Tq, Tk)
                     for b in 0..place.batch() {
-                        let got = place.weights[b][layer].as_standard_layout();
+                        let got = place.rows[b].weights.index_axis(Axis(0), layer).as_standard_layout().into_owned();
                         let label = format!("{name} case {n} from {how}: {key} layer {layer} row {b}");
                         worst = worst.max(assert_close(got.as_slice().unwrap(), want.index_axis(Axis(0), b), &label));
                     }
                 }
             }
-            let hidden_key = if model.is_encoder_decoder() { "encoder_last_hidden_state" } else { "last_hidden_state" };
-            let (data, shape) = tensor(&refs, &format!("case{n}.{hidden_key}"));
-            let want = ndarray::ArrayD::from_shape_vec(shape, data).unwrap();
-            for (b, h) in run.hidden.iter().enumerate() {
-                worst = worst.max(assert_close(
-                    h.as_slice().unwrap(),
-                    want.index_axis(Axis(0), b),
-                    &format!("{name} case {n} {hidden_key} row {b}"),
-                ));
-            }
-            if model.is_encoder_decoder() {
-                let (data, shape) = tensor(&refs, &format!("case{n}.last_hidden_state"));
+            // an encoder–decoder's encoder and decoder outputs, or the one stack's output
+            let stack = |h: &headmap::models::run::Hidden| h.encoder.clone().or_else(|| h.decoder.clone());
+            let hidden: Vec<(&str, Vec<Option<ndarray::Array2<f32>>>)> = if encoder_decoder {
+                vec![
+                    ("encoder_last_hidden_state", run.hidden.iter().map(|h| h.encoder.clone()).collect()),
+                    ("last_hidden_state", run.hidden.iter().map(|h| h.decoder.clone()).collect()),
+                ]
+            } else {
+                vec![("last_hidden_state", run.hidden.iter().map(stack).collect())]
+            };
+            for (hidden_key, rows) in hidden {
+                let (data, shape) = tensor(&refs, &format!("case{n}.{hidden_key}"));
                 let want = ndarray::ArrayD::from_shape_vec(shape, data).unwrap();
-                for (b, h) in run.decoder_hidden.iter().enumerate() {
+                for (b, h) in rows.iter().enumerate() {
+                    let h = h.as_ref().unwrap_or_else(|| panic!("{name}: no {hidden_key}"));
                     worst = worst.max(assert_close(
                         h.as_slice().unwrap(),
                         want.index_axis(Axis(0), b),
-                        &format!("{name} case {n} decoder hidden row {b}"),
+                        &format!("{name} case {n} {hidden_key} row {b}"),
                     ));
                 }
             }
@@ -143,7 +148,7 @@ fn check_model(name: &str, model: &HfModel) {
 }
 
 /// The tokenizer gives the ids transformers' tokenizer gave.
-fn check_tokens(name: &str, model: &HfModel) {
+fn check_tokens(name: &str, model: &Model) {
     let dir = fixture(name);
     let reference: Value = serde_json::from_slice(&read(&dir.join("reference.json"))).unwrap();
     for case in reference["cases"].as_array().unwrap() {
@@ -157,9 +162,9 @@ fn check_tokens(name: &str, model: &HfModel) {
                 .filter(|(_, m)| m.as_u64() == Some(1))
                 .map(|(id, _)| id.as_u64().unwrap() as u32)
                 .collect();
-            let got = model.tokenizer().encode(text.as_str().unwrap()).unwrap();
+            let got = model.tokenize(text.as_str().unwrap()).unwrap();
             assert_eq!(got.ids, want, "{name}: ids of {text}");
-            assert_eq!(got.labels.len(), got.ids.len());
+            assert_eq!(got.tokens.len(), got.ids.len());
         }
     }
 }
@@ -213,9 +218,9 @@ fn check_greedy(name: &str) {
         let want: Vec<u32> =
             case["output_ids"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect();
         let max_new = case["max_new_tokens"].as_u64().unwrap() as usize;
-        let (ids, text) = model.generate(texts.as_str().unwrap(), max_new).unwrap();
-        assert_eq!(ids, want, "{name}: greedy ids");
-        assert!(!text.contains("</s>"), "special tokens are left out of {text:?}");
+        let out = model.generate(texts.as_str().unwrap(), max_new).unwrap();
+        assert_eq!(out.ids, want, "{name}: greedy ids");
+        assert!(!out.text.contains("</s>"), "special tokens are left out of {:?}", out.text);
     }
 }
 
@@ -225,4 +230,5 @@ fn greedy_decoding_matches_generate() {
     check_greedy("bart");
     let gpt2 = load(&fixture("gpt2"));
     assert!(gpt2.generate("a", 3).unwrap_err().to_string().contains("needs an encoder–decoder model"));
+    assert!(!gpt2.info().can_generate);
 }

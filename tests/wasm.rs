@@ -6,13 +6,13 @@
 mod common;
 
 use common::{assert_close, flat, golden};
-use headmap::wasm::{attention, examples, limits, weighted_sum, Session};
+use headmap::wasm::{attention, examples, weighted_sum, Model};
 use js_sys::{Array, Float32Array, Object, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::wasm_bindgen_test;
 
-fn js(json: &str) -> JsValue {
-    js_sys::JSON::parse(json).expect("test JSON parses")
+fn js<T: JsCast>(json: &str) -> T {
+    js_sys::JSON::parse(json).expect("test JSON parses").unchecked_into()
 }
 
 fn get(obj: &JsValue, key: &str) -> JsValue {
@@ -27,67 +27,98 @@ fn floats(value: JsValue) -> Vec<f32> {
     value.dyn_into::<Float32Array>().expect("a Float32Array").to_vec()
 }
 
-/// The message of the JS Error a call failed with.
-fn message<T>(result: Result<T, wasm_bindgen::JsError>) -> String {
+fn toy() -> Model {
+    Model::toy(JsValue::UNDEFINED.unchecked_into()).unwrap()
+}
+
+/// The JS Error a call failed with: its message, and its `code`.
+fn failure<T>(result: Result<T, JsValue>) -> (String, String) {
     match result {
         Ok(_) => panic!("expected an error"),
-        Err(e) => JsValue::from(e).dyn_into::<js_sys::Error>().expect("a JS Error").message().into(),
+        Err(e) => {
+            let code = get(&e, "code").as_string().unwrap_or_default();
+            (e.dyn_into::<js_sys::Error>().expect("a JS Error").message().into(), code)
+        }
     }
+}
+
+fn message<T>(result: Result<T, JsValue>) -> String {
+    failure(result).0
 }
 
 #[wasm_bindgen_test]
 fn a_padded_batch_crosses_as_h_tq_tk_with_zero_pad_columns() {
-    let session = Session::new(js(r#"{"preset":"small","seed":1}"#)).unwrap();
-    let run = session
-        .run(js(r#"{"texts":["동물이 길을 건너지 않았다. 그것은 너무 피곤했다.","민수가 영희에게 책을 주었다."],"mask":"padding"}"#))
+    let model = Model::toy(js(r#"{"preset":"small","seed":1}"#)).unwrap();
+    let run = model
+        .run(js(r#"{"texts":["동물이 길을 건너지 않았다. 그것은 너무 피곤했다.","민수가 영희에게 책을 주었다."],"place":"encoder_self"}"#))
         .unwrap();
-    let meta = run.meta().unwrap();
-    assert_eq!((num(&meta, "heads"), num(&meta, "tq"), num(&meta, "tk")), (4.0, 9.0, 9.0));
-    assert_eq!(num(&meta, "batch"), 2.0);
-    let keys: Array = get(&meta, "keys").dyn_into().unwrap();
-    let row1: Array = keys.get(1).dyn_into().unwrap();
-    assert_eq!(row1.get(0).as_string().unwrap(), "민수가", "Korean survives the trip");
-    assert_eq!(row1.get(8).as_string().unwrap(), "[PAD]");
-    let w = run.weights(1, 0).unwrap().to_vec();
-    assert_eq!(w.len(), 4 * 9 * 9);
+    let info: JsValue = run.info().unwrap().into();
+    let place: JsValue = get(&info, "places").dyn_into::<Array>().unwrap().get(0);
+    assert_eq!((num(&place, "heads"), num(&place, "tq"), num(&place, "tk")), (4.0, 9.0, 9.0));
+    assert_eq!(num(&place, "batch"), 2.0);
+    assert_eq!(get(&place, "mask").as_string().unwrap(), "padding");
+    assert!(num(&get(&place, "cost"), "scoreMacs") > 0.0);
+    let tokens: JsValue = run.tokens("encoder_self", 1).unwrap().into();
+    let keys: Array = get(&tokens, "keys").dyn_into().unwrap();
+    assert_eq!(get(&keys.get(0), "label").as_string().unwrap(), "민수가", "Korean survives the trip");
+    assert_eq!(get(&keys.get(8), "label").as_string().unwrap(), "[PAD]");
+    assert_eq!(get(&keys.get(8), "kind").as_string().unwrap(), "pad");
+    // a whole row in one copy: [L, H, Tq, Tk]
+    let row: JsValue = run.row("encoder_self", 1).unwrap().into();
+    let w = floats(get(&row, "weights"));
+    assert_eq!(w.len(), 2 * 4 * 9 * 9);
     for (i, &v) in w.iter().enumerate() {
         if i % 9 >= 5 {
             assert_eq!(v, 0.0, "PAD column at flat index {i}");
         }
     }
-    assert!(num(&get(&meta, "cost"), "score_macs") > 0.0);
+    assert_eq!(run.head("encoder_self", 1, 1, 2).unwrap().to_vec()[..], w[(4 + 2) * 81..(4 + 3) * 81]);
+    assert_eq!(floats(get(&row, "maxima")).len(), 8, "[L, H]");
 }
 
 #[wasm_bindgen_test]
 fn cross_attention_is_rectangular_and_traceable() {
-    let session = Session::new(JsValue::UNDEFINED).unwrap();
-    let run = session
-        .run(js(r#"{"texts":["동물이 길을 건너지 않았다."],"targets":["The animal did not cross the road ."],"mask":"cross"}"#))
+    let model = toy();
+    let run = model
+        .run(js(r#"{"texts":["동물이 길을 건너지 않았다."],"targets":["The animal did not cross the road ."],"place":"cross"}"#))
         .unwrap();
-    let meta = run.meta().unwrap();
-    assert_eq!((num(&meta, "tq"), num(&meta, "tk")), (8.0, 5.0));
-    let trace: JsValue = session.trace(&run, 0, 1, 2).unwrap().into();
+    let info: JsValue = run.info().unwrap().into();
+    let place = get(&info, "places").dyn_into::<Array>().unwrap().get(0);
+    assert_eq!((num(&place, "tq"), num(&place, "tk")), (8.0, 5.0));
+    let trace: JsValue = model.trace(&run, "cross", 0, 1, 2).unwrap().into();
     assert_eq!((num(&trace, "tq"), num(&trace, "tk"), num(&trace, "dK")), (8.0, 5.0, 16.0));
     let weights = get(&trace, "weights");
     assert_eq!((num(&weights, "rows"), num(&weights, "cols")), (8.0, 5.0));
     let from_trace = floats(get(&weights, "data"));
-    let from_run = run.weights(0, 1).unwrap().to_vec();
-    assert_eq!(from_trace[..], from_run[2 * 40..3 * 40], "head 2 of layer 1");
+    let from_run = run.head("cross", 0, 1, 2).unwrap().to_vec();
+    assert_eq!(from_trace, from_run, "head 2 of layer 1");
     let x_q = get(&trace, "xQ");
     assert_eq!(num(&x_q, "cols"), 64.0);
+    let output = get(&trace, "output");
+    assert_eq!((num(&output, "rows"), num(&output, "cols")), (8.0, 16.0), "weights · V: one row per query");
 }
 
 #[wasm_bindgen_test]
 fn the_causal_trace_marks_the_future_minus_infinity() {
-    let session = Session::new(JsValue::UNDEFINED).unwrap();
-    let run = session.run(js(r#"{"texts":["Minsu gave Younghee a book."],"mask":"causal","scale":false}"#)).unwrap();
-    let trace: JsValue = session.trace(&run, 0, 0, 0).unwrap().into();
+    let model = toy();
+    let run =
+        model.run(js(r#"{"texts":["Minsu gave Younghee a book."],"place":"decoder_self","scale":false}"#)).unwrap();
+    let trace: JsValue = model.trace(&run, "decoder_self", 0, 0, 0).unwrap().into();
     assert_eq!(num(&trace, "scale"), 1.0, "scaling switched off");
     let masked = floats(get(&get(&trace, "masked"), "data"));
     assert_eq!(masked[1], f32::NEG_INFINITY);
     let weights = floats(get(&get(&trace, "weights"), "data"));
     assert_eq!(weights[0], 1.0);
     assert_eq!(weights[1], 0.0);
+}
+
+#[wasm_bindgen_test]
+fn a_what_if_mask_is_labelled() {
+    let run = toy().run(js(r#"{"texts":["a b","c"],"place":"encoder_self","mask":"none"}"#)).unwrap();
+    let info: JsValue = run.info().unwrap().into();
+    let place = get(&info, "places").dyn_into::<Array>().unwrap().get(0);
+    assert_eq!(get(&place, "whatIf").as_bool(), Some(true));
+    assert_eq!(run.allowed("encoder_self", 1, 0).unwrap().to_vec(), [1, 1, 1, 1], "PAD keys visible");
 }
 
 #[wasm_bindgen_test]
@@ -107,7 +138,7 @@ fn raw_attention_matches_pytorch_across_the_boundary() {
             Reflect::set(&options, &"keyValid".into(), &arr).unwrap();
         }
         let got: JsValue =
-            attention(&to_f32("q"), &to_f32("k"), &to_f32("v"), d_k, d_v, options.into()).unwrap().into();
+            attention(&to_f32("q"), &to_f32("k"), &to_f32("v"), d_k, d_v, options.unchecked_into()).unwrap().into();
         assert_close(&floats(get(&get(&got, "weights"), "data")), &flat(&case["weights"]), 1e-5, name);
         assert_close(&floats(get(&get(&got, "output"), "data")), &flat(&case["output"]), 1e-5, name);
     }
@@ -121,42 +152,67 @@ fn the_seed_weighted_sum_is_8_2() {
 
 #[wasm_bindgen_test]
 fn examples_and_limits_are_there() {
-    let list: Array = examples().unwrap().dyn_into().unwrap();
+    let list: Array = JsValue::from(examples().unwrap()).dyn_into().unwrap();
     assert_eq!(list.length(), 4);
     assert_eq!(get(&list.get(0), "text").as_string().unwrap(), "동물이 길을 건너지 않았다. 그것은 너무 피곤했다.");
-    assert_eq!(num(&limits().unwrap(), "maxTokens"), 2048.0);
+    let info: JsValue = toy().info().unwrap().into();
+    assert_eq!(num(&info, "maxTokens"), 2048.0);
+    assert_eq!(get(&info, "trained").as_bool(), Some(false));
+    assert_eq!(get(&info, "places").dyn_into::<Array>().unwrap().length(), 3);
 }
 
 #[wasm_bindgen_test]
-fn errors_arrive_as_js_errors_with_a_message() {
-    let session = Session::new(JsValue::UNDEFINED).unwrap();
+fn errors_arrive_as_js_errors_with_a_message_and_a_code() {
+    let model = toy();
     assert_eq!(
-        message(session.run(js(r#"{"texts":["  "],"mask":"padding"}"#))),
-        "the text is empty: type a sentence to see its attention"
+        failure(model.run(js(r#"{"texts":["  "],"place":"encoder_self"}"#))),
+        ("the text is empty: type a sentence to see its attention".to_string(), "empty_text".to_string())
     );
-    let long = format!(r#"{{"texts":["{}"],"mask":"padding"}}"#, "a ".repeat(2100));
-    assert_eq!(message(session.run(js(&long))), "the text has 2100 tokens, more than the maximum of 2048");
-    assert!(message(session.run(js(r#"{"texts":["a"],"mask":"diagonal"}"#))).contains("unknown mask `diagonal`"));
-    assert!(message(session.run(js(r#"{"texts":"not a list","mask":"none"}"#))).starts_with("invalid request"));
-    assert!(message(Session::new(js(r#"{"preset":"huge"}"#))).contains("unknown preset"));
-    assert!(message(Session::new(js(r#"{"layers":0}"#))).contains("outside 1..=12"));
-    let run = session.run(js(r#"{"texts":["a b"],"mask":"none"}"#)).unwrap();
-    assert!(message(run.weights(0, 9)).contains("no weights for row 0, layer 9"));
-    assert!(message(session.trace(&run, 0, 0, 99)).contains("head 99 does not exist"));
-    assert!(message(attention(&[1.0, 2.0, 3.0], &[1.0, 2.0], &[1.0], 2, 1, JsValue::UNDEFINED))
+    let long = format!(r#"{{"texts":["{}"]}}"#, "a ".repeat(2100));
+    let (text, code) = failure(model.run(js(&long)));
+    assert_eq!(text, "the text has 2100 tokens, more than the maximum of 2048");
+    assert_eq!(code, "too_long");
+    assert!(message(model.run(js(r#"{"texts":["a"],"mask":"diagonal"}"#))).contains("unknown mask `diagonal`"));
+    assert!(message(model.run(js(r#"{"texts":"not a list"}"#))).starts_with("invalid request"));
+    assert!(message(Model::toy(js(r#"{"preset":"huge"}"#))).contains("unknown preset"));
+    assert!(message(Model::toy(js(r#"{"layers":0}"#))).contains("outside 1..=12"));
+    let run = model.run(js(r#"{"texts":["a b"],"place":"encoder_self","mask":"none"}"#)).unwrap();
+    assert!(message(run.head("encoder_self", 0, 9, 0)).contains("layer 9 does not exist"));
+    assert_eq!(failure(run.head("cross", 0, 0, 0)).1, "place_absent", "the run kept only encoder_self");
+    assert!(message(model.trace(&run, "encoder_self", 0, 0, 99)).contains("head 99 does not exist"));
+    assert!(message(attention(&[1.0, 2.0, 3.0], &[1.0, 2.0], &[1.0], 2, 1, JsValue::UNDEFINED.unchecked_into()))
         .contains("do not fill rows of 2"));
-    assert!(message(attention(&[f32::NAN, 0.0], &[1.0, 2.0], &[1.0], 2, 1, JsValue::UNDEFINED)).contains("non-finite"));
-    assert!(message(attention(&[1.0, 0.0], &[1.0, 2.0, 3.0, 4.0], &[1.0], 2, 1, JsValue::UNDEFINED))
+    assert!(message(attention(&[f32::NAN, 0.0], &[1.0, 2.0], &[1.0], 2, 1, JsValue::UNDEFINED.unchecked_into()))
+        .contains("non-finite"));
+    assert!(message(attention(&[1.0, 0.0], &[1.0, 2.0, 3.0, 4.0], &[1.0], 2, 1, JsValue::UNDEFINED.unchecked_into()))
         .contains("`K` has shape"));
     assert!(message(weighted_sum(&[0.5, 0.5], &[1.0, 2.0, 3.0], 3)).contains("`weights` has shape [2]"));
+    let (_, code) = failure(model.generate("a", 3));
+    assert_eq!(code, "cannot_generate", "the toy has no start token to write from");
 }
 
 #[wasm_bindgen_test]
 fn the_mask_crosses_as_one_byte_per_cell() {
-    let session = Session::new(JsValue::UNDEFINED).unwrap();
-    let run = session.run(js(r#"{"texts":["a b c","d e"],"mask":"causal"}"#)).unwrap();
-    assert_eq!(run.allowed(1).unwrap().to_vec(), [1, 0, 0, 1, 1, 0, 1, 1, 0], "causal and PAD combined");
-    let none = session.run(js(r#"{"texts":["a b"],"mask":"none"}"#)).unwrap();
-    assert_eq!(none.allowed(0).unwrap().to_vec(), [1, 1, 1, 1]);
-    assert!(message(none.allowed(3)).contains("no mask for row 3"));
+    let model = toy();
+    let run = model.run(js(r#"{"texts":["a b c","d e"],"place":"decoder_self"}"#)).unwrap();
+    assert_eq!(
+        run.allowed("decoder_self", 1, 0).unwrap().to_vec(),
+        [1, 0, 0, 1, 1, 0, 1, 1, 0],
+        "causal and PAD combined"
+    );
+    let none = model.run(js(r#"{"texts":["a b"],"place":"encoder_self","mask":"none"}"#)).unwrap();
+    assert_eq!(none.allowed("encoder_self", 0, 0).unwrap().to_vec(), [1, 1, 1, 1]);
+    assert!(message(none.allowed("encoder_self", 3, 0)).contains("row 3 does not exist"));
+}
+
+#[wasm_bindgen_test]
+fn export_gives_the_command_lines_json_and_csv() {
+    let model = toy();
+    let run = model.run(js(r#"{"texts":["a b"]}"#)).unwrap();
+    let doc = run.export(&model).unwrap();
+    assert_eq!(get(&doc, "model_type").as_string().unwrap(), "toy");
+    let rows: Array = get(&doc, "rows").dyn_into().unwrap();
+    let place = get(&get(&rows.get(0), "attention"), "cross");
+    assert_eq!(get(&place, "mask").as_string().unwrap(), "cross");
+    assert!(run.csv().starts_with("row,attention,layer,head,query_index,query,key_index,key,weight\n"));
 }

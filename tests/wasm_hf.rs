@@ -2,28 +2,33 @@
 //! explorer loads them. Run with `--features hf` (see scripts/test).
 #![cfg(all(target_arch = "wasm32", feature = "hf"))]
 
-use headmap::wasm::hf::ModelSession;
+use headmap::wasm::Model;
 use js_sys::{Array, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::wasm_bindgen_test;
 
-fn js(json: &str) -> JsValue {
-    js_sys::JSON::parse(json).expect("test JSON parses")
+fn js<T: JsCast>(json: &str) -> T {
+    js_sys::JSON::parse(json).expect("test JSON parses").unchecked_into()
 }
 
 fn get(obj: &JsValue, key: &str) -> JsValue {
     Reflect::get(obj, &key.into()).expect("a property")
 }
 
-fn message<T>(result: Result<T, wasm_bindgen::JsError>) -> String {
+fn message<T>(result: Result<T, JsValue>) -> String {
     match result {
         Ok(_) => panic!("expected an error"),
-        Err(e) => JsValue::from(e).dyn_into::<js_sys::Error>().expect("a JS Error").message().into(),
+        Err(e) => e.dyn_into::<js_sys::Error>().expect("a JS Error").message().into(),
     }
 }
 
-fn bert() -> Result<ModelSession, wasm_bindgen::JsError> {
-    ModelSession::new(
+fn first_place(run: &headmap::wasm::Run) -> JsValue {
+    let info: JsValue = run.info().unwrap().into();
+    get(&info, "places").dyn_into::<Array>().unwrap().get(0)
+}
+
+fn bert() -> Result<Model, JsValue> {
+    Model::from_files(
         include_bytes!("fixtures/hf/bert/config.json"),
         include_bytes!("fixtures/hf/bert/model.safetensors"),
         Some(include_bytes!("fixtures/hf/bert/tokenizer.json").to_vec()),
@@ -35,19 +40,21 @@ fn bert() -> Result<ModelSession, wasm_bindgen::JsError> {
 #[wasm_bindgen_test]
 fn bert_gives_padding_attention_for_a_batch() {
     let model = bert().unwrap();
-    let info = model.info().unwrap();
-    assert_eq!(get(&info, "modelType").as_string().unwrap(), "bert");
-    let kinds: Array = get(&info, "kinds").dyn_into().unwrap();
-    assert_eq!(kinds.length(), 1);
+    let info: JsValue = model.info().unwrap().into();
+    assert_eq!(get(&info, "architecture").as_string().unwrap(), "bert");
+    let places: Array = get(&info, "places").dyn_into().unwrap();
+    assert_eq!(places.length(), 1);
+    assert_eq!(get(&places.get(0), "place").as_string().unwrap(), "encoder_self");
     let run = model.run(js(r#"{"texts":["동물이 길을 건너지 않았다.","Minsu gave a book."]}"#)).unwrap();
-    let meta = run.meta("padding").unwrap();
+    let meta = first_place(&run);
     assert_eq!(get(&meta, "heads").as_f64(), Some(4.0));
-    let keys: Array = get(&meta, "keys").dyn_into().unwrap();
-    let first: Array = keys.get(0).dyn_into().unwrap();
-    assert_eq!(first.get(0).as_string().unwrap(), "[CLS]");
-    let w = run.weights("padding", 1, 1).unwrap().to_vec();
+    let tokens: JsValue = run.tokens("encoder_self", 0).unwrap().into();
+    let keys: Array = get(&tokens, "keys").dyn_into().unwrap();
+    assert_eq!(get(&keys.get(0), "label").as_string().unwrap(), "[CLS]");
+    assert_eq!(get(&keys.get(0), "kind").as_string().unwrap(), "special");
+    let w = run.head("encoder_self", 1, 1, 0).unwrap().to_vec();
     let tk = get(&meta, "tk").as_f64().unwrap() as usize;
-    let allowed = run.allowed("padding", 1).unwrap().to_vec();
+    let allowed = run.allowed("encoder_self", 1, 1).unwrap().to_vec();
     for (k, &a) in allowed.iter().enumerate() {
         if a == 0 {
             assert_eq!(w[k], 0.0, "a PAD key at flat index {k} of head 0");
@@ -55,12 +62,12 @@ fn bert_gives_padding_attention_for_a_batch() {
     }
     let row_sum: f32 = w[..tk].iter().sum();
     assert!((row_sum - 1.0).abs() < 1e-5);
-    assert!(message(run.weights("cross", 0, 0)).contains("this model has no cross attention; it has padding"));
+    assert!(message(run.head("cross", 0, 0, 0)).contains("this model has no cross attention; it has encoder_self"));
 }
 
 #[wasm_bindgen_test]
 fn marian_gives_all_three_places_from_spm_files() {
-    let model = ModelSession::new(
+    let model = Model::from_files(
         include_bytes!("fixtures/hf/marian/config.json"),
         include_bytes!("fixtures/hf/marian/model.safetensors"),
         None,
@@ -71,11 +78,14 @@ fn marian_gives_all_three_places_from_spm_files() {
     let run = model
         .run(js(r#"{"texts":["민수가 영희에게 책을 주었다."],"targets":["Minsu gave Younghee a book."]}"#))
         .unwrap();
-    for kind in ["padding", "causal", "cross"] {
-        let meta = run.meta(kind).unwrap();
-        assert_eq!(get(&meta, "layers").as_f64(), Some(2.0), "{kind}");
+    let info: JsValue = run.info().unwrap().into();
+    let places: Array = get(&info, "places").dyn_into().unwrap();
+    assert_eq!(places.length(), 3);
+    for place in places.iter() {
+        assert_eq!(get(&place, "layers").as_f64(), Some(2.0), "{:?}", get(&place, "place"));
     }
-    let cross = run.meta("cross").unwrap();
+    let cross = places.get(2);
+    assert_eq!(get(&cross, "place").as_string().unwrap(), "cross");
     assert_ne!(get(&cross, "tq").as_f64(), get(&cross, "tk").as_f64());
     assert!(!model.generate("민수가 영희에게 책을 주었다.", 10).unwrap().contains("</s>"));
     let trace: JsValue = model.trace(&run, "cross", 0, 1, 2).unwrap().into();
@@ -85,9 +95,9 @@ fn marian_gives_all_three_places_from_spm_files() {
 #[wasm_bindgen_test]
 fn broken_files_are_js_errors_naming_the_file() {
     let truncated = &include_bytes!("fixtures/hf/bert/model.safetensors")[..1000];
-    let e = message(ModelSession::new(include_bytes!("fixtures/hf/bert/config.json"), truncated, None, None, None));
+    let e = message(Model::from_files(include_bytes!("fixtures/hf/bert/config.json"), truncated, None, None, None));
     assert!(e.starts_with("model.safetensors: not a valid safetensors file"), "{e}");
-    let e = message(ModelSession::new(
+    let e = message(Model::from_files(
         b"{\"model_type\":\"t5\"}",
         include_bytes!("fixtures/hf/bert/model.safetensors"),
         Some(b"{}".to_vec()),
@@ -101,7 +111,7 @@ fn broken_files_are_js_errors_naming_the_file() {
 
 /// Runs reference case `case` from its texts and compares every layer, head and row of each
 /// place with what transformers computed, to 1e-4.
-fn check_parity(model: &ModelSession, reference: &str, tensors: &[u8], case: usize, places: &[(&str, &str)]) {
+fn check_parity(model: &Model, reference: &str, tensors: &[u8], case: usize, places: &[(&str, &str)]) {
     let reference: serde_json::Value = serde_json::from_str(reference).unwrap();
     let c = &reference["cases"][case];
     let texts = c.get("texts").or_else(|| c.get("sources")).unwrap();
@@ -109,8 +119,10 @@ fn check_parity(model: &ModelSession, reference: &str, tensors: &[u8], case: usi
         serde_json::json!({ "texts": texts, "targets": c.get("targets").cloned().unwrap_or(serde_json::json!([])) });
     let run = model.run(js(&request.to_string())).unwrap();
     let refs = safetensors::SafeTensors::deserialize(tensors).unwrap();
+    let info: JsValue = run.info().unwrap().into();
+    let summaries: Array = get(&info, "places").dyn_into().unwrap();
     for &(kind, key) in places {
-        let meta = run.meta(kind).unwrap();
+        let meta = summaries.iter().find(|p| get(p, "place").as_string().as_deref() == Some(kind)).unwrap();
         let layers = get(&meta, "layers").as_f64().unwrap() as usize;
         let batch = get(&meta, "batch").as_f64().unwrap() as usize;
         for layer in 0..layers {
@@ -119,7 +131,10 @@ fn check_parity(model: &ModelSession, reference: &str, tensors: &[u8], case: usi
                 t.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
             let per_row = want.len() / batch;
             for row in 0..batch {
-                let got = run.weights(kind, row, layer).unwrap().to_vec();
+                // a row crosses as one copy [L, H, Tq, Tk]; this layer is its slice
+                let all: Vec<f32> =
+                    js_sys::Float32Array::from(get(&run.row(kind, row).unwrap().into(), "weights")).to_vec();
+                let got = all[layer * per_row..(layer + 1) * per_row].to_vec();
                 assert_eq!(got.len(), per_row, "{kind} layer {layer} row {row}: shape");
                 for (i, (g, w)) in got.iter().zip(&want[row * per_row..]).enumerate() {
                     assert!((g - w).abs() <= 1e-4, "{kind} layer {layer} row {row} [{i}]: wasm {g}, transformers {w}");
@@ -135,13 +150,13 @@ fn tiny_bert_in_wasm_matches_transformers_on_a_padded_batch() {
     let reference = include_str!("fixtures/hf/bert/reference.json");
     let tensors = include_bytes!("fixtures/hf/bert/reference.safetensors");
     for case in 0..3 {
-        check_parity(&model, reference, tensors, case, &[("padding", "attentions")]);
+        check_parity(&model, reference, tensors, case, &[("encoder_self", "attentions")]);
     }
 }
 
 #[wasm_bindgen_test]
 fn tiny_bart_in_wasm_matches_transformers_in_all_three_places() {
-    let model = ModelSession::new(
+    let model = Model::from_files(
         include_bytes!("fixtures/hf/bart/config.json"),
         include_bytes!("fixtures/hf/bart/model.safetensors"),
         Some(include_bytes!("fixtures/hf/bart/tokenizer.json").to_vec()),
@@ -149,7 +164,8 @@ fn tiny_bart_in_wasm_matches_transformers_in_all_three_places() {
         None,
     )
     .unwrap();
-    let places = [("padding", "encoder_attentions"), ("causal", "decoder_attentions"), ("cross", "cross_attentions")];
+    let places =
+        [("encoder_self", "encoder_attentions"), ("decoder_self", "decoder_attentions"), ("cross", "cross_attentions")];
     for case in 0..2 {
         check_parity(
             &model,

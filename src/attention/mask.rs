@@ -14,17 +14,18 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
-/// The places attention is used, plus no mask at all for comparison.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+/// Which keys a query may see. Each place of the table has its own (see
+/// [`Place`](super::place::Place)); `None` masks nothing, for comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", try_from = "String")]
 pub enum MaskKind {
-    /// Encoder self-attention with nothing masked, PAD keys included.
+    /// Nothing hidden, PAD keys included.
     None,
-    /// Encoder self-attention: PAD keys get no weight.
+    /// PAD keys get no weight: encoder self-attention.
     Padding,
-    /// Decoder masked self-attention: a query sees itself and earlier positions.
+    /// A query sees itself and earlier positions, and no PAD key: decoder self-attention.
     Causal,
-    /// Decoder cross-attention: decoder queries over encoder keys, source PAD masked.
+    /// Decoder queries see every source key but PAD: cross-attention.
     Cross,
 }
 
@@ -42,12 +43,20 @@ impl MaskKind {
     }
 
     pub fn parse(name: &str) -> Result<Self> {
-        match name {
-            "none" => Ok(MaskKind::None),
-            "padding" => Ok(MaskKind::Padding),
-            "causal" => Ok(MaskKind::Causal),
-            "cross" => Ok(MaskKind::Cross),
-            other => Err(Error::setting("mask", format!("unknown mask `{other}`: use none, padding, causal or cross"))),
+        MaskKind::ALL
+            .into_iter()
+            .find(|m| m.name() == name)
+            .ok_or_else(|| Error::unknown("mask", name, &MaskKind::ALL.map(MaskKind::name)))
+    }
+
+    /// This mask over one batch row: `query_valid` (Tq) and `key_valid` (Tk) are false at PAD.
+    pub fn build(self, query_valid: &[bool], key_valid: &[bool]) -> Result<Mask> {
+        let (tq, tk) = (query_valid.len(), key_valid.len());
+        match self {
+            MaskKind::None => Ok(Mask::none(tq, tk)),
+            MaskKind::Padding | MaskKind::Cross => Ok(Mask::key_padding(tq, key_valid)),
+            MaskKind::Causal if tq != tk => Err(Error::shape("causal mask", &[tq, tk], &[tq, tq])),
+            MaskKind::Causal => Mask::causal(tq).and(&Mask::key_padding(tq, key_valid)),
         }
     }
 }
@@ -107,6 +116,15 @@ impl Mask {
     }
 }
 
+/// Requests name masks by string; a wrong name gets the same message as everywhere else.
+impl TryFrom<String> for MaskKind {
+    type Error = Error;
+
+    fn try_from(name: String) -> Result<Self> {
+        Self::parse(&name)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,6 +166,23 @@ mod tests {
             let name = serde_json::to_value(kind).unwrap();
             assert_eq!(MaskKind::parse(name.as_str().unwrap()).unwrap(), kind);
         }
-        assert!(MaskKind::parse("diagonal").unwrap_err().to_string().contains("unknown mask"));
+        assert_eq!(
+            MaskKind::parse("diagonal").unwrap_err().to_string(),
+            "unknown mask `diagonal`: use none, padding, causal, cross"
+        );
+    }
+
+    #[test]
+    fn a_mask_kind_builds_the_mask_of_a_padded_row() {
+        let valid = [true, true, false];
+        assert_eq!(
+            MaskKind::Causal.build(&valid, &valid).unwrap(),
+            Mask::causal(3).and(&Mask::key_padding(3, &valid)).unwrap()
+        );
+        assert_eq!(MaskKind::Padding.build(&valid, &valid).unwrap(), Mask::key_padding(3, &valid));
+        assert_eq!(MaskKind::None.build(&valid, &valid).unwrap(), Mask::none(3, 3));
+        let cross = MaskKind::Cross.build(&[true; 4], &valid).unwrap();
+        assert_eq!(cross.shape(), (4, 3), "decoder queries by source keys");
+        assert!(MaskKind::Causal.build(&[true; 4], &valid).is_err(), "a causal mask needs Tq = Tk");
     }
 }

@@ -98,9 +98,7 @@ impl MultiHeadAttention {
         scale: bool,
         head: usize,
     ) -> Result<HeadTrace> {
-        if head >= self.heads {
-            return Err(Error::setting("head", format!("head {head} does not exist: there are {} heads", self.heads)));
-        }
+        Error::check_index("head", head, self.heads)?;
         let (q, k, v) = self.project(x_q, x_kv)?;
         let d_k = self.d_k();
         let cols = s![.., head * d_k..(head + 1) * d_k];

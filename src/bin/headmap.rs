@@ -4,7 +4,7 @@
 //! ```text
 //! headmap attention --model models/all-MiniLM-L6-v2 --text "동물이 길을 건너지 않았다." --format json
 //! headmap attention --model DIR --text "…" --text "…" --format png --layer 2 --head 5 --out fig.png
-//! headmap attention --model opus-mt-ko-en --text "민수가 책을 주었다." --target "Minsu gave a book." --kind cross --format svg
+//! headmap attention --model opus-mt-ko-en --text "민수가 책을 주었다." --target "Minsu gave a book." --place cross --format svg
 //! ```
 
 use std::io::Write;
@@ -12,11 +12,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use headmap::models::hf::{HfModel, HfRun, ModelFiles};
-use headmap::models::run::AttentionRun;
+use headmap::export::{csv, export};
+use headmap::models::hf::ModelFiles;
 use headmap::svg::{heatmap_svg, Heatmap};
-use headmap::MaskKind;
-use serde::Serialize;
+use headmap::{MaskKind, Model, Place, Request, Run};
 
 #[derive(Parser)]
 #[command(name = "headmap", version, about = "Per-head attention weights of Hugging Face models")]
@@ -44,10 +43,14 @@ struct Args {
     targets: Vec<String>,
     #[arg(long, value_enum, default_value = "json")]
     format: Format,
-    /// For svg and png: the place to draw (padding = encoder self-attention, causal = decoder
-    /// self-attention, cross); default: the model's first.
-    #[arg(long)]
-    kind: Option<String>,
+    /// The place to keep (encoder_self, decoder_self, cross); default: every place for json
+    /// and csv, the model's first for svg and png.
+    #[arg(long, alias = "kind", value_parser = |s: &str| Place::parse(s).map_err(|e| e.to_string()))]
+    place: Option<Place>,
+    /// Run --place with this mask instead of the one it was trained with (none, padding,
+    /// causal, cross): a what-if.
+    #[arg(long, value_parser = |s: &str| MaskKind::parse(s).map_err(|e| e.to_string()))]
+    mask: Option<MaskKind>,
     /// For svg and png: which layer, head and batch row (from 0).
     #[arg(long, default_value_t = 0)]
     layer: usize,
@@ -81,11 +84,19 @@ fn main() -> ExitCode {
 
 fn attention(args: &Args) -> Result<(), String> {
     let model = load(&args.model)?;
-    let texts: Vec<&str> = args.texts.iter().map(String::as_str).collect();
-    let targets: Vec<&str> = args.targets.iter().map(String::as_str).collect();
-    let run = model.run(&texts, &targets).map_err(|e| e.to_string())?;
+    let figure = matches!(args.format, Format::Svg | Format::Png);
+    let place = match (args.place, figure) {
+        (None, true) => model.info().places.first().map(|p| p.place),
+        (place, _) => place,
+    };
+    let request =
+        Request { texts: args.texts.clone(), targets: args.targets.clone(), place, mask: args.mask, scale: None };
+    let run = model.run(&request).map_err(|e| e.to_string())?;
     let bytes = match args.format {
-        Format::Json => json(&model, &run)?.into_bytes(),
+        Format::Json => {
+            let doc = serde_json::to_string(&export(&model.info().architecture, &run)).map_err(|e| e.to_string())?;
+            (doc + "\n").into_bytes()
+        }
         Format::Csv => csv(&run).into_bytes(),
         Format::Svg => svg(&model, &run, args)?.into_bytes(),
         Format::Png => png(&svg(&model, &run, args)?)?,
@@ -97,13 +108,13 @@ fn attention(args: &Args) -> Result<(), String> {
     }
 }
 
-fn load(dir: &Path) -> Result<HfModel, String> {
+fn load(dir: &Path) -> Result<Model, String> {
     let read = |name: &str| std::fs::read(dir.join(name)).map_err(|e| format!("{}: {e}", dir.join(name).display()));
     let optional = |name: &str| dir.join(name).exists().then(|| read(name)).transpose();
     let (config, weights) = (read("config.json")?, read("model.safetensors")?);
     let (tokenizer, source_spm, vocab) =
         (optional("tokenizer.json")?, optional("source.spm")?, optional("vocab.json")?);
-    HfModel::load(&ModelFiles {
+    Model::from_files(&ModelFiles {
         config: &config,
         weights: &weights,
         tokenizer: tokenizer.as_deref(),
@@ -113,99 +124,28 @@ fn load(dir: &Path) -> Result<HfModel, String> {
     .map_err(|e| format!("{}: {e}", dir.display()))
 }
 
-/// The seed's names for the three places attention is used.
-fn place_name(kind: MaskKind) -> &'static str {
-    match kind {
-        MaskKind::None | MaskKind::Padding => "encoder_self",
-        MaskKind::Causal => "decoder_self",
-        MaskKind::Cross => "cross",
-    }
-}
-
-#[derive(Serialize)]
-struct Place<'a> {
-    queries: &'a [String],
-    keys: &'a [String],
-    query_valid: &'a [bool],
-    key_valid: &'a [bool],
-    /// [layers][heads][Tq][Tk]
-    weights: Vec<Vec<Vec<Vec<f32>>>>,
-}
-
-fn json(model: &HfModel, run: &HfRun) -> Result<String, String> {
-    let batch = run.places.first().map_or(0, AttentionRun::batch);
-    let rows: Vec<serde_json::Value> = (0..batch)
-        .map(|b| {
-            let attention: serde_json::Map<String, serde_json::Value> = run
-                .places
-                .iter()
-                .map(|p| {
-                    let weights = p.weights[b]
-                        .iter()
-                        .map(|layer| {
-                            layer.outer_iter().map(|head| head.outer_iter().map(|r| r.to_vec()).collect()).collect()
-                        })
-                        .collect();
-                    let place = Place {
-                        queries: &p.queries[b],
-                        keys: &p.keys[b],
-                        query_valid: &p.query_valid[b],
-                        key_valid: &p.key_valid[b],
-                        weights,
-                    };
-                    (place_name(p.kind).to_string(), serde_json::to_value(place).unwrap_or_default())
-                })
-                .collect();
-            serde_json::json!({ "attention": attention })
-        })
-        .collect();
-    let doc = serde_json::json!({ "model_type": model.model_type, "rows": rows });
-    serde_json::to_string(&doc).map(|s| s + "\n").map_err(|e| e.to_string())
-}
-
-fn csv(run: &HfRun) -> String {
-    let quote = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
-    let mut out = String::from("row,attention,layer,head,query_index,query,key_index,key,weight\n");
-    for p in &run.places {
-        for (b, layers) in p.weights.iter().enumerate() {
-            for (l, layer) in layers.iter().enumerate() {
-                for ((h, i, j), w) in layer.indexed_iter() {
-                    let (q, k) = (quote(&p.queries[b][i]), quote(&p.keys[b][j]));
-                    out.push_str(&format!("{b},{},{l},{h},{i},{q},{j},{k},{w}\n", place_name(p.kind)));
-                }
-            }
-        }
-    }
-    out
-}
-
-fn svg(model: &HfModel, run: &HfRun, args: &Args) -> Result<String, String> {
-    let kind = match &args.kind {
-        Some(name) => MaskKind::parse(name).map_err(|e| e.to_string())?,
-        None => model.kinds()[0],
-    };
-    let place = run.place(kind).ok_or_else(|| format!("this model has no {} attention", kind.name()))?;
-    let layer = place.weights.get(args.row).and_then(|l| l.get(args.layer)).ok_or_else(|| {
-        format!(
-            "no layer {} of row {}: the model has {} layers, the batch {} rows",
-            args.layer,
-            args.row,
-            place.layers(),
-            place.batch()
-        )
-    })?;
-    if args.head >= layer.dim().0 {
-        return Err(format!("no head {}: the model has {} heads", args.head, layer.dim().0));
-    }
-    let mask = place.masks()[args.row].as_ref();
-    let title = format!("{} · {} · layer {} · head {}", model.model_type, place_name(kind), args.layer, args.head);
+/// The figure of one head: the run keeps only the place to draw.
+fn svg(model: &Model, run: &Run, args: &Args) -> Result<String, String> {
+    let place = run.places.first().ok_or("the run kept no attention")?;
+    let row = place.row(args.row).map_err(|e| e.to_string())?;
+    let weights = row.head(args.layer, args.head).map_err(|e| e.to_string())?;
+    let mask = row.mask(args.layer).map_err(|e| e.to_string())?;
+    let what_if = if place.what_if { format!(" · what-if {} mask", place.mask.name()) } else { String::new() };
+    let title = format!(
+        "{} · {} · layer {} · head {}{what_if}",
+        model.info().architecture,
+        place.place.name(),
+        args.layer,
+        args.head
+    );
+    let labels = |tokens: &[headmap::tokenize::Token]| tokens.iter().map(|t| t.label.clone()).collect::<Vec<_>>();
     Ok(heatmap_svg(&Heatmap {
         title: &title,
-        weights: layer.index_axis(ndarray::Axis(0), args.head),
-        queries: &place.queries[args.row],
-        keys: &place.keys[args.row],
-        allowed: mask.map(|m| m.allowed()),
-        query_valid: &place.query_valid[args.row],
+        weights,
+        queries: &labels(&row.queries),
+        keys: &labels(&row.keys),
+        allowed: Some(mask.allowed()),
+        query_valid: &row.query_valid,
     }))
 }
 

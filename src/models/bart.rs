@@ -1,22 +1,27 @@
 //! Encoder–decoder models: BART (`BartModel`) and Marian (`MarianMTModel`, e.g. opus-mt-ko-en),
 //! mirroring transformers' `models/bart/modeling_bart.py` and `models/marian/modeling_marian.py`.
 //! All three places of the paper's table on a real model: encoder self-attention, decoder
-//! masked self-attention and cross-attention. Post-LN layers in both.
+//! masked self-attention and cross-attention, in the post-LN layers of `transformer`.
 //!
 //! They differ in their embeddings: BART learns positions (offset by 2) and normalises the
 //! embeddings; Marian scales tokens by √d_model and adds fixed sinusoids, sines in the first
 //! half of each vector and cosines in the second.
 
-use ndarray::{s, Array2};
+use std::sync::Arc;
+
+use ndarray::{s, Array1, Array2};
 use serde::Deserialize;
 
-use super::layers::{self, Activation};
-use super::run::{AttentionRun, LayerAttention, Row, RowTokens};
-use super::weights::Weights;
+use super::hf::{activation, check_sizes};
+use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, Row, RowAttention, Run, Settings};
+use super::transformer::{self, DecoderLayer, DecoderPlaces, EncoderLayer};
+use super::weights::{Vars, Weights};
+use super::{place_mask, Network};
 use crate::attention::mask::{Mask, MaskKind};
 use crate::attention::multi_head::MultiHeadAttention;
-use crate::error::{Error, Result};
-use crate::nn::{LayerNorm, Linear};
+use crate::attention::place::Place;
+use crate::error::{Error, FileProblem, Result};
+use crate::nn::{self, Activation, FeedForward, LayerNorm};
 
 const LAYER_NORM_EPS: f32 = 1e-5;
 
@@ -73,27 +78,15 @@ impl Default for BartConfig {
     }
 }
 
-struct EncoderLayer {
-    self_attn: MultiHeadAttention,
-    self_attn_layer_norm: LayerNorm,
-    fc1: Linear,
-    fc2: Linear,
-    final_layer_norm: LayerNorm,
-}
-
-struct DecoderLayer {
-    self_attn: MultiHeadAttention,
-    self_attn_layer_norm: LayerNorm,
-    encoder_attn: MultiHeadAttention,
-    encoder_attn_layer_norm: LayerNorm,
-    fc1: Linear,
-    fc2: Linear,
-    final_layer_norm: LayerNorm,
+impl BartConfig {
+    pub fn is_marian(&self) -> bool {
+        self.model_type == "marian"
+    }
 }
 
 /// Token and position embeddings of one side.
 struct Embeddings {
-    tokens: Array2<f32>,     // (V, D)
+    tokens: Array2<f32>,     // (V, D) embed_tokens, or shared
     positions: Array2<f32>,  // (P, D), already offset for BART
     norm: Option<LayerNorm>, // BART's layernorm_embedding
     scale: f32,
@@ -101,7 +94,7 @@ struct Embeddings {
 
 impl Embeddings {
     fn forward(&self, ids: &[u32]) -> Result<Array2<f32>> {
-        let x = layers::embed_with_positions(&self.tokens, &self.positions, ids, self.scale)?; // (T, D)
+        let x = nn::embed_with_positions(&self.tokens, &self.positions, ids, self.scale)?; // (T, D)
         Ok(match &self.norm {
             Some(norm) => norm.forward(x.view()),
             None => x,
@@ -109,93 +102,92 @@ impl Embeddings {
     }
 }
 
-/// What one encoder–decoder run gives: the three places, and the hidden states.
-pub struct Seq2SeqRun {
-    pub encoder: AttentionRun,
-    pub decoder: AttentionRun,
-    pub cross: AttentionRun,
-    pub encoder_hidden: Vec<Array2<f32>>,
-    pub decoder_hidden: Vec<Array2<f32>>,
-}
-
 pub struct Bart {
     pub config: BartConfig,
     lm_head: Array2<f32>, // (V, D): tied to the decoder's token embeddings unless lm_head.weight exists
-    final_logits_bias: Option<ndarray::Array1<f32>>, // (V,)
+    final_logits_bias: Option<Array1<f32>>, // (V,)
     encoder_embeddings: Embeddings,
     decoder_embeddings: Embeddings,
-    encoder: Vec<EncoderLayer>,
-    decoder: Vec<DecoderLayer>,
-    activation: Activation,
+    encoder: Vec<EncoderLayer>, // encoder.layers.N
+    decoder: Vec<DecoderLayer>, // decoder.layers.N
 }
 
 impl Bart {
     pub fn load(w: Weights, config: BartConfig) -> Result<Self> {
-        if config.normalize_before || config.add_final_layer_norm {
-            return Err(Error::file(
-                "config.json",
-                "pre-LN variants (normalize_before, add_final_layer_norm: mBART) are not supported",
-            ));
+        let c = &config;
+        let decoder_vocab = c.decoder_vocab_size.unwrap_or(c.vocab_size);
+        check_sizes(&[
+            ("vocab_size", c.vocab_size),
+            ("decoder_vocab_size", decoder_vocab),
+            ("d_model", c.d_model),
+            ("encoder_layers", c.encoder_layers),
+            ("decoder_layers", c.decoder_layers),
+            ("encoder_attention_heads", c.encoder_attention_heads),
+            ("decoder_attention_heads", c.decoder_attention_heads),
+            ("encoder_ffn_dim", c.encoder_ffn_dim),
+            ("decoder_ffn_dim", c.decoder_ffn_dim),
+            ("max_position_embeddings", c.max_position_embeddings),
+        ])?;
+        for (setting, on) in
+            [("normalize_before", c.normalize_before), ("add_final_layer_norm", c.add_final_layer_norm)]
+        {
+            if on {
+                let problem =
+                    FileProblem::unsupported(setting, true, "pre-LN variants such as mBART are not supported");
+                return Err(Error::file("config.json", problem));
+            }
         }
         let w = w.with_prefix_of("encoder.layers.0.self_attn.q_proj.weight", &["", "model."])?;
-        let d = config.d_model;
-        let marian = config.model_type == "marian";
-        let attn = |p: &str, heads: usize| {
-            layers::attention(
-                &w,
-                [&format!("{p}.q_proj"), &format!("{p}.k_proj"), &format!("{p}.v_proj"), &format!("{p}.out_proj")],
-                d,
-                heads,
-            )
-        };
-        let norm = |p: &str| layers::layer_norm(&w, p, d, LAYER_NORM_EPS);
-        let encoder = (0..config.encoder_layers)
+        let root = w.root();
+        let d = c.d_model;
+        let act = activation("activation_function", &c.activation_function)?;
+        let encoder = (0..c.encoder_layers)
             .map(|i| {
-                let p = format!("encoder.layers.{i}");
+                let l = root.pp("encoder.layers").pp(i);
                 Ok(EncoderLayer {
-                    self_attn: attn(&format!("{p}.self_attn"), config.encoder_attention_heads)?,
-                    self_attn_layer_norm: norm(&format!("{p}.self_attn_layer_norm"))?,
-                    fc1: layers::linear(&w, &format!("{p}.fc1"), d, config.encoder_ffn_dim)?,
-                    fc2: layers::linear(&w, &format!("{p}.fc2"), config.encoder_ffn_dim, d)?,
-                    final_layer_norm: norm(&format!("{p}.final_layer_norm"))?,
+                    self_attn: attention(&l.pp("self_attn"), d, c.encoder_attention_heads)?,
+                    self_attn_norm: l.layer_norm("self_attn_layer_norm", d, LAYER_NORM_EPS)?,
+                    ffn: ffn(&l, d, c.encoder_ffn_dim, act)?,
+                    final_norm: l.layer_norm("final_layer_norm", d, LAYER_NORM_EPS)?,
                 })
             })
             .collect::<Result<_>>()?;
-        let decoder = (0..config.decoder_layers)
+        let decoder = (0..c.decoder_layers)
             .map(|i| {
-                let p = format!("decoder.layers.{i}");
+                let l = root.pp("decoder.layers").pp(i);
                 Ok(DecoderLayer {
-                    self_attn: attn(&format!("{p}.self_attn"), config.decoder_attention_heads)?,
-                    self_attn_layer_norm: norm(&format!("{p}.self_attn_layer_norm"))?,
-                    encoder_attn: attn(&format!("{p}.encoder_attn"), config.decoder_attention_heads)?,
-                    encoder_attn_layer_norm: norm(&format!("{p}.encoder_attn_layer_norm"))?,
-                    fc1: layers::linear(&w, &format!("{p}.fc1"), d, config.decoder_ffn_dim)?,
-                    fc2: layers::linear(&w, &format!("{p}.fc2"), config.decoder_ffn_dim, d)?,
-                    final_layer_norm: norm(&format!("{p}.final_layer_norm"))?,
+                    self_attn: attention(&l.pp("self_attn"), d, c.decoder_attention_heads)?,
+                    self_attn_norm: l.layer_norm("self_attn_layer_norm", d, LAYER_NORM_EPS)?,
+                    cross_attn: attention(&l.pp("encoder_attn"), d, c.decoder_attention_heads)?,
+                    cross_attn_norm: l.layer_norm("encoder_attn_layer_norm", d, LAYER_NORM_EPS)?,
+                    ffn: ffn(&l, d, c.decoder_ffn_dim, act)?,
+                    final_norm: l.layer_norm("final_layer_norm", d, LAYER_NORM_EPS)?,
                 })
             })
             .collect::<Result<_>>()?;
-        let scale = if config.scale_embedding { (d as f32).sqrt() } else { 1.0 };
+        let scale = if c.scale_embedding { (d as f32).sqrt() } else { 1.0 };
         let side = |name: &str, vocab: usize| -> Result<Embeddings> {
-            let tokens_name = w.first_of(&[&format!("{name}.embed_tokens.weight"), "shared.weight"])?;
-            let tokens = w.matrix(&tokens_name, [vocab, d])?;
-            let max = config.max_position_embeddings;
-            let positions_name = format!("{name}.embed_positions.weight");
-            let (positions, norm) = if marian {
-                let positions = if w.has(&positions_name) {
-                    w.matrix(&positions_name, [max, d])?
+            let side = root.pp(name);
+            let tokens = if side.has("embed_tokens.weight") {
+                side.matrix("embed_tokens.weight", [vocab, d])?
+            } else {
+                root.matrix(root.first_of(&["shared.weight"])?, [vocab, d])?
+            };
+            let max = c.max_position_embeddings;
+            let (positions, norm) = if c.is_marian() {
+                let positions = if side.has("embed_positions.weight") {
+                    side.matrix("embed_positions.weight", [max, d])?
                 } else {
                     marian_sinusoids(max, d)
                 };
                 (positions, None)
             } else {
                 // BART's learned positions start at row 2
-                let table = w.matrix(&positions_name, [max + 2, d])?;
-                (table.slice(s![2.., ..]).to_owned(), Some(norm(&format!("{name}.layernorm_embedding"))?))
+                let table = side.matrix("embed_positions.weight", [max + 2, d])?;
+                (table.slice(s![2.., ..]).to_owned(), Some(side.layer_norm("layernorm_embedding", d, LAYER_NORM_EPS)?))
             };
             Ok(Embeddings { tokens, positions, norm, scale })
         };
-        let decoder_vocab = config.decoder_vocab_size.unwrap_or(config.vocab_size);
         let decoder_embeddings = side("decoder", decoder_vocab)?;
         let lm_head = match w.root_matrix("lm_head.weight", [decoder_vocab, d]) {
             Some(head) => head?,
@@ -206,115 +198,167 @@ impl Bart {
             None => None,
         };
         Ok(Bart {
-            encoder_embeddings: side("encoder", config.vocab_size)?,
+            encoder_embeddings: side("encoder", c.vocab_size)?,
             decoder_embeddings,
             lm_head,
             final_logits_bias,
             encoder,
             decoder,
-            activation: Activation::parse(&config.activation_function)?,
             config,
         })
     }
 
-    /// Teacher forcing: `sources` feed the encoder, `targets` (already shifted right, start
-    /// token first) the decoder. Row b of one pairs with row b of the other.
-    pub fn forward(&self, sources: &[Row], targets: &[Row]) -> Result<Seq2SeqRun> {
-        if sources.len() != targets.len() {
-            return Err(Error::setting("targets", format!("{} targets for {} sources", targets.len(), sources.len())));
-        }
-        let mut out = Seq2SeqRun {
-            encoder: AttentionRun::new(MaskKind::Padding, true),
-            decoder: AttentionRun::new(MaskKind::Causal, true),
-            cross: AttentionRun::new(MaskKind::Cross, true),
-            encoder_hidden: Vec::new(),
-            decoder_hidden: Vec::new(),
-        };
-        for (src, tgt) in sources.iter().zip(targets) {
-            // 1. encoder self-attention, PAD keys masked
-            let padding = Mask::key_padding(src.ids.len(), &src.valid);
-            let (x, enc_layers) = self.encode(src, &padding)?; // (Ts, D)
-                                                               // 2. decoder: masked self-attention, then cross-attention over the encoder output
-            let (y, self_layers, cross_layers, causal, source_padding) = self.decode(tgt, &x, &src.valid)?;
-            let same = |r: &'_ Row| (r.labels.clone(), r.valid.clone());
-            let ((sl, sv), (tl, tv)) = (same(src), same(tgt));
-            out.encoder.push_row(
-                RowTokens { queries: &sl, keys: &sl, query_valid: &sv, key_valid: &sv },
-                enc_layers,
-                Some(padding),
-            );
-            out.decoder.push_row(
-                RowTokens { queries: &tl, keys: &tl, query_valid: &tv, key_valid: &tv },
-                self_layers,
-                Some(causal),
-            );
-            out.cross.push_row(
-                RowTokens { queries: &tl, keys: &sl, query_valid: &tv, key_valid: &sv },
-                cross_layers,
-                Some(source_padding),
-            );
-            out.encoder_hidden.push(x);
-            out.decoder_hidden.push(y);
-        }
-        Ok(out)
-    }
-
-    fn encode(&self, src: &Row, padding: &Mask) -> Result<(Array2<f32>, Vec<LayerAttention>)> {
-        let mut x = self.encoder_embeddings.forward(&src.ids)?; // (Ts, D)
-        let mut layers_out = Vec::with_capacity(self.encoder.len());
-        for layer in &self.encoder {
-            let a = layer.self_attn.forward(x.view(), x.view(), Some(padding), true)?;
-            let x1 = layer.self_attn_layer_norm.forward((&x + &a.output).view());
-            let f = layers::feed_forward(x1.view(), &layer.fc1, &layer.fc2, self.activation)?;
-            let next = layer.final_layer_norm.forward((&x1 + &f).view());
-            layers_out.push(LayerAttention { weights: a.weights, x_q: x.clone(), x_kv: x });
-            x = next;
-        }
-        Ok((x, layers_out))
-    }
-
-    /// The decoder over `tgt`, attending to the encoder output `memory`: its last hidden
-    /// states, both attentions per layer, and their masks.
-    #[allow(clippy::type_complexity)]
+    /// The decoder over `tgt` attending to the encoder output of `src`: its last hidden states.
     fn decode(
         &self,
+        src: &Row,
         tgt: &Row,
-        memory: &Array2<f32>,
-        source_valid: &[bool],
-    ) -> Result<(Array2<f32>, Vec<LayerAttention>, Vec<LayerAttention>, Mask, Mask)> {
-        let tt = tgt.ids.len();
-        let causal = Mask::causal(tt).and(&Mask::key_padding(tt, &tgt.valid))?;
-        let source_padding = Mask::key_padding(tt, source_valid);
-        let mut y = self.decoder_embeddings.forward(&tgt.ids)?; // (Tt, D)
-        let (mut self_layers, mut cross_layers) = (Vec::new(), Vec::new());
-        for layer in &self.decoder {
-            let a = layer.self_attn.forward(y.view(), y.view(), Some(&causal), true)?;
-            let y1 = layer.self_attn_layer_norm.forward((&y + &a.output).view()); // (Tt, D)
-            let c = layer.encoder_attn.forward(y1.view(), memory.view(), Some(&source_padding), true)?;
-            let y2 = layer.encoder_attn_layer_norm.forward((&y1 + &c.output).view());
-            let f = layers::feed_forward(y2.view(), &layer.fc1, &layer.fc2, self.activation)?;
-            let next = layer.final_layer_norm.forward((&y2 + &f).view());
-            self_layers.push(LayerAttention { weights: a.weights, x_q: y.clone(), x_kv: y });
-            cross_layers.push(LayerAttention { weights: c.weights, x_q: y1, x_kv: memory.clone() });
-            y = next;
+        memory: &Arc<Array2<f32>>,
+        masks: (&Arc<Mask>, &Arc<Mask>),
+        records: (Option<&mut RowAttention>, Option<&mut RowAttention>),
+        scale: bool,
+    ) -> Result<Array2<f32>> {
+        debug_assert_eq!(masks.1.shape(), (tgt.ids.len(), src.ids.len()));
+        let y = self.decoder_embeddings.forward(&tgt.ids)?; // (Tt, D)
+        let places =
+            DecoderPlaces { self_mask: masks.0, cross_mask: masks.1, self_record: records.0, cross_record: records.1 };
+        transformer::decode(&self.decoder, y, memory, places, scale)
+    }
+}
+
+/// Four projections `q_proj`, `k_proj`, `v_proj`, `out_proj` under `scope`.
+fn attention(scope: &Vars, d: usize, heads: usize) -> Result<MultiHeadAttention> {
+    MultiHeadAttention::new(
+        scope.linear("q_proj", d, d)?,
+        scope.linear("k_proj", d, d)?,
+        scope.linear("v_proj", d, d)?,
+        scope.linear("out_proj", d, d)?,
+        heads,
+    )
+}
+
+fn ffn(layer: &Vars, d: usize, d_ff: usize, activation: Activation) -> Result<FeedForward> {
+    Ok(FeedForward { inner: layer.linear("fc1", d, d_ff)?, outer: layer.linear("fc2", d_ff, d)?, activation })
+}
+
+impl Network for Bart {
+    fn architecture(&self) -> &str {
+        &self.config.model_type
+    }
+
+    fn places(&self) -> Vec<PlaceInfo> {
+        let c = &self.config;
+        let (enc, dec) = (c.encoder_attention_heads, c.decoder_attention_heads);
+        vec![
+            PlaceInfo {
+                place: Place::EncoderSelf,
+                mask: MaskKind::Padding,
+                layers: c.encoder_layers,
+                heads: enc,
+                d_k: c.d_model / enc,
+            },
+            PlaceInfo {
+                place: Place::DecoderSelf,
+                mask: MaskKind::Causal,
+                layers: c.decoder_layers,
+                heads: dec,
+                d_k: c.d_model / dec,
+            },
+            PlaceInfo {
+                place: Place::Cross,
+                mask: MaskKind::Cross,
+                layers: c.decoder_layers,
+                heads: dec,
+                d_k: c.d_model / dec,
+            },
+        ]
+    }
+
+    fn d_model(&self) -> usize {
+        self.config.d_model
+    }
+
+    fn max_tokens(&self) -> usize {
+        self.config.max_position_embeddings
+    }
+
+    fn decoder_start(&self) -> Option<u32> {
+        Some(self.config.decoder_start_token_id.or(self.config.pad_token_id).unwrap_or(0))
+    }
+
+    /// Teacher forcing: `batch.sources` feed the encoder, `batch.targets` (already shifted
+    /// right, start token first) the decoder.
+    fn forward(&self, batch: &Batch, settings: &Settings) -> Result<Run> {
+        if batch.targets.len() != batch.sources.len() {
+            return Err(Error::TargetsMismatch { targets: batch.targets.len(), texts: batch.sources.len() });
         }
-        Ok((y, self_layers, cross_layers, causal, source_padding))
+        let infos = self.places();
+        let mut places: Vec<PlaceRun> = infos.iter().map(|info| PlaceRun::new(info, settings)).collect();
+        let needs_decoder = settings.keeps(Place::DecoderSelf) || settings.keeps(Place::Cross);
+        let record = |p: Place, q: &Row, k: &Row| {
+            let info = &infos[p as usize];
+            settings.keeps(p).then(|| RowAttention::new(q, k, info.layers, info.heads))
+        };
+        let mut hidden = Vec::with_capacity(batch.sources.len());
+        for (src, tgt) in batch.sources.iter().zip(&batch.targets) {
+            // 1. encoder self-attention, PAD keys masked
+            let padding = place_mask(places[0].mask, src, src)?;
+            let mut enc_row = record(Place::EncoderSelf, src, src);
+            let x = self.encoder_embeddings.forward(&src.ids)?; // (Ts, D)
+            let memory = Arc::new(transformer::encode(&self.encoder, x, &padding, settings.scale, enc_row.as_mut())?);
+            places[0].rows.extend(enc_row);
+            // 2. decoder: masked self-attention, then cross-attention over the encoder output
+            let mut out = Hidden::default();
+            if needs_decoder {
+                let causal = place_mask(places[1].mask, tgt, tgt)?;
+                let source_padding = place_mask(places[2].mask, tgt, src)?;
+                let (mut self_row, mut cross_row) =
+                    (record(Place::DecoderSelf, tgt, tgt), record(Place::Cross, tgt, src));
+                let y = self.decode(
+                    src,
+                    tgt,
+                    &memory,
+                    (&causal, &source_padding),
+                    (self_row.as_mut(), cross_row.as_mut()),
+                    settings.scale,
+                )?;
+                places[1].rows.extend(self_row);
+                places[2].rows.extend(cross_row);
+                out.decoder = Some(y);
+            }
+            out.encoder = Some(Arc::unwrap_or_clone(memory));
+            hidden.push(out);
+        }
+        places.retain(|p| settings.keeps(p.place));
+        Ok(Run { places, hidden })
+    }
+
+    fn block(&self, place: Place, layer: usize) -> Option<&MultiHeadAttention> {
+        match place {
+            Place::EncoderSelf => self.encoder.get(layer).map(|l| &l.self_attn),
+            Place::DecoderSelf => self.decoder.get(layer).map(|l| &l.self_attn),
+            Place::Cross => self.decoder.get(layer).map(|l| &l.cross_attn),
+        }
     }
 
     /// Greedy decoding, as transformers' `generate(num_beams=1, do_sample=False)`: from the
     /// decoder start token, the most likely next token each step, until `eos_token_id` or
     /// `max_new_tokens` (the last forced to `forced_eos_token_id` when the config names one).
     /// Tokens in single-token `bad_words_ids` (Marian's PAD) are never chosen.
-    pub fn greedy(&self, source: &Row, max_new_tokens: usize) -> Result<Vec<u32>> {
-        let start = self.config.decoder_start_token_id.or(self.config.pad_token_id).unwrap_or(0);
+    fn greedy(&self, source: &Row, max_new_tokens: usize) -> Result<Vec<u32>> {
+        let start = self.decoder_start().unwrap_or(0);
         let eos = self.config.eos_token_id;
         let banned: Vec<u32> =
             self.config.bad_words_ids.iter().flatten().filter(|w| w.len() == 1).map(|w| w[0]).collect();
-        let (memory, _) = self.encode(source, &Mask::key_padding(source.ids.len(), &source.valid))?;
+        let padding = Arc::new(MaskKind::Padding.build(&source.valid, &source.valid)?);
+        let x = self.encoder_embeddings.forward(&source.ids)?;
+        let memory = Arc::new(transformer::encode(&self.encoder, x, &padding, true, None)?);
         let mut ids = vec![start];
         for step in 0..max_new_tokens {
-            let row = Row { labels: vec![String::new(); ids.len()], valid: vec![true; ids.len()], ids: ids.clone() };
-            let (y, ..) = self.decode(&row, &memory, &source.valid)?;
+            let tgt = Row { tokens: Vec::new(), valid: vec![true; ids.len()], ids: ids.clone() };
+            let causal = Arc::new(MaskKind::Causal.build(&tgt.valid, &tgt.valid)?);
+            let cross = Arc::new(MaskKind::Cross.build(&tgt.valid, &source.valid)?);
+            let y = self.decode(source, &tgt, &memory, (&causal, &cross), (None, None), true)?;
             let last = y.row(y.nrows() - 1); // (D,)
             let mut logits = self.lm_head.dot(&last); // (V,)
             if let Some(bias) = &self.final_logits_bias {
@@ -328,11 +372,11 @@ impl Bart {
             let next = match self.config.forced_eos_token_id {
                 Some(forced) if step + 1 == max_new_tokens => forced,
                 _ => {
-                    logits
+                    let best = logits
                         .iter()
                         .enumerate()
-                        .fold((0, f32::NEG_INFINITY), |best, (i, &l)| if l > best.1 { (i, l) } else { best })
-                        .0 as u32
+                        .fold((0, f32::NEG_INFINITY), |b, (i, &l)| if l > b.1 { (i, l) } else { b });
+                    best.0 as u32
                 }
             };
             ids.push(next);
@@ -341,19 +385,6 @@ impl Bart {
             }
         }
         Ok(ids)
-    }
-
-    /// The attention block behind `kind` at `layer`.
-    pub fn block(&self, kind: MaskKind, layer: usize) -> Option<&MultiHeadAttention> {
-        match kind {
-            MaskKind::None | MaskKind::Padding => self.encoder.get(layer).map(|l| &l.self_attn),
-            MaskKind::Causal => self.decoder.get(layer).map(|l| &l.self_attn),
-            MaskKind::Cross => self.decoder.get(layer).map(|l| &l.encoder_attn),
-        }
-    }
-
-    pub fn max_tokens(&self) -> usize {
-        self.config.max_position_embeddings
     }
 }
 

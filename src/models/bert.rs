@@ -1,17 +1,20 @@
 //! BERT (`BertModel`): bert-base, MiniLM, KLUE-BERT …, mirroring transformers'
-//! `models/bert/modeling_bert.py`. Post-LN encoder layers, GELU, token types (all type 0
-//! here: one sentence per row).
+//! `models/bert/modeling_bert.py`. Its layer is the post-LN encoder layer of `transformer`
+//! with GELU; token types are all type 0 here (one sentence per row).
 
 use ndarray::Array2;
 use serde::Deserialize;
 
-use super::layers::{self, Activation};
-use super::run::{self_attention_mask, AttentionRun, LayerAttention, Row, RowTokens};
+use super::hf::{activation, check_sizes};
+use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, RowAttention, Run, Settings};
+use super::transformer::{self, EncoderLayer};
 use super::weights::Weights;
+use super::{place_mask, Network};
 use crate::attention::mask::MaskKind;
 use crate::attention::multi_head::MultiHeadAttention;
-use crate::error::{Error, Result};
-use crate::nn::{LayerNorm, Linear};
+use crate::attention::place::Place;
+use crate::error::{Error, FileProblem, Result};
+use crate::nn::{self, FeedForward, LayerNorm};
 
 /// `config.json` of a BERT model, with transformers' defaults.
 #[derive(Debug, Clone, Deserialize)]
@@ -48,102 +51,117 @@ impl Default for BertConfig {
     }
 }
 
-struct BertLayer {
-    attention: MultiHeadAttention, // attention.self.{query,key,value} + attention.output.dense
-    attention_norm: LayerNorm,     // attention.output.LayerNorm
-    intermediate: Linear,          // intermediate.dense
-    output: Linear,                // output.dense
-    output_norm: LayerNorm,        // output.LayerNorm
-}
-
 pub struct Bert {
     pub config: BertConfig,
-    word: Array2<f32>,     // (V, D)
-    position: Array2<f32>, // (P, D)
-    token_type: Array2<f32>,
+    word: Array2<f32>,       // (V, D) embeddings.word_embeddings
+    position: Array2<f32>,   // (P, D) embeddings.position_embeddings
+    token_type: Array2<f32>, // (2, D) embeddings.token_type_embeddings
     embedding_norm: LayerNorm,
-    layers: Vec<BertLayer>,
-    activation: Activation,
+    layers: Vec<EncoderLayer>, // encoder.layer.N
 }
 
 impl Bert {
     pub fn load(w: Weights, config: BertConfig) -> Result<Self> {
-        if config.position_embedding_type != "absolute" {
-            return Err(Error::file(
-                "config.json",
-                format!(
-                    "position_embedding_type `{}` is not supported (only absolute)",
-                    config.position_embedding_type
-                ),
-            ));
+        let c = &config;
+        check_sizes(&[
+            ("vocab_size", c.vocab_size),
+            ("hidden_size", c.hidden_size),
+            ("num_hidden_layers", c.num_hidden_layers),
+            ("num_attention_heads", c.num_attention_heads),
+            ("intermediate_size", c.intermediate_size),
+            ("max_position_embeddings", c.max_position_embeddings),
+            ("type_vocab_size", c.type_vocab_size),
+        ])?;
+        if c.position_embedding_type != "absolute" {
+            let problem = FileProblem::unsupported(
+                "position_embedding_type",
+                &c.position_embedding_type,
+                "headmap reads absolute positions only",
+            );
+            return Err(Error::file("config.json", problem));
         }
         let w = w.with_prefix_of("embeddings.word_embeddings.weight", &["", "bert."])?;
-        let (d, eps) = (config.hidden_size, config.layer_norm_eps as f32);
-        let layers = (0..config.num_hidden_layers)
+        let root = w.root();
+        let (d, eps) = (c.hidden_size, c.layer_norm_eps as f32);
+        let act = activation("hidden_act", &c.hidden_act)?;
+        let layers = (0..c.num_hidden_layers)
             .map(|i| {
-                let p = format!("encoder.layer.{i}");
-                Ok(BertLayer {
-                    attention: layers::attention(
-                        &w,
-                        [
-                            &format!("{p}.attention.self.query"),
-                            &format!("{p}.attention.self.key"),
-                            &format!("{p}.attention.self.value"),
-                            &format!("{p}.attention.output.dense"),
-                        ],
-                        d,
-                        config.num_attention_heads,
+                let l = root.pp("encoder.layer").pp(i);
+                let attention = l.pp("attention");
+                Ok(EncoderLayer {
+                    self_attn: MultiHeadAttention::new(
+                        attention.pp("self").linear("query", d, d)?,
+                        attention.pp("self").linear("key", d, d)?,
+                        attention.pp("self").linear("value", d, d)?,
+                        attention.pp("output").linear("dense", d, d)?,
+                        c.num_attention_heads,
                     )?,
-                    attention_norm: layers::layer_norm(&w, &format!("{p}.attention.output.LayerNorm"), d, eps)?,
-                    intermediate: layers::linear(&w, &format!("{p}.intermediate.dense"), d, config.intermediate_size)?,
-                    output: layers::linear(&w, &format!("{p}.output.dense"), config.intermediate_size, d)?,
-                    output_norm: layers::layer_norm(&w, &format!("{p}.output.LayerNorm"), d, eps)?,
+                    self_attn_norm: attention.pp("output").layer_norm("LayerNorm", d, eps)?,
+                    ffn: FeedForward {
+                        inner: l.pp("intermediate").linear("dense", d, c.intermediate_size)?,
+                        outer: l.pp("output").linear("dense", c.intermediate_size, d)?,
+                        activation: act,
+                    },
+                    final_norm: l.pp("output").layer_norm("LayerNorm", d, eps)?,
                 })
             })
             .collect::<Result<_>>()?;
+        let embeddings = root.pp("embeddings");
         Ok(Bert {
-            word: w.matrix("embeddings.word_embeddings.weight", [config.vocab_size, d])?,
-            position: w.matrix("embeddings.position_embeddings.weight", [config.max_position_embeddings, d])?,
-            token_type: w.matrix("embeddings.token_type_embeddings.weight", [config.type_vocab_size, d])?,
-            embedding_norm: layers::layer_norm(&w, "embeddings.LayerNorm", d, eps)?,
-            activation: Activation::parse(&config.hidden_act)?,
+            word: embeddings.matrix("word_embeddings.weight", [c.vocab_size, d])?,
+            position: embeddings.matrix("position_embeddings.weight", [c.max_position_embeddings, d])?,
+            token_type: embeddings.matrix("token_type_embeddings.weight", [c.type_vocab_size, d])?,
+            embedding_norm: embeddings.layer_norm("LayerNorm", d, eps)?,
             layers,
             config,
         })
     }
+}
 
-    /// Encoder self-attention with the padding mask it was trained with (or, to see what
-    /// changes, another `mask`), and the last hidden states per row.
-    pub fn forward(&self, rows: &[Row], mask: MaskKind) -> Result<(AttentionRun, Vec<Array2<f32>>)> {
-        let mut run = AttentionRun::new(mask, true);
-        let mut hidden = Vec::with_capacity(rows.len());
-        for row in rows {
-            let mut x = layers::embed_with_positions(&self.word, &self.position, &row.ids, 1.0)?; // (T, D)
-            x += &self.token_type.row(0);
-            let mut x = self.embedding_norm.forward(x.view());
-            let row_mask = self_attention_mask(mask, &row.valid)?;
-            let mut layers_out = Vec::with_capacity(self.layers.len());
-            for layer in &self.layers {
-                let a = layer.attention.forward(x.view(), x.view(), row_mask.as_ref(), true)?;
-                let x1 = layer.attention_norm.forward((&x + &a.output).view()); // (T, D)
-                let f = layers::feed_forward(x1.view(), &layer.intermediate, &layer.output, self.activation)?;
-                let next = layer.output_norm.forward((&x1 + &f).view());
-                layers_out.push(LayerAttention { weights: a.weights, x_q: x.clone(), x_kv: x });
-                x = next;
-            }
-            let tokens =
-                RowTokens { queries: &row.labels, keys: &row.labels, query_valid: &row.valid, key_valid: &row.valid };
-            run.push_row(tokens, layers_out, row_mask);
-            hidden.push(x);
-        }
-        Ok((run, hidden))
+impl Network for Bert {
+    fn architecture(&self) -> &str {
+        "bert"
     }
 
-    pub fn block(&self, layer: usize) -> Option<&MultiHeadAttention> {
-        self.layers.get(layer).map(|l| &l.attention)
+    fn places(&self) -> Vec<PlaceInfo> {
+        let c = &self.config;
+        let heads = c.num_attention_heads;
+        vec![PlaceInfo {
+            place: Place::EncoderSelf,
+            mask: MaskKind::Padding,
+            layers: c.num_hidden_layers,
+            heads,
+            d_k: c.hidden_size / heads,
+        }]
     }
 
-    pub fn max_tokens(&self) -> usize {
+    fn d_model(&self) -> usize {
+        self.config.hidden_size
+    }
+
+    fn max_tokens(&self) -> usize {
         self.config.max_position_embeddings
+    }
+
+    /// Encoder self-attention with the padding mask it was trained with (or a what-if mask).
+    fn forward(&self, batch: &Batch, settings: &Settings) -> Result<Run> {
+        let info = &self.places()[0];
+        let mut place = PlaceRun::new(info, settings);
+        let mut hidden = Vec::with_capacity(batch.sources.len());
+        for row in &batch.sources {
+            let mut x = nn::embed_with_positions(&self.word, &self.position, &row.ids, 1.0)?; // (T, D)
+            x += &self.token_type.row(0);
+            let x = self.embedding_norm.forward(x.view());
+            let mask = place_mask(place.mask, row, row)?;
+            let mut record = RowAttention::new(row, row, info.layers, info.heads);
+            let out = transformer::encode(&self.layers, x, &mask, settings.scale, Some(&mut record))?;
+            place.rows.push(record);
+            hidden.push(Hidden { encoder: Some(out), decoder: None });
+        }
+        Ok(Run { places: vec![place], hidden })
+    }
+
+    fn block(&self, place: Place, layer: usize) -> Option<&MultiHeadAttention> {
+        (place == Place::EncoderSelf).then(|| self.layers.get(layer).map(|l| &l.self_attn)).flatten()
     }
 }

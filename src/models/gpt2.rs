@@ -2,16 +2,20 @@
 //! `models/gpt2/modeling_gpt2.py`. Pre-LN decoder blocks with causal self-attention. Its
 //! `Conv1D` layers store weights as (d_in, d_out), and `c_attn` holds Q, K and V side by side.
 
+use std::sync::Arc;
+
 use ndarray::{s, Array2};
 use serde::Deserialize;
 
-use super::layers::{self, Activation};
-use super::run::{self_attention_mask, AttentionRun, LayerAttention, Row, RowTokens};
+use super::hf::{activation, check_sizes};
+use super::run::{Batch, Hidden, LayerInputs, PlaceInfo, PlaceRun, RowAttention, Run, Settings};
 use super::weights::Weights;
+use super::{place_mask, Network};
 use crate::attention::mask::MaskKind;
 use crate::attention::multi_head::MultiHeadAttention;
-use crate::error::{Error, Result};
-use crate::nn::{LayerNorm, Linear};
+use crate::attention::place::Place;
+use crate::error::{Error, FileProblem, Result};
+use crate::nn::{self, FeedForward, LayerNorm, Linear};
 
 /// `config.json` of a GPT-2 model, with transformers' defaults.
 #[derive(Debug, Clone, Deserialize)]
@@ -52,8 +56,7 @@ struct Block {
     ln_1: LayerNorm,
     attn: MultiHeadAttention, // attn.c_attn split in three + attn.c_proj
     ln_2: LayerNorm,
-    c_fc: Linear,
-    c_proj: Linear,
+    mlp: FeedForward, // mlp.c_fc, mlp.c_proj
 }
 
 pub struct Gpt2 {
@@ -62,81 +65,122 @@ pub struct Gpt2 {
     wpe: Array2<f32>, // (P, D)
     blocks: Vec<Block>,
     ln_f: LayerNorm,
-    activation: Activation,
 }
 
 impl Gpt2 {
     pub fn load(w: Weights, config: Gpt2Config) -> Result<Self> {
-        if !config.scale_attn_weights || config.scale_attn_by_inverse_layer_idx {
-            return Err(Error::file("config.json", "only GPT-2's default attention scaling (÷√d_k) is supported"));
+        let c = &config;
+        let inner = c.n_inner.unwrap_or(4 * c.n_embd);
+        check_sizes(&[
+            ("vocab_size", c.vocab_size),
+            ("n_embd", c.n_embd),
+            ("n_layer", c.n_layer),
+            ("n_head", c.n_head),
+            ("n_positions", c.n_positions),
+            ("n_inner", inner),
+        ])?;
+        if !c.scale_attn_weights {
+            let problem =
+                FileProblem::unsupported("scale_attn_weights", false, "headmap reads GPT-2's ÷√d_k scaling only");
+            return Err(Error::file("config.json", problem));
+        }
+        if c.scale_attn_by_inverse_layer_idx {
+            let problem = FileProblem::unsupported(
+                "scale_attn_by_inverse_layer_idx",
+                true,
+                "headmap reads GPT-2's ÷√d_k scaling only",
+            );
+            return Err(Error::file("config.json", problem));
         }
         let w = w.with_prefix_of("wte.weight", &["", "transformer."])?;
-        let (d, eps) = (config.n_embd, config.layer_norm_epsilon as f32);
-        let inner = config.n_inner.unwrap_or(4 * d);
-        let blocks = (0..config.n_layer)
+        let root = w.root();
+        let (d, eps) = (c.n_embd, c.layer_norm_epsilon as f32);
+        let act = activation("activation_function", &c.activation_function)?;
+        let blocks = (0..c.n_layer)
             .map(|i| {
-                let p = format!("h.{i}");
-                let qkv = layers::conv1d(&w, &format!("{p}.attn.c_attn"), d, 3 * d)?; // (D, 3D)
+                let h = root.pp("h").pp(i);
+                let qkv = h.pp("attn").conv1d("c_attn", d, 3 * d)?; // (D, 3D)
                 let part = |k: usize| {
                     let cols = s![.., k * d..(k + 1) * d];
                     let bias = qkv.bias.as_ref().map(|b| b.slice(s![k * d..(k + 1) * d]).to_owned());
-                    Linear::new(&format!("{p}.attn.c_attn[{k}]"), qkv.weight.slice(cols).to_owned(), bias)
+                    Linear::new(&format!("h.{i}.attn.c_attn[{k}]"), qkv.weight.slice(cols).to_owned(), bias)
                 };
                 Ok(Block {
-                    ln_1: layers::layer_norm(&w, &format!("{p}.ln_1"), d, eps)?,
+                    ln_1: h.layer_norm("ln_1", d, eps)?,
                     attn: MultiHeadAttention::new(
                         part(0)?,
                         part(1)?,
                         part(2)?,
-                        layers::conv1d(&w, &format!("{p}.attn.c_proj"), d, d)?,
-                        config.n_head,
+                        h.pp("attn").conv1d("c_proj", d, d)?,
+                        c.n_head,
                     )?,
-                    ln_2: layers::layer_norm(&w, &format!("{p}.ln_2"), d, eps)?,
-                    c_fc: layers::conv1d(&w, &format!("{p}.mlp.c_fc"), d, inner)?,
-                    c_proj: layers::conv1d(&w, &format!("{p}.mlp.c_proj"), inner, d)?,
+                    ln_2: h.layer_norm("ln_2", d, eps)?,
+                    mlp: FeedForward {
+                        inner: h.pp("mlp").conv1d("c_fc", d, inner)?,
+                        outer: h.pp("mlp").conv1d("c_proj", inner, d)?,
+                        activation: act,
+                    },
                 })
             })
             .collect::<Result<_>>()?;
         Ok(Gpt2 {
-            wte: w.matrix("wte.weight", [config.vocab_size, d])?,
-            wpe: w.matrix("wpe.weight", [config.n_positions, d])?,
-            ln_f: layers::layer_norm(&w, "ln_f", d, eps)?,
-            activation: Activation::parse(&config.activation_function)?,
+            wte: root.matrix("wte.weight", [c.vocab_size, d])?,
+            wpe: root.matrix("wpe.weight", [c.n_positions, d])?,
+            ln_f: root.layer_norm("ln_f", d, eps)?,
             blocks,
             config,
         })
     }
+}
 
-    /// Causal self-attention (with PAD keys masked too) as it was trained (or, to see what
-    /// changes, another `mask`), and the last hidden states per row.
-    pub fn forward(&self, rows: &[Row], mask: MaskKind) -> Result<(AttentionRun, Vec<Array2<f32>>)> {
-        let mut run = AttentionRun::new(mask, true);
-        let mut hidden = Vec::with_capacity(rows.len());
-        for row in rows {
-            let mut x = layers::embed_with_positions(&self.wte, &self.wpe, &row.ids, 1.0)?; // (T, D)
-            let row_mask = self_attention_mask(mask, &row.valid)?;
-            let mut layers_out = Vec::with_capacity(self.blocks.len());
+impl Network for Gpt2 {
+    fn architecture(&self) -> &str {
+        "gpt2"
+    }
+
+    fn places(&self) -> Vec<PlaceInfo> {
+        let c = &self.config;
+        vec![PlaceInfo {
+            place: Place::DecoderSelf,
+            mask: MaskKind::Causal,
+            layers: c.n_layer,
+            heads: c.n_head,
+            d_k: c.n_embd / c.n_head,
+        }]
+    }
+
+    fn d_model(&self) -> usize {
+        self.config.n_embd
+    }
+
+    fn max_tokens(&self) -> usize {
+        self.config.n_positions
+    }
+
+    /// Causal self-attention (PAD keys masked too) as it was trained, or a what-if mask.
+    fn forward(&self, batch: &Batch, settings: &Settings) -> Result<Run> {
+        let info = &self.places()[0];
+        let mut place = PlaceRun::new(info, settings);
+        let mut hidden = Vec::with_capacity(batch.sources.len());
+        for row in &batch.sources {
+            let mut x = nn::embed_with_positions(&self.wte, &self.wpe, &row.ids, 1.0)?; // (T, D)
+            let mask = place_mask(place.mask, row, row)?;
+            let mut record = RowAttention::new(row, row, info.layers, info.heads);
             for block in &self.blocks {
-                let h = block.ln_1.forward(x.view()); // (T, D)
-                let a = block.attn.forward(h.view(), h.view(), row_mask.as_ref(), true)?;
+                let h = Arc::new(block.ln_1.forward(x.view())); // (T, D)
+                let a = block.attn.forward(h.view(), h.view(), Some(&mask), settings.scale)?;
                 x += &a.output;
                 let h2 = block.ln_2.forward(x.view());
-                x += &layers::feed_forward(h2.view(), &block.c_fc, &block.c_proj, self.activation)?;
-                layers_out.push(LayerAttention { weights: a.weights, x_q: h.clone(), x_kv: h });
+                x += &block.mlp.forward(h2.view())?;
+                record.push_layer(&a.weights, &mask, LayerInputs { x_q: Arc::clone(&h), x_kv: h });
             }
-            let tokens =
-                RowTokens { queries: &row.labels, keys: &row.labels, query_valid: &row.valid, key_valid: &row.valid };
-            run.push_row(tokens, layers_out, row_mask);
-            hidden.push(self.ln_f.forward(x.view()));
+            place.rows.push(record);
+            hidden.push(Hidden { encoder: None, decoder: Some(self.ln_f.forward(x.view())) });
         }
-        Ok((run, hidden))
+        Ok(Run { places: vec![place], hidden })
     }
 
-    pub fn block(&self, layer: usize) -> Option<&MultiHeadAttention> {
-        self.blocks.get(layer).map(|b| &b.attn)
-    }
-
-    pub fn max_tokens(&self) -> usize {
-        self.config.n_positions
+    fn block(&self, place: Place, layer: usize) -> Option<&MultiHeadAttention> {
+        (place == Place::DecoderSelf).then(|| self.blocks.get(layer).map(|b| &b.attn)).flatten()
     }
 }

@@ -1,8 +1,22 @@
-//! Models whose attention headmap shows: the toy Transformer, and (with the `hf` feature)
-//! BERT, GPT-2, BART and Marian models as Hugging Face publishes them.
+//! Models whose attention headmap shows, behind one interface: [`Model`].
+//!
+//! A model is a tokenizer and a network. The toy Transformer (`toy`) and, with the `hf`
+//! feature, BERT, GPT-2, BART and Marian models as Hugging Face publishes them (`bert`,
+//! `gpt2`, `bart`, loaded by `hf`) are networks: each runs a padded batch of token rows and
+//! records the attention of the places it has. Everything around that — tokenizing, padding,
+//! feeding an encoder–decoder's decoder, what-if masks, limits, traces — is done once, here.
+
+use std::sync::Arc;
+
+use crate::attention::mask::MaskKind;
+use crate::attention::multi_head::{HeadTrace, MultiHeadAttention};
+use crate::attention::place::Place;
+use crate::error::{Error, Result};
+use crate::tokenize::{Encoded, Token, TokenKind, Tokenizer};
 
 pub mod run;
 pub mod toy;
+pub mod transformer;
 
 #[cfg(feature = "hf")]
 pub mod bart;
@@ -13,6 +27,190 @@ pub mod gpt2;
 #[cfg(feature = "hf")]
 pub mod hf;
 #[cfg(feature = "hf")]
-pub mod layers;
-#[cfg(feature = "hf")]
 pub mod weights;
+
+use run::{check_size, Batch, ModelInfo, PlaceInfo, Request, Row, Run, Settings};
+
+/// The most sentences in one padded batch.
+pub const MAX_BATCH: usize = 8;
+
+/// What a family of models implements: run token rows, and give the attention block behind a
+/// place and layer (for traces).
+pub(crate) trait Network {
+    /// "toy", or a real model's `model_type`.
+    fn architecture(&self) -> &str;
+    /// The places the network uses attention, in the order of the seeds' table.
+    fn places(&self) -> Vec<PlaceInfo>;
+    fn d_model(&self) -> usize;
+    /// The most tokens one row may have.
+    fn max_tokens(&self) -> usize;
+    /// Runs a padded batch; keeps the places `settings` asks for.
+    fn forward(&self, batch: &Batch, settings: &Settings) -> Result<Run>;
+    /// The attention block at `place` in `layer`.
+    fn block(&self, place: Place, layer: usize) -> Option<&MultiHeadAttention>;
+    /// For an encoder–decoder model fed like transformers feeds labels: the decoder's start
+    /// token id. `None` feeds the target as it is (the toy model).
+    fn decoder_start(&self) -> Option<u32> {
+        None
+    }
+    /// Greedy decoding of `source`, up to `max_new_tokens`: the decoder's ids, start token first.
+    fn greedy(&self, _source: &Row, _max_new_tokens: usize) -> Result<Vec<u32>> {
+        Err(Error::CannotGenerate { architecture: self.architecture().to_string() })
+    }
+}
+
+/// A model: its tokenizer and network, and the one way to run either.
+pub struct Model {
+    info: ModelInfo,
+    tokenizer: Tokenizer,
+    net: Box<dyn Network>,
+    /// The padding token's id and how it is shown.
+    pad: (u32, Token),
+}
+
+/// An encoder–decoder model's own output for a text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Generated {
+    /// Decoder ids, start token first.
+    pub ids: Vec<u32>,
+    /// The decoded text, special tokens left out: usable as the target.
+    pub text: String,
+}
+
+impl Model {
+    fn new(tokenizer: Tokenizer, net: Box<dyn Network>, pad_id: u32, trained: bool) -> Self {
+        let places = net.places();
+        let encoder_decoder = places.iter().any(|p| p.place == Place::Cross);
+        let pad_piece = tokenizer.piece(pad_id).unwrap_or_else(|| "[PAD]".to_string());
+        let info = ModelInfo {
+            architecture: net.architecture().to_string(),
+            trained,
+            can_generate: encoder_decoder && net.decoder_start().is_some(),
+            encoder_decoder,
+            places,
+            max_tokens: net.max_tokens(),
+            max_batch: MAX_BATCH,
+            d_model: net.d_model(),
+        };
+        Model { info, tokenizer, net, pad: (pad_id, Token::marker(&pad_piece, TokenKind::Pad)) }
+    }
+
+    pub fn info(&self) -> &ModelInfo {
+        &self.info
+    }
+
+    /// `text` as the model tokenizes it, refused when longer than the model allows.
+    pub fn tokenize(&self, text: &str) -> Result<Encoded> {
+        let encoded = self.tokenizer.encode(text)?;
+        if encoded.ids.len() > self.info.max_tokens {
+            return Err(Error::TooLong { tokens: encoded.ids.len(), max: self.info.max_tokens });
+        }
+        Ok(encoded)
+    }
+
+    /// Tokenizes, pads and runs `request`.
+    pub fn run(&self, request: &Request) -> Result<Run> {
+        let settings = self.settings(request)?;
+        if request.texts.len() > MAX_BATCH {
+            return Err(Error::BatchTooLarge { texts: request.texts.len(), max: MAX_BATCH });
+        }
+        if request.texts.is_empty() {
+            return Err(Error::EmptyText);
+        }
+        if !request.targets.is_empty() && request.targets.len() != request.texts.len() {
+            return Err(Error::TargetsMismatch { targets: request.targets.len(), texts: request.texts.len() });
+        }
+        let sources = self.pad_batch(&request.texts)?;
+        let targets = if self.info.encoder_decoder {
+            let texts = if request.targets.is_empty() { &request.texts } else { &request.targets };
+            let rows = self.pad_batch(texts)?;
+            match self.net.decoder_start() {
+                Some(start) => {
+                    let piece = self.tokenizer.piece(start).unwrap_or_else(|| "<start>".to_string());
+                    let start_token = Token::marker(&piece, TokenKind::Special);
+                    rows.iter().map(|row| row.shift_right(start, &start_token)).collect()
+                }
+                None => rows,
+            }
+        } else {
+            Vec::new()
+        };
+        self.run_batch(&Batch { sources, targets }, &settings)
+    }
+
+    /// Runs rows of ids as given (already padded, targets already shifted).
+    pub fn run_batch(&self, batch: &Batch, settings: &Settings) -> Result<Run> {
+        let mut weights = 0usize;
+        for info in self.info.places.iter().filter(|p| settings.keeps(p.place)) {
+            let (queries, keys) = match info.place {
+                Place::EncoderSelf => (&batch.sources, &batch.sources),
+                Place::DecoderSelf if !self.info.encoder_decoder => (&batch.sources, &batch.sources),
+                Place::DecoderSelf => (&batch.targets, &batch.targets),
+                Place::Cross => (&batch.targets, &batch.sources),
+            };
+            let (tq, tk) = (queries.first().map_or(0, |r| r.ids.len()), keys.first().map_or(0, |r| r.ids.len()));
+            let per_row = info.layers.saturating_mul(info.heads).saturating_mul(tq).saturating_mul(tk);
+            weights = weights.saturating_add(per_row.saturating_mul(queries.len()));
+        }
+        check_size(weights)?;
+        self.net.forward(batch, settings)
+    }
+
+    /// Checks the request's place and mask against the model.
+    fn settings(&self, request: &Request) -> Result<Settings> {
+        let place = match (request.place, request.mask) {
+            (Some(place), _) => Some(self.info.place(place)?),
+            // a mask alone: the place trained with it, else the model's first
+            (None, Some(mask)) => self.info.places.iter().find(|p| p.mask == mask).or(self.info.places.first()),
+            (None, None) => None,
+        };
+        let mut settings = Settings { scale: request.scale.unwrap_or(true), what_if: None, keep: Place::ALL.to_vec() };
+        if let Some(info) = place {
+            settings.keep = vec![info.place];
+            let mask = request.mask.unwrap_or(info.mask);
+            info.place.check(mask)?;
+            if mask != info.mask {
+                settings.what_if = Some((info.place, mask));
+            }
+        }
+        Ok(settings)
+    }
+
+    fn pad_batch(&self, texts: &[String]) -> Result<Vec<Row>> {
+        let encoded = texts.iter().map(|t| self.tokenize(t)).collect::<Result<Vec<_>>>()?;
+        Ok(Row::pad_batch(encoded, self.pad.0, &self.pad.1))
+    }
+
+    /// Every step of one head, recomputed from the block and inputs that made `run`.
+    pub fn trace(&self, run: &Run, place: Place, row: usize, layer: usize, head: usize) -> Result<HeadTrace> {
+        let place_run = run.place(place)?;
+        let attention = place_run.row(row)?;
+        let inputs = attention.inputs(layer)?;
+        let layers = self.info.place(place)?.layers;
+        let block =
+            self.net.block(place, layer).ok_or(Error::NoSuch { what: "layer".into(), index: layer, count: layers })?;
+        block.trace(inputs.x_q.view(), inputs.x_kv.view(), Some(attention.mask(layer)?), place_run.scale, head)
+    }
+
+    /// An encoder–decoder model's greedy continuation of `text`, as transformers'
+    /// `generate(num_beams=1, do_sample=False)` writes it.
+    pub fn generate(&self, text: &str, max_new_tokens: usize) -> Result<Generated> {
+        if !self.info.can_generate {
+            return Err(Error::CannotGenerate { architecture: self.info.architecture.clone() });
+        }
+        let source = self.pad_batch(&[text.to_string()])?.remove(0);
+        let ids = self.net.greedy(&source, max_new_tokens.min(self.info.max_tokens.saturating_sub(1)))?;
+        let text = self.tokenizer.decode(&ids)?;
+        Ok(Generated { ids, text })
+    }
+
+    /// The toy Transformer (see [`toy`]).
+    pub fn toy(config: toy::ToyConfig) -> Result<Self> {
+        Ok(Model::new(Tokenizer::Words, Box::new(toy::ToyNet::new(config)?), 0, false))
+    }
+}
+
+/// The mask of kind `mask` over rows `queries` × `keys`, shared by every layer.
+pub(crate) fn place_mask(mask: MaskKind, queries: &Row, keys: &Row) -> Result<Arc<crate::attention::mask::Mask>> {
+    Ok(Arc::new(mask.build(&queries.valid, &keys.valid)?))
+}

@@ -2,36 +2,27 @@
 //! from a seed so it needs no download.
 //!
 //! Its weights are random: its heads show how attention is computed and masked, not what a
-//! trained model has learnt. Real models live beside this file.
-//!
-//! ```text
-//! encoder layer:  x → self-attention (padding mask) → Add & Norm → FFN → Add & Norm
-//! decoder layer:  y → masked self-attention (causal + padding) → Add & Norm = y₁
-//!                 y₁ → cross-attention (Q from y₁, K·V from the encoder output) → Add & Norm
-//!                 → FFN → Add & Norm
-//! ```
+//! trained model has learnt. Its layers are the post-LN layers of `transformer`, the same
+//! computation as BART's; its tokens are words (UAX #29), embedded by their spelling.
 
 use ndarray::{Array1, Array2};
 use serde::Serialize;
 
-use crate::attention::mask::{Mask, MaskKind};
-use crate::attention::multi_head::{HeadTrace, MultiHeadAttention};
+use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, RowAttention, Run, Settings};
+use super::transformer::{self, DecoderLayer, DecoderPlaces, EncoderLayer};
+use super::{place_mask, Network};
+use crate::attention::multi_head::MultiHeadAttention;
+use crate::attention::place::Place;
 use crate::error::{Error, Result};
-use crate::models::run::{AttentionRun, LayerAttention, RowTokens};
-use crate::nn::{FeedForward, LayerNorm, Linear};
+use crate::nn::{Activation, FeedForward, LayerNorm, Linear};
 use crate::rng::SplitMix64;
-use crate::tokenize::split_words;
-
-/// The token that fills shorter rows of a batch up to the longest one.
-pub const PAD: &str = "[PAD]";
-
-/// The most sentences in one padded batch.
-pub const MAX_BATCH: usize = 8;
+use crate::tokenize::{Token, MAX_TOKENS};
 
 const LAYER_NORM_EPS: f32 = 1e-5;
 
 /// The toy model's shape and seed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ToyConfig {
     pub d_model: usize,
     pub heads: usize,
@@ -42,6 +33,8 @@ pub struct ToyConfig {
 }
 
 impl ToyConfig {
+    pub const PRESETS: [&'static str; 2] = ["small", "base"];
+
     /// The paper's base model: d_model 512, h 8 (d_k = d_v = 64), d_ff 2048, N = 6.
     pub fn paper_base(seed: u64) -> Self {
         ToyConfig { d_model: 512, heads: 8, d_ff: 2048, encoder_layers: 6, decoder_layers: 6, seed }
@@ -56,7 +49,7 @@ impl ToyConfig {
         match name {
             "base" => Ok(Self::paper_base(seed)),
             "small" => Ok(Self::small(seed)),
-            other => Err(Error::setting("preset", format!("unknown preset `{other}`: use base or small"))),
+            other => Err(Error::unknown("preset", other, &Self::PRESETS)),
         }
     }
 
@@ -65,61 +58,43 @@ impl ToyConfig {
     }
 
     pub fn validate(&self) -> Result<()> {
-        if self.d_model == 0 || self.d_model > 1024 {
-            return Err(Error::setting("d_model", format!("{} is outside 1..=1024", self.d_model)));
+        if !(1..=1024).contains(&self.d_model) {
+            return Err(Error::out_of_range("d_model", self.d_model, 1, 1024));
         }
         if self.heads == 0 || self.d_model % self.heads != 0 {
             return Err(Error::HeadsDoNotDivide { d_model: self.d_model, heads: self.heads });
         }
-        if self.d_ff == 0 || self.d_ff > 4096 {
-            return Err(Error::setting("d_ff", format!("{} is outside 1..=4096", self.d_ff)));
+        if !(1..=4096).contains(&self.d_ff) {
+            return Err(Error::out_of_range("d_ff", self.d_ff, 1, 4096));
         }
-        for (name, n) in [("encoder_layers", self.encoder_layers), ("decoder_layers", self.decoder_layers)] {
+        for (name, n) in [("layers", self.encoder_layers), ("layers", self.decoder_layers)] {
             if !(1..=12).contains(&n) {
-                return Err(Error::setting(name, format!("{n} is outside 1..=12")));
+                return Err(Error::out_of_range(name, n, 1, 12));
             }
         }
         Ok(())
     }
 }
 
-struct EncoderLayer {
-    self_attn: MultiHeadAttention,
-    norm1: LayerNorm,
-    ffn: FeedForward,
-    norm2: LayerNorm,
-}
-
-struct DecoderLayer {
-    self_attn: MultiHeadAttention,
-    norm1: LayerNorm,
-    cross_attn: MultiHeadAttention,
-    norm2: LayerNorm,
-    ffn: FeedForward,
-    norm3: LayerNorm,
-}
-
-/// The toy Transformer. Building the paper's base size takes a moment (44 M weights).
-pub struct ToyModel {
+/// The toy Transformer's network. Building the paper's base size takes a moment (44 M weights).
+pub struct ToyNet {
     pub config: ToyConfig,
     encoder: Vec<EncoderLayer>,
     decoder: Vec<DecoderLayer>,
 }
 
-/// The toy model's runs are plain [`AttentionRun`]s.
-pub type ToyRun = AttentionRun;
-
-impl ToyModel {
+impl ToyNet {
     pub fn new(config: ToyConfig) -> Result<Self> {
         config.validate()?;
+        let norm = || LayerNorm::identity(config.d_model, LAYER_NORM_EPS);
         let encoder = (0..config.encoder_layers)
             .map(|i| {
                 let name = format!("encoder.{i}");
                 Ok(EncoderLayer {
                     self_attn: attention_block(&config, &format!("{name}.self_attn"))?,
-                    norm1: LayerNorm::identity(config.d_model, LAYER_NORM_EPS),
+                    self_attn_norm: norm(),
                     ffn: feed_forward(&config, &format!("{name}.ffn"))?,
-                    norm2: LayerNorm::identity(config.d_model, LAYER_NORM_EPS),
+                    final_norm: norm(),
                 })
             })
             .collect::<Result<_>>()?;
@@ -128,103 +103,23 @@ impl ToyModel {
                 let name = format!("decoder.{i}");
                 Ok(DecoderLayer {
                     self_attn: attention_block(&config, &format!("{name}.self_attn"))?,
-                    norm1: LayerNorm::identity(config.d_model, LAYER_NORM_EPS),
+                    self_attn_norm: norm(),
                     cross_attn: attention_block(&config, &format!("{name}.cross_attn"))?,
-                    norm2: LayerNorm::identity(config.d_model, LAYER_NORM_EPS),
+                    cross_attn_norm: norm(),
                     ffn: feed_forward(&config, &format!("{name}.ffn"))?,
-                    norm3: LayerNorm::identity(config.d_model, LAYER_NORM_EPS),
+                    final_norm: norm(),
                 })
             })
             .collect::<Result<_>>()?;
-        Ok(ToyModel { config, encoder, decoder })
+        Ok(ToyNet { config, encoder, decoder })
     }
 
-    /// Runs a batch and keeps the attention of the place `kind` names.
-    ///
-    /// `sources` feed the encoder; `targets` feed the decoder and default to the sources (an
-    /// untrained model has nothing better to write). `None` and `Padding` show encoder
-    /// self-attention, `Causal` decoder self-attention, `Cross` decoder queries over encoder keys.
-    pub fn run(&self, sources: &[&str], targets: &[&str], kind: MaskKind, scale: bool) -> Result<ToyRun> {
-        if sources.is_empty() {
-            return Err(Error::EmptyText);
-        }
-        if sources.len() > MAX_BATCH {
-            return Err(Error::setting(
-                "texts",
-                format!("{} sentences, more than the batch maximum of {MAX_BATCH}", sources.len()),
-            ));
-        }
-        if !targets.is_empty() && targets.len() != sources.len() {
-            return Err(Error::setting(
-                "targets",
-                format!("{} targets for {} sources: give one per source, or none", targets.len(), sources.len()),
-            ));
-        }
-        let (src_tokens, src_valid) = tokenize_batch(sources)?;
-        let (tgt_tokens, tgt_valid) =
-            if targets.is_empty() { (src_tokens.clone(), src_valid.clone()) } else { tokenize_batch(targets)? };
-
-        let mut run = AttentionRun::new(kind, scale);
-        for b in 0..sources.len() {
-            let ts = src_tokens[b].len();
-            let padding = Mask::key_padding(ts, &src_valid[b]);
-            let encoder_mask = (kind != MaskKind::None).then_some(padding);
-            let src = self.embed(&src_tokens[b]); // (Ts, D)
-            let encoded = self.encode(src, encoder_mask.as_ref(), scale)?;
-            let (queries, keys, query_valid, key_valid, layers, mask) = match kind {
-                MaskKind::None | MaskKind::Padding => {
-                    (&src_tokens[b], &src_tokens[b], &src_valid[b], &src_valid[b], encoded.layers, encoder_mask)
-                }
-                MaskKind::Causal | MaskKind::Cross => {
-                    let tt = tgt_tokens[b].len();
-                    let self_mask = Mask::causal(tt).and(&Mask::key_padding(tt, &tgt_valid[b]))?;
-                    let cross_mask = Mask::key_padding(tt, &src_valid[b]);
-                    let tgt = self.embed(&tgt_tokens[b]); // (Tt, D)
-                    let decoded = self.decode(tgt, &encoded.output, &self_mask, &cross_mask, scale)?;
-                    if kind == MaskKind::Causal {
-                        (
-                            &tgt_tokens[b],
-                            &tgt_tokens[b],
-                            &tgt_valid[b],
-                            &tgt_valid[b],
-                            decoded.self_layers,
-                            Some(self_mask),
-                        )
-                    } else {
-                        (
-                            &tgt_tokens[b],
-                            &src_tokens[b],
-                            &tgt_valid[b],
-                            &src_valid[b],
-                            decoded.cross_layers,
-                            Some(cross_mask),
-                        )
-                    }
-                }
-            };
-            run.push_row(RowTokens { queries, keys, query_valid, key_valid }, layers, mask);
-        }
-        Ok(run)
-    }
-
-    /// Every step of one head of one layer of a run: X, Q, K, V, scores, scaled, masked,
-    /// weights and the head's output.
-    pub fn trace(&self, run: &ToyRun, row: usize, layer: usize, head: usize) -> Result<HeadTrace> {
-        run.check(row, layer)?;
-        let block = match run.kind {
-            MaskKind::None | MaskKind::Padding => &self.encoder[layer].self_attn,
-            MaskKind::Causal => &self.decoder[layer].self_attn,
-            MaskKind::Cross => &self.decoder[layer].cross_attn,
-        };
-        run.trace(block, row, layer, head)
-    }
-
-    /// Token embeddings, fixed per token string and seed, plus sinusoidal positions (§3.5).
-    pub fn embed(&self, tokens: &[String]) -> Array2<f32> {
+    /// Token embeddings, fixed per token spelling and seed, plus sinusoidal positions (§3.5).
+    pub fn embed(&self, tokens: &[Token]) -> Array2<f32> {
         let d = self.config.d_model;
         let mut x = Array2::zeros((tokens.len(), d)); // (T, D)
         for (pos, token) in tokens.iter().enumerate() {
-            let mut rng = SplitMix64::for_name(self.config.seed, &format!("embed:{token}"));
+            let mut rng = SplitMix64::for_name(self.config.seed, &format!("embed:{}", token.piece));
             for i in 0..d {
                 // uniform on [-√3, √3): variance 1, like N(0, 1/d) embeddings times √d_model
                 let e = 3f32.sqrt() * rng.next_signed();
@@ -235,68 +130,97 @@ impl ToyModel {
         }
         x
     }
+}
 
-    fn encode(&self, mut x: Array2<f32>, mask: Option<&Mask>, scale: bool) -> Result<Encoded> {
-        let mut layers = Vec::with_capacity(self.encoder.len());
-        for layer in &self.encoder {
-            let a = layer.self_attn.forward(x.view(), x.view(), mask, scale)?;
-            let x1 = layer.norm1.forward((&x + &a.output).view()); // (Ts, D)
-            let f = layer.ffn.forward(x1.view())?;
-            let next = layer.norm2.forward((&x1 + &f).view());
-            layers.push(LayerAttention { weights: a.weights, x_q: x.clone(), x_kv: x });
-            x = next;
-        }
-        Ok(Encoded { output: x, layers })
+impl Network for ToyNet {
+    fn architecture(&self) -> &str {
+        "toy"
     }
 
-    fn decode(
-        &self,
-        mut y: Array2<f32>,
-        memory: &Array2<f32>,
-        self_mask: &Mask,
-        cross_mask: &Mask,
-        scale: bool,
-    ) -> Result<Decoded> {
-        let mut self_layers = Vec::with_capacity(self.decoder.len());
-        let mut cross_layers = Vec::with_capacity(self.decoder.len());
-        for layer in &self.decoder {
-            let a = layer.self_attn.forward(y.view(), y.view(), Some(self_mask), scale)?;
-            let y1 = layer.norm1.forward((&y + &a.output).view()); // (Tt, D)
-            let c = layer.cross_attn.forward(y1.view(), memory.view(), Some(cross_mask), scale)?;
-            let y2 = layer.norm2.forward((&y1 + &c.output).view());
-            let f = layer.ffn.forward(y2.view())?;
-            let next = layer.norm3.forward((&y2 + &f).view());
-            self_layers.push(LayerAttention { weights: a.weights, x_q: y.clone(), x_kv: y });
-            cross_layers.push(LayerAttention { weights: c.weights, x_q: y1, x_kv: memory.clone() });
-            y = next;
-        }
-        Ok(Decoded { self_layers, cross_layers })
-    }
-}
-
-struct Encoded {
-    output: Array2<f32>, // (Ts, D)
-    layers: Vec<LayerAttention>,
-}
-
-struct Decoded {
-    self_layers: Vec<LayerAttention>,
-    cross_layers: Vec<LayerAttention>,
-}
-
-/// Tokenizes every text and pads the shorter rows with [`PAD`].
-fn tokenize_batch(texts: &[&str]) -> Result<(Vec<Vec<String>>, Vec<Vec<bool>>)> {
-    let rows = texts.iter().map(|t| split_words(t)).collect::<Result<Vec<_>>>()?;
-    let longest = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let valid = rows.iter().map(|r| (0..longest).map(|i| i < r.len()).collect()).collect();
-    let padded = rows
+    fn places(&self) -> Vec<PlaceInfo> {
+        let c = &self.config;
+        [
+            (Place::EncoderSelf, c.encoder_layers),
+            (Place::DecoderSelf, c.decoder_layers),
+            (Place::Cross, c.decoder_layers),
+        ]
         .into_iter()
-        .map(|mut r| {
-            r.resize(longest, PAD.to_string());
-            r
-        })
-        .collect();
-    Ok((padded, valid))
+        .map(|(place, layers)| PlaceInfo { place, mask: place.paper_mask(), layers, heads: c.heads, d_k: c.d_k() })
+        .collect()
+    }
+
+    fn d_model(&self) -> usize {
+        self.config.d_model
+    }
+
+    fn max_tokens(&self) -> usize {
+        MAX_TOKENS
+    }
+
+    /// The toy feeds its decoder the target as it is (it has no start token), defaulting to
+    /// the source: an untrained model has nothing better to write.
+    fn forward(&self, batch: &Batch, settings: &Settings) -> Result<Run> {
+        let places = self.places();
+        let [enc_info, self_info, cross_info] = [&places[0], &places[1], &places[2]];
+        let mut encoder = PlaceRun::new(enc_info, settings);
+        let mut decoder = PlaceRun::new(self_info, settings);
+        let mut cross = PlaceRun::new(cross_info, settings);
+        let needs_decoder = settings.keeps(Place::DecoderSelf) || settings.keeps(Place::Cross);
+        let mut hidden = Vec::with_capacity(batch.sources.len());
+        for (b, src) in batch.sources.iter().enumerate() {
+            // 1. encoder self-attention
+            let padding = place_mask(encoder.mask, src, src)?;
+            let mut enc_row = settings
+                .keeps(Place::EncoderSelf)
+                .then(|| RowAttention::new(src, src, enc_info.layers, enc_info.heads));
+            let memory = transformer::encode(
+                &self.encoder,
+                self.embed(&src.tokens),
+                &padding,
+                settings.scale,
+                enc_row.as_mut(),
+            )?;
+            encoder.rows.extend(enc_row);
+            // 2. decoder masked self-attention, then cross-attention over the encoder output
+            let mut out = Hidden::default();
+            if needs_decoder {
+                let tgt = batch.targets.get(b).unwrap_or(src);
+                let self_mask = place_mask(decoder.mask, tgt, tgt)?;
+                let cross_mask = place_mask(cross.mask, tgt, src)?;
+                let mut self_row = settings
+                    .keeps(Place::DecoderSelf)
+                    .then(|| RowAttention::new(tgt, tgt, self_info.layers, self_info.heads));
+                let mut cross_row = settings
+                    .keeps(Place::Cross)
+                    .then(|| RowAttention::new(tgt, src, cross_info.layers, cross_info.heads));
+                let memory = std::sync::Arc::new(memory);
+                let places = DecoderPlaces {
+                    self_mask: &self_mask,
+                    cross_mask: &cross_mask,
+                    self_record: self_row.as_mut(),
+                    cross_record: cross_row.as_mut(),
+                };
+                out.decoder =
+                    Some(transformer::decode(&self.decoder, self.embed(&tgt.tokens), &memory, places, settings.scale)?);
+                out.encoder = Some(std::sync::Arc::unwrap_or_clone(memory));
+                decoder.rows.extend(self_row);
+                cross.rows.extend(cross_row);
+            } else {
+                out.encoder = Some(memory);
+            }
+            hidden.push(out);
+        }
+        let places = [encoder, decoder, cross].into_iter().filter(|p| settings.keeps(p.place)).collect();
+        Ok(Run { places, hidden })
+    }
+
+    fn block(&self, place: Place, layer: usize) -> Option<&MultiHeadAttention> {
+        match place {
+            Place::EncoderSelf => self.encoder.get(layer).map(|l| &l.self_attn),
+            Place::DecoderSelf => self.decoder.get(layer).map(|l| &l.self_attn),
+            Place::Cross => self.decoder.get(layer).map(|l| &l.cross_attn),
+        }
+    }
 }
 
 /// Glorot-uniform weights, as untrained PyTorch-style layers start.
@@ -325,5 +249,6 @@ fn feed_forward(cfg: &ToyConfig, name: &str) -> Result<FeedForward> {
     Ok(FeedForward {
         inner: linear(cfg, &format!("{name}.inner"), cfg.d_model, cfg.d_ff)?,
         outer: linear(cfg, &format!("{name}.outer"), cfg.d_ff, cfg.d_model)?,
+        activation: Activation::Relu,
     })
 }

@@ -2,28 +2,25 @@
 //! `tokenizers` crate (WordPiece, byte-level BPE, Unigram), or a Marian repository's
 //! `source.spm` + `vocab.json`.
 //!
-//! Every token gets a label a person can read: the piece of the original text it covers
-//! (so byte-level tokens of Korean show as Korean, not as `ë`-style bytes), or for special
-//! tokens their own name (`[CLS]`, `</s>`).
+//! Every token is labelled from the tokenizer's own offsets into the original text, so a
+//! byte-level piece of Korean shows as Korean, not as `ë`-style bytes, and pieces that split
+//! one character are numbered parts of it.
 
 use std::collections::HashMap;
 
+use tokenizers::models::ModelWrapper;
 use tokenizers::Tokenizer;
 
 use super::spm::SpmModel;
-use crate::error::{Error, Result};
-
-/// Token ids with their labels.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Encoded {
-    pub ids: Vec<u32>,
-    pub labels: Vec<String>,
-}
+use super::{subscript, Encoded, Token, TokenKind};
+use crate::error::{Error, FileProblem, Result};
 
 /// A real model's tokenizer.
 pub struct TextTokenizer {
     inner: Tokenizer,
     marian: Option<MarianVocab>,
+    /// The spelling of the unknown token, when the vocabulary has one.
+    unk: Option<String>,
 }
 
 /// Marian numbers pieces by its vocab.json, not by their place in the .spm file.
@@ -37,25 +34,41 @@ struct MarianVocab {
 impl TextTokenizer {
     /// From a `tokenizer.json`; `source` names the file in errors.
     pub fn from_json(bytes: &[u8], source: &str) -> Result<Self> {
-        let mut inner = Tokenizer::from_bytes(bytes)
-            .map_err(|e| Error::file(source, format!("the tokenizer does not load ({e})")))?;
+        let mut inner = Tokenizer::from_bytes(bytes).map_err(|_| Error::file(source, FileProblem::NotTokenizer))?;
         // headmap pads batches itself, and refuses over-long text instead of cutting it silently
         inner.with_padding(None);
-        inner.with_truncation(None).map_err(|e| Error::file(source, format!("cannot switch off truncation ({e})")))?;
-        Ok(TextTokenizer { inner, marian: None })
+        inner.with_truncation(None).map_err(|_| Error::file(source, FileProblem::NotTokenizer))?;
+        let unk = match inner.get_model() {
+            ModelWrapper::WordPiece(m) => Some(m.unk_token.clone()),
+            ModelWrapper::WordLevel(m) => Some(m.unk_token.clone()),
+            ModelWrapper::BPE(m) => m.unk_token.clone(),
+            // Unigram keeps its unknown id private; its files name the token <unk>
+            ModelWrapper::Unigram(_) => Some("<unk>".to_string()),
+        };
+        Ok(TextTokenizer { inner, marian: None, unk })
     }
 
     /// From a Marian repository's `source.spm` and `vocab.json`.
     pub fn from_marian(spm: &[u8], vocab_json: &[u8]) -> Result<Self> {
         let inner = SpmModel::parse(spm, "source.spm")?.tokenizer("source.spm")?;
-        let ids: HashMap<String, u32> = serde_json::from_slice(vocab_json)
-            .map_err(|e| Error::file("vocab.json", format!("not a JSON map of pieces to ids ({e})")))?;
+        let ids: HashMap<String, u32> =
+            serde_json::from_slice(vocab_json).map_err(|_| Error::file("vocab.json", FileProblem::NotVocabulary))?;
         let id = |piece: &str| {
-            ids.get(piece).copied().ok_or_else(|| Error::file("vocab.json", format!("it has no `{piece}`")))
+            ids.get(piece)
+                .copied()
+                .ok_or_else(|| Error::file("vocab.json", FileProblem::MissingPiece { piece: piece.to_string() }))
         };
         let (unk, eos) = (id("<unk>")?, id("</s>")?);
         let names = ids.iter().map(|(p, &i)| (i, p.clone())).collect();
-        Ok(TextTokenizer { inner, marian: Some(MarianVocab { ids, names, unk, eos }) })
+        Ok(TextTokenizer { inner, marian: Some(MarianVocab { ids, names, unk, eos }), unk: Some("<unk>".into()) })
+    }
+
+    /// How many ids the tokenizer can give: every one must be a row of the model's table.
+    pub fn vocab_size(&self) -> usize {
+        match &self.marian {
+            Some(vocab) => vocab.names.keys().max().map_or(0, |&m| m as usize + 1),
+            None => self.inner.get_vocab_size(true),
+        }
     }
 
     /// Tokenizes `text` with the model's special tokens.
@@ -64,55 +77,81 @@ impl TextTokenizer {
             return Err(Error::EmptyText);
         }
         let add_special = self.marian.is_none();
-        let enc = self
-            .inner
-            .encode_char_offsets(text, add_special)
-            .map_err(|e| Error::setting("text", format!("the tokenizer failed ({e})")))?;
-        let mut labels = self.labels(text, &enc);
+        let enc = self.inner.encode_char_offsets(text, add_special).map_err(|_| Error::TokenizerFailed)?;
+        let mut tokens = self.tokens(text, &enc);
         match &self.marian {
-            None => Ok(Encoded { ids: enc.get_ids().to_vec(), labels }),
+            None => Ok(Encoded { ids: enc.get_ids().to_vec(), tokens }),
             Some(vocab) => {
                 let mut ids: Vec<u32> =
                     enc.get_tokens().iter().map(|piece| vocab.ids.get(piece).copied().unwrap_or(vocab.unk)).collect();
+                for (token, &id) in tokens.iter_mut().zip(&ids) {
+                    if id == vocab.unk && token.kind != TokenKind::Unknown {
+                        *token = unknown(&vocab.names[&vocab.unk], &token.text);
+                    }
+                }
                 ids.push(vocab.eos);
-                labels.push("</s>".to_string());
-                Ok(Encoded { ids, labels })
+                tokens.push(Token::marker("</s>", TokenKind::Special));
+                Ok(Encoded { ids, tokens })
             }
         }
     }
 
-    /// What each token shows: the text it covers; its own name for special tokens; and where
-    /// several tokens split one character (BERT's jamo, byte-level pieces of a syllable), the
-    /// token decoded on its own when that is readable.
-    fn labels(&self, text: &str, enc: &tokenizers::Encoding) -> Vec<String> {
+    /// Each token with what it stands for in `text`: special tokens by name, the unknown token
+    /// as itself (with the text it replaced), a run of pieces sharing one stretch of text as
+    /// numbered parts of it, a later piece of a word as a continuation.
+    fn tokens(&self, text: &str, enc: &tokenizers::Encoding) -> Vec<Token> {
         let chars: Vec<char> = text.chars().collect();
         let offsets = enc.get_offsets();
-        let shared = |i: usize| {
-            (i > 0 && offsets[i - 1] == offsets[i]) || offsets.get(i + 1).is_some_and(|next| *next == offsets[i])
+        let words = enc.get_word_ids();
+        let special = enc.get_special_tokens_mask();
+        let pieces = enc.get_tokens();
+        let covered = |i: usize| {
+            let (start, end) = offsets[i];
+            chars.get(start..end.min(chars.len())).unwrap_or(&[]).iter().collect::<String>().trim().to_string()
         };
-        enc.get_tokens()
-            .iter()
-            .zip(enc.get_ids())
-            .zip(enc.get_special_tokens_mask())
-            .enumerate()
-            .map(|(i, ((token, &id), &special))| {
-                let (start, end) = offsets[i];
-                let covered: String = chars.get(start..end.min(chars.len())).unwrap_or(&[]).iter().collect();
-                let covered = covered.trim();
-                if special == 1 || covered.is_empty() {
-                    return token.clone();
-                }
-                if shared(i) {
-                    if let Ok(alone) = self.inner.decode(&[id], false) {
-                        let alone = alone.trim().trim_start_matches("##").trim_start_matches('▁');
-                        if !alone.is_empty() && !alone.contains('\u{fffd}') {
-                            return alone.to_string();
-                        }
+        // runs of tokens over the same stretch of text: the parts of one character
+        let same = |i: usize, j: usize| special[i] == 0 && special[j] == 0 && offsets[i] == offsets[j];
+        let mut out = Vec::with_capacity(pieces.len());
+        let mut i = 0;
+        while i < pieces.len() {
+            let mut end = i + 1;
+            while end < pieces.len() && same(i, end) && !covered(i).is_empty() {
+                end += 1;
+            }
+            let n = end - i;
+            for k in i..end {
+                let text_k = covered(k);
+                let piece = &pieces[k];
+                let token = if special[k] == 1 || text_k.is_empty() {
+                    Token::marker(piece, TokenKind::Special)
+                } else if self.unk.as_deref() == Some(piece.as_str()) {
+                    unknown(piece, &text_k)
+                } else if n > 1 {
+                    let part = k - i + 1;
+                    Token {
+                        label: format!("{text_k}{}", subscript(part)),
+                        piece: piece.clone(),
+                        kind: TokenKind::Part,
+                        text: text_k,
+                        part: Some([part, n]),
                     }
-                }
-                covered.to_string()
-            })
-            .collect()
+                } else if k > 0 && words[k].is_some() && words[k] == words[k - 1] && special[k - 1] == 0 {
+                    let label = if piece.starts_with("##") { format!("##{text_k}") } else { text_k.clone() };
+                    Token { label, piece: piece.clone(), kind: TokenKind::Continuation, text: text_k, part: None }
+                } else {
+                    Token {
+                        label: text_k.clone(),
+                        piece: piece.clone(),
+                        kind: TokenKind::Word,
+                        text: text_k,
+                        part: None,
+                    }
+                };
+                out.push(token);
+            }
+            i = end;
+        }
+        out
     }
 
     /// Text from ids, special tokens left out.
@@ -126,26 +165,25 @@ impl TextTokenizer {
                     .collect();
                 Ok(pieces.concat().replace('▁', " ").trim().to_string())
             }
-            None => self
-                .inner
-                .decode(ids, true)
-                .map_err(|e| Error::setting("ids", format!("the tokenizer cannot decode them ({e})"))),
+            None => self.inner.decode(ids, true).map_err(|_| Error::TokenizerFailed),
         }
     }
 
-    /// The id of a token the model knows, such as `<pad>`.
-    pub fn token_to_id(&self, token: &str) -> Option<u32> {
-        match &self.marian {
-            Some(vocab) => vocab.ids.get(token).copied(),
-            None => self.inner.token_to_id(token),
-        }
-    }
-
-    /// The name of token `id`, for labelling PAD and start tokens.
+    /// The spelling of token `id`, for labelling PAD and start tokens.
     pub fn id_to_token(&self, id: u32) -> Option<String> {
         match &self.marian {
             Some(vocab) => vocab.names.get(&id).cloned(),
             None => self.inner.id_to_token(id),
         }
+    }
+}
+
+fn unknown(piece: &str, text: &str) -> Token {
+    Token {
+        label: piece.to_string(),
+        piece: piece.to_string(),
+        kind: TokenKind::Unknown,
+        text: text.to_string(),
+        part: None,
     }
 }

@@ -1,9 +1,12 @@
 //! Text to tokens. The toy model splits words and punctuation by Unicode's word boundaries
 //! (UAX #29, below); real models use their own tokenizer (`hf`, with the `hf` feature).
 //!
-//! Korean eojeol ("동물이"), English words with apostrophes ("didn't"), emoji sequences (👩‍💻)
-//! and numbers each stay one token; spaces are dropped; punctuation stands alone.
+//! Every token says what the model saw ([`Token`]): its own spelling, the stretch of the
+//! text it stands for, and a label a reader can read — `[UNK]` stays `[UNK]`, WordPiece's
+//! `##` stays, and pieces that split one character (BERT's jamo, byte-level pieces of a
+//! syllable) are numbered parts of that character.
 
+use serde::Serialize;
 use unicode_segmentation::UnicodeSegmentation;
 
 use crate::error::{Error, Result};
@@ -17,10 +20,134 @@ pub mod spm;
 /// grows with the square of this.
 pub const MAX_TOKENS: usize = 2048;
 
-/// Splits `text` into tokens, refusing empty text and text over [`MAX_TOKENS`].
-pub fn split_words(text: &str) -> Result<Vec<String>> {
-    let tokens: Vec<String> =
-        text.split_word_bounds().filter(|piece| !piece.chars().all(char::is_whitespace)).map(str::to_string).collect();
+/// What a token is, for a reader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenKind {
+    /// The first (or only) piece of a word.
+    Word,
+    /// A later piece of the same word (`##ing`).
+    Continuation,
+    /// One of several pieces that split a single character (jamo, UTF-8 bytes).
+    Part,
+    /// A token the tokenizer adds (`[CLS]`, `</s>`, a start token).
+    Special,
+    /// The vocabulary's unknown token, standing for text the model could not read.
+    Unknown,
+    /// Padding that fills a shorter row of a batch.
+    Pad,
+}
+
+/// One token as the model saw it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Token {
+    /// What a reader is shown: the text it stands for, `##` kept, `[UNK]` as `[UNK]`, a
+    /// part of a character as that character with its part number (`동₂`).
+    pub label: String,
+    /// The token as the vocabulary spells it (`##ing`, `Ġthe`, `▁책`, `[UNK]`).
+    pub piece: String,
+    pub kind: TokenKind,
+    /// The stretch of the original text it stands for; empty for special and PAD tokens.
+    pub text: String,
+    /// For a `part`: which piece it is (from 1) and of how many.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub part: Option<[usize; 2]>,
+}
+
+impl Token {
+    /// A whole word: the toy model's only kind.
+    pub fn word(text: &str) -> Self {
+        Token {
+            label: text.to_string(),
+            piece: text.to_string(),
+            kind: TokenKind::Word,
+            text: text.to_string(),
+            part: None,
+        }
+    }
+
+    /// A token with no text of its own: special or padding.
+    pub fn marker(piece: &str, kind: TokenKind) -> Self {
+        Token { label: piece.to_string(), piece: piece.to_string(), kind, text: String::new(), part: None }
+    }
+}
+
+/// Token ids with their tokens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Encoded {
+    pub ids: Vec<u32>,
+    pub tokens: Vec<Token>,
+}
+
+/// The share of a text's tokens (special tokens aside) the model could not read as text:
+/// unknown tokens and pieces below the character. Above one half, the model's vocabulary
+/// does not cover the script.
+pub fn unreadable_share(tokens: &[Token]) -> f32 {
+    let text = tokens.iter().filter(|t| !matches!(t.kind, TokenKind::Special | TokenKind::Pad));
+    let (total, unreadable) = text.fold((0usize, 0usize), |(n, u), t| {
+        (n + 1, u + usize::from(matches!(t.kind, TokenKind::Unknown | TokenKind::Part)))
+    });
+    if total == 0 {
+        0.0
+    } else {
+        unreadable as f32 / total as f32
+    }
+}
+
+/// `n` in subscript digits, for numbering the parts of one character: `동₂`.
+#[cfg(any(feature = "hf", test))]
+pub(crate) fn subscript(n: usize) -> String {
+    n.to_string().chars().map(|d| char::from_u32(0x2080 + d.to_digit(10).unwrap_or(0)).unwrap_or(d)).collect()
+}
+
+/// How a model turns text into tokens.
+pub enum Tokenizer {
+    /// The toy model's: words and punctuation by Unicode's word boundaries, no vocabulary.
+    Words,
+    /// A real model's own tokenizer.
+    #[cfg(feature = "hf")]
+    Hf(Box<hf::TextTokenizer>),
+}
+
+impl Tokenizer {
+    /// Tokenizes `text` with the model's special tokens, refusing empty text.
+    pub fn encode(&self, text: &str) -> Result<Encoded> {
+        match self {
+            Tokenizer::Words => {
+                let tokens = split_words(text)?;
+                Ok(Encoded { ids: vec![0; tokens.len()], tokens })
+            }
+            #[cfg(feature = "hf")]
+            Tokenizer::Hf(t) => t.encode(text),
+        }
+    }
+
+    /// Text from ids, special tokens left out.
+    #[cfg_attr(not(feature = "hf"), allow(unused_variables))]
+    pub fn decode(&self, ids: &[u32]) -> Result<String> {
+        match self {
+            Tokenizer::Words => Err(Error::TokenizerFailed),
+            #[cfg(feature = "hf")]
+            Tokenizer::Hf(t) => t.decode(ids),
+        }
+    }
+
+    /// The spelling of token `id`, for labelling PAD and start tokens.
+    #[cfg_attr(not(feature = "hf"), allow(unused_variables))]
+    pub fn piece(&self, id: u32) -> Option<String> {
+        match self {
+            Tokenizer::Words => None,
+            #[cfg(feature = "hf")]
+            Tokenizer::Hf(t) => t.id_to_token(id),
+        }
+    }
+}
+
+/// Splits `text` into word tokens, refusing empty text and text over [`MAX_TOKENS`].
+pub fn split_words(text: &str) -> Result<Vec<Token>> {
+    let tokens: Vec<Token> =
+        text.split_word_bounds().filter(|piece| !piece.chars().all(char::is_whitespace)).map(Token::word).collect();
     if tokens.is_empty() {
         return Err(Error::EmptyText);
     }
@@ -34,22 +161,26 @@ pub fn split_words(text: &str) -> Result<Vec<String>> {
 mod tests {
     use super::*;
 
+    fn labels(text: &str) -> Vec<String> {
+        split_words(text).unwrap().into_iter().map(|t| t.label).collect()
+    }
+
     #[test]
     fn korean_eojeol_and_punctuation() {
-        let got = split_words("동물이 길을 건너지 않았다. 그것은 너무 피곤했다.").unwrap();
+        let got = labels("동물이 길을 건너지 않았다. 그것은 너무 피곤했다.");
         assert_eq!(got, ["동물이", "길을", "건너지", "않았다", ".", "그것은", "너무", "피곤했다", "."]);
     }
 
     #[test]
     fn english_keeps_contractions() {
-        let got = split_words("The animal didn't cross the street because it was too tired.").unwrap();
+        let got = labels("The animal didn't cross the street because it was too tired.");
         assert_eq!(got.len(), 12, "{got:?}");
         assert!(got.contains(&"didn't".to_string()));
     }
 
     #[test]
     fn emoji_and_mixed_scripts() {
-        let got = split_words("AI가 👩‍💻 코드를 썼다!").unwrap();
+        let got = labels("AI가 👩‍💻 코드를 썼다!");
         assert_eq!(got, ["AI가", "👩‍💻", "코드를", "썼다", "!"]);
     }
 
@@ -63,5 +194,26 @@ mod tests {
     fn too_long_says_how_long() {
         let text = "a ".repeat(MAX_TOKENS + 1);
         assert_eq!(split_words(&text), Err(Error::TooLong { tokens: MAX_TOKENS + 1, max: MAX_TOKENS }));
+    }
+
+    #[test]
+    fn unreadable_share_counts_unknown_and_part_tokens_only() {
+        let part = |k| Token {
+            label: format!("동{}", subscript(k)),
+            piece: "x".into(),
+            kind: TokenKind::Part,
+            text: "동".into(),
+            part: Some([k, 2]),
+        };
+        let tokens = [
+            Token::marker("[CLS]", TokenKind::Special),
+            part(1),
+            part(2),
+            Token::marker("[UNK]", TokenKind::Unknown),
+            Token::word("a"),
+            Token::marker("[PAD]", TokenKind::Pad),
+        ];
+        assert_eq!(unreadable_share(&tokens), 0.75);
+        assert_eq!(subscript(12), "₁₂");
     }
 }

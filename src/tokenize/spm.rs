@@ -11,7 +11,7 @@ use tokenizers::normalizers::{Precompiled, Replace, Sequence};
 use tokenizers::pre_tokenizers::metaspace::{Metaspace, PrependScheme};
 use tokenizers::{NormalizerWrapper, Tokenizer};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, FileProblem, Result};
 
 /// One entry of the model's vocabulary.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,15 +31,15 @@ pub struct SpmModel {
 
 impl SpmModel {
     pub fn parse(bytes: &[u8], source: &str) -> Result<Self> {
-        let bad = |why: &str| Error::file(source, format!("not a SentencePiece model: {why}"));
+        let bad = |why: &str| Error::file(source, FileProblem::NotSentencePiece { reason: why.to_string() });
         let mut pieces = Vec::new();
         let mut precompiled_charsmap = Vec::new();
         for field in Fields::new(bytes) {
-            match field.map_err(|e| bad(e))? {
-                (1, Value::Bytes(piece)) => pieces.push(parse_piece(piece).map_err(|e| bad(e))?),
+            match field.map_err(&bad)? {
+                (1, Value::Bytes(piece)) => pieces.push(parse_piece(piece).map_err(&bad)?),
                 (4, Value::Bytes(normalizer)) => {
                     for f in Fields::new(normalizer) {
-                        if let (2, Value::Bytes(map)) = f.map_err(|e| bad(e))? {
+                        if let (2, Value::Bytes(map)) = f.map_err(&bad)? {
                             precompiled_charsmap = map.to_vec();
                         }
                     }
@@ -57,17 +57,16 @@ impl SpmModel {
     pub fn tokenizer(&self, source: &str) -> Result<Tokenizer> {
         let vocab = self.pieces.iter().map(|p| (p.piece.clone(), f64::from(p.score))).collect();
         let unk = self.pieces.iter().position(|p| p.kind == 2);
-        let model = Unigram::from(vocab, unk, false)
-            .map_err(|e| Error::file(source, format!("cannot build its Unigram model ({e})")))?;
+        let bad = |why: &str| Error::file(source, FileProblem::NotSentencePiece { reason: why.to_string() });
+        let model = Unigram::from(vocab, unk, false).map_err(|_| bad("its pieces do not make a Unigram model"))?;
         let mut tokenizer = Tokenizer::new(model);
         let mut normalizers: Vec<NormalizerWrapper> = Vec::new();
         if !self.precompiled_charsmap.is_empty() {
-            let map = Precompiled::from(&self.precompiled_charsmap)
-                .map_err(|e| Error::file(source, format!("cannot read its character map ({e})")))?;
+            let map = Precompiled::from(&self.precompiled_charsmap).map_err(|_| bad("its character map is damaged"))?;
             normalizers.push(map.into());
         }
         let spaces = Replace::new(tokenizers::normalizers::replace::ReplacePattern::Regex(" {2,}".into()), " ")
-            .map_err(|e| Error::file(source, format!("cannot build its normaliser ({e})")))?;
+            .map_err(|_| bad("its normaliser cannot be built"))?;
         normalizers.push(spaces.into());
         tokenizer.with_normalizer(Some(Sequence::new(normalizers)));
         tokenizer.with_pre_tokenizer(Some(Metaspace::new('▁', PrependScheme::Always, true)));

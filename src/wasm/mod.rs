@@ -1,35 +1,107 @@
 //! The JavaScript face of headmap, and the only Rust module that knows about JavaScript
-//! (`hf.rs` beside it adds the real models when the `hf` feature is on).
+//! (`hf.rs` beside it adds loading real models when the `hf` feature is on).
 //!
-//! Numbers leave as owned `Float32Array`s, row-major: weights are `[H, Tq, Tk]`, a matrix of a
-//! trace `[rows, cols]` with its shape alongside. Small metadata (tokens, shapes, costs) goes
-//! through serde-wasm-bindgen. Every failure is a JS `Error` whose message a user can act on.
+//! One class pair serves every model: a [`Model`] (the toy, or a real model from its files)
+//! runs requests into a [`Run`], which keeps its weights in wasm memory and hands out exactly
+//! what a view draws. Results cross through serde (camelCase keys); numbers leave as owned
+//! typed arrays, row-major: a head is `[Tq, Tk]`, a whole row `[L, H, Tq, Tk]`. Every failure
+//! is a JS `Error` whose message a user can act on, with `code` and `details` so a page can
+//! word it in the reader's language.
 //!
 //! ```js
-//! const session = new Session({ preset: "small", seed: 1 });
-//! const run = session.run({ texts: ["동물이 길을 건너지 않았다."], mask: "causal" });
-//! const meta = run.meta();            // { queries, keys, heads, tq, tk, layers, cost, … }
-//! const w = run.weights(0, 0);        // Float32Array [H, Tq, Tk] of batch row 0, layer 0
-//! const steps = session.trace(run, 0, 0, 2); // every step of head 2
+//! const model = Model.toy({ preset: "small", seed: 1 });
+//! const run = model.run({ texts: ["동물이 길을 건너지 않았다."], place: "decoder_self" });
+//! const w = run.head("decoder_self", 0, 0, 2);   // Float32Array [Tq, Tk] of row 0, layer 0, head 2
+//! const steps = model.trace(run, "decoder_self", 0, 0, 2);
 //! ```
 
-use js_sys::{Float32Array, Object, Reflect, Uint8Array};
+use js_sys::{Float32Array, Uint8Array};
 use ndarray::{Array2, ArrayView1};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 use crate::attention::mask::{Mask, MaskKind};
 use crate::attention::multi_head::HeadTrace;
-use crate::attention::sdpa;
+use crate::attention::place::Place;
+use crate::attention::sdpa::{self, Trace};
 use crate::cost::Cost;
 use crate::error::{Error, Result};
 use crate::examples::EXAMPLES;
-use crate::models::run::AttentionRun;
-use crate::models::toy::{ToyConfig, ToyModel, ToyRun, MAX_BATCH, PAD};
-use crate::tokenize::MAX_TOKENS;
+use crate::models::run::{Request, RowAttention};
+use crate::models::toy::ToyConfig;
+use crate::stats;
+use crate::tokenize::{unreadable_share, Token};
 
 #[cfg(feature = "hf")]
 pub mod hf;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TYPES: &str = r#"
+export type Place = "encoder_self" | "decoder_self" | "cross";
+export type MaskKind = "none" | "padding" | "causal" | "cross";
+export interface ToySettings { preset?: "small" | "base"; seed?: number; layers?: number }
+export interface RunRequest { texts: string[]; targets?: string[]; place?: Place; mask?: MaskKind; scale?: boolean }
+export interface PlaceInfo { place: Place; mask: MaskKind; layers: number; heads: number; dK: number }
+export interface ModelInfo {
+  architecture: string; trained: boolean; places: PlaceInfo[]; encoderDecoder: boolean;
+  canGenerate: boolean; maxTokens: number; maxBatch: number; dModel: number;
+}
+export interface Cost { scoreMacs: number; flops: number; weightBytes: number }
+export interface Token {
+  label: string; piece: string; kind: "word" | "continuation" | "part" | "special" | "unknown" | "pad";
+  text: string; part?: [number, number];
+}
+export interface PlaceSummary {
+  place: Place; mask: MaskKind; whatIf: boolean; scale: boolean; batch: number;
+  layers: number; heads: number; tq: number; tk: number; cost: Cost;
+}
+export interface RunInfo { places: PlaceSummary[] }
+export interface RowTokens {
+  queries: Token[]; keys: Token[]; queryValid: boolean[]; keyValid: boolean[];
+  /** the share of unknown tokens and pieces below a character, per side */
+  unreadable: { queries: number; keys: number };
+}
+export interface RowWeights extends RowTokens {
+  /** [L, H, Tq, Tk] */ weights: Float32Array; /** [L, Tq, Tk], 1 where allowed */ allowed: Uint8Array;
+  /** [L, H] */ maxima: Float32Array;
+}
+export interface Matrix { rows: number; cols: number; data: Float32Array }
+export interface HeadTrace {
+  row: number; layer: number; head: number; tq: number; tk: number; dModel: number; dK: number; scale: number;
+  xQ: Matrix; xKv: Matrix; q: Matrix; k: Matrix; v: Matrix;
+  scores: Matrix; scaled: Matrix; masked: Matrix; weights: Matrix; output: Matrix; fullyMaskedRows: number[];
+}
+export interface Example { id: string; lang: string; text: string; note: string }
+"#;
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(typescript_type = "ToySettings | undefined")]
+    pub type ToySettingsJs;
+    #[wasm_bindgen(typescript_type = "RunRequest")]
+    pub type RunRequestJs;
+    #[wasm_bindgen(typescript_type = "ModelInfo")]
+    pub type ModelInfoJs;
+    #[wasm_bindgen(typescript_type = "RunInfo")]
+    pub type RunInfoJs;
+    #[wasm_bindgen(typescript_type = "RowTokens")]
+    pub type RowTokensJs;
+    #[wasm_bindgen(typescript_type = "RowWeights")]
+    pub type RowWeightsJs;
+    #[wasm_bindgen(typescript_type = "HeadTrace")]
+    pub type HeadTraceJs;
+    #[wasm_bindgen(typescript_type = "Example[]")]
+    pub type ExamplesJs;
+    #[wasm_bindgen(typescript_type = "{ tokens: Token[]; unreadable: number }")]
+    pub type TokensJs;
+    #[wasm_bindgen(
+        typescript_type = "{ weights: Matrix; output: Matrix; scores: Matrix; scaled: Matrix; masked: Matrix; scale: number; fullyMaskedRows: number[] }"
+    )]
+    pub type AttentionJs;
+    #[wasm_bindgen(typescript_type = "{ causal?: boolean; keyValid?: boolean[]; scale?: boolean } | undefined")]
+    pub type AttentionOptionsJs;
+}
 
 #[wasm_bindgen(start)]
 pub fn start() {
@@ -37,42 +109,60 @@ pub fn start() {
     console_error_panic_hook::set_once();
 }
 
-fn js_error(e: Error) -> JsError {
-    JsError::new(&e.to_string())
+/// A JS `Error` with the message, and `code` and `details` (the error's named values).
+pub(crate) fn js_error(e: Error) -> JsValue {
+    let error = js_sys::Error::new(&e.to_string());
+    if let Ok(details) = to_js(&e) {
+        let code = js_sys::Reflect::get(&details, &"code".into()).unwrap_or(JsValue::UNDEFINED);
+        let _ = js_sys::Reflect::set(&error, &"code".into(), &code);
+        let _ = js_sys::Reflect::set(&error, &"details".into(), &details);
+    }
+    error.into()
 }
 
-fn from_js<T: for<'de> Deserialize<'de>>(what: &str, value: JsValue) -> Result<T, JsError> {
-    serde_wasm_bindgen::from_value(value).map_err(|e| JsError::new(&format!("invalid {what}: {e}")))
+/// A request object that does not deserialize: a programming mistake on the page's side.
+pub(crate) fn from_js<T: for<'de> Deserialize<'de>>(what: &str, value: JsValue) -> Result<T, JsValue> {
+    serde_wasm_bindgen::from_value(value).map_err(|e| js_sys::Error::new(&format!("invalid {what}: {e}")).into())
 }
 
-fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsError> {
+pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
     let serializer = serde_wasm_bindgen::Serializer::json_compatible();
-    value.serialize(&serializer).map_err(|e| JsError::new(&format!("cannot pass a result to JavaScript: {e}")))
+    value
+        .serialize(&serializer)
+        .map_err(|e| js_sys::Error::new(&format!("cannot pass a result to JavaScript: {e}")).into())
+}
+
+fn typed<T: Serialize + ?Sized, J: JsCast>(value: &T) -> Result<J, JsValue> {
+    Ok(to_js(value)?.unchecked_into())
+}
+
+fn place(name: &str) -> Result<Place, JsValue> {
+    Place::parse(name).map_err(js_error)
 }
 
 #[derive(Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
-struct SessionSettings {
+struct ToySettings {
     preset: Option<String>,
     seed: Option<u64>,
     /// Sets both the encoder's and the decoder's number of layers.
     layers: Option<usize>,
 }
 
-/// A toy model in memory, ready to run texts.
+/// A model in memory — the toy, or a real one from its files — ready to run texts.
 #[wasm_bindgen]
-pub struct Session {
-    model: ToyModel,
+pub struct Model {
+    model: crate::models::Model,
 }
 
 #[wasm_bindgen]
-impl Session {
-    /// `settings`: `{ preset?: "small" | "base", seed?: number, layers?: number }`;
+impl Model {
+    /// The untrained toy Transformer: `{ preset?: "small" | "base", seed?, layers? }`;
     /// `undefined` gives the small preset with seed 1.
-    #[wasm_bindgen(constructor)]
-    pub fn new(settings: JsValue) -> Result<Session, JsError> {
-        let settings: SessionSettings = if settings.is_undefined() || settings.is_null() {
-            SessionSettings::default()
+    pub fn toy(settings: ToySettingsJs) -> Result<Model, JsValue> {
+        let settings: JsValue = settings.into();
+        let settings: ToySettings = if settings.is_undefined() || settings.is_null() {
+            ToySettings::default()
         } else {
             from_js("settings", settings)?
         };
@@ -82,211 +172,317 @@ impl Session {
             config.encoder_layers = layers;
             config.decoder_layers = layers;
         }
-        Ok(Session { model: ToyModel::new(config).map_err(js_error)? })
+        Ok(Model { model: crate::models::Model::toy(config).map_err(js_error)? })
     }
 
-    /// The model's shape: `{ d_model, heads, d_k, d_ff, encoder_layers, decoder_layers, seed, trained: false }`.
-    pub fn config(&self) -> Result<JsValue, JsError> {
+    /// What the model is: `{ architecture, trained, places: [{ place, mask, layers, heads,
+    /// dK }], encoderDecoder, canGenerate, maxTokens, maxBatch, dModel }`.
+    pub fn info(&self) -> Result<ModelInfoJs, JsValue> {
+        typed(self.model.info())
+    }
+
+    /// `text` as the model tokenizes it: `{ tokens, unreadable }`.
+    pub fn tokenize(&self, text: &str) -> Result<TokensJs, JsValue> {
         #[derive(Serialize)]
-        struct Described {
-            #[serde(flatten)]
-            config: ToyConfig,
-            d_k: usize,
-            trained: bool,
+        struct Tokens {
+            tokens: Vec<Token>,
+            unreadable: f32,
         }
-        let config = self.model.config;
-        to_js(&Described { config, d_k: config.d_k(), trained: false })
+        let tokens = self.model.tokenize(text).map_err(js_error)?.tokens;
+        typed(&Tokens { unreadable: unreadable_share(&tokens), tokens })
     }
 
-    /// `request`: `{ texts: string[], targets?: string[], mask: "none" | "padding" | "causal" |
-    /// "cross", scale?: boolean }`. Texts form a padded batch; targets feed the decoder and
-    /// default to the texts.
-    pub fn run(&self, request: JsValue) -> Result<Run, JsError> {
-        let request: RunRequest = from_js("request", request)?;
-        let kind = MaskKind::parse(&request.mask).map_err(js_error)?;
-        let texts: Vec<&str> = request.texts.iter().map(String::as_str).collect();
-        let targets: Vec<&str> = request.targets.iter().map(String::as_str).collect();
-        let run = self.model.run(&texts, &targets, kind, request.scale.unwrap_or(true)).map_err(js_error)?;
+    /// `request`: `{ texts, targets?, place?, mask?, scale? }`. Texts form a padded batch;
+    /// targets feed an encoder–decoder's decoder (default: the texts); `place` keeps one place
+    /// (default: all), `mask` runs it with another mask than it was trained with (a what-if).
+    pub fn run(&self, request: RunRequestJs) -> Result<Run, JsValue> {
+        let request: Request = from_js("request", request.into())?;
+        let run = self.model.run(&request).map_err(js_error)?;
         Ok(Run { run })
     }
 
-    /// Every step of head `head` in layer `layer` of batch row `row` of `run`.
-    pub fn trace(&self, run: &Run, row: usize, layer: usize, head: usize) -> Result<Object, JsError> {
-        let t = self.model.trace(&run.run, row, layer, head).map_err(js_error)?;
-        trace_object(&t, row, layer, head)
-    }
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RunRequest {
-    texts: Vec<String>,
-    #[serde(default)]
-    targets: Vec<String>,
-    mask: String,
-    scale: Option<bool>,
-}
-
-/// The attention weights of one run, kept in wasm memory until asked for.
-#[wasm_bindgen]
-pub struct Run {
-    run: ToyRun,
-}
-
-#[wasm_bindgen]
-impl Run {
-    /// Tokens, shapes and costs:
-    /// `{ mask, scale, batch, layers, heads, tq, tk, queries: string[][], keys: string[][],
-    /// queryValid: bool[][], keyValid: bool[][], fullyMaskedRows: number[][],
-    /// cost: { score_macs, flops, weight_bytes } }`.
-    pub fn meta(&self) -> Result<JsValue, JsError> {
-        run_meta(&self.run)
-    }
-
-    /// The weights of batch row `row`, layer `layer`: `Float32Array` `[H, Tq, Tk]`, row-major.
-    pub fn weights(&self, row: usize, layer: usize) -> Result<Float32Array, JsError> {
-        run_weights(&self.run, row, layer)
-    }
-
-    /// The entropy in bits of every query row of batch row `row`, layer `layer`:
-    /// `Float32Array` `[H, Tq]`.
-    pub fn entropies(&self, row: usize, layer: usize) -> Result<Float32Array, JsError> {
-        run_entropies(&self.run, row, layer)
-    }
-
-    /// Which cells of batch row `row` the mask lets through: `Uint8Array` `[Tq, Tk]`, 1 where
-    /// query i may see key j, 0 where the cell is masked.
-    pub fn allowed(&self, row: usize) -> Result<Uint8Array, JsError> {
-        run_allowed(&self.run, row)
-    }
-
-    /// One head max-pooled to `[height, width]` pixels for drawing (-1 where all is masked).
-    pub fn pooled(
+    /// Every step of head `head` in layer `layer` of batch row `row` at `place` of `run`.
+    pub fn trace(
         &self,
+        run: &Run,
+        place_name: &str,
         row: usize,
         layer: usize,
         head: usize,
-        height: usize,
-        width: usize,
-    ) -> Result<Float32Array, JsError> {
-        run_pooled(&self.run, row, layer, head, height, width)
+    ) -> Result<HeadTraceJs, JsValue> {
+        let t = self.model.trace(&run.run, place(place_name)?, row, layer, head).map_err(js_error)?;
+        typed(&TraceOut::of(&t, row, layer, head))
     }
+
+    /// An encoder–decoder model's greedy output for `text`, at most `max_new_tokens` long:
+    /// the decoded text, to use as the target.
+    pub fn generate(&self, text: &str, max_new_tokens: usize) -> Result<String, JsValue> {
+        self.model.generate(text, max_new_tokens).map(|g| g.text).map_err(js_error)
+    }
+}
+
+/// The attention of one run, kept in wasm memory until asked for.
+#[wasm_bindgen]
+pub struct Run {
+    run: crate::models::run::Run,
 }
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct RunMeta<'a> {
+struct PlaceSummary {
+    place: Place,
     mask: MaskKind,
+    what_if: bool,
     scale: bool,
     batch: usize,
     layers: usize,
     heads: usize,
     tq: usize,
     tk: usize,
-    queries: &'a [Vec<String>],
-    keys: &'a [Vec<String>],
-    query_valid: &'a [Vec<bool>],
-    key_valid: &'a [Vec<bool>],
-    fully_masked_rows: &'a [Vec<usize>],
     cost: Cost,
 }
 
-pub(crate) fn run_meta(r: &AttentionRun) -> Result<JsValue, JsError> {
-    let (heads, tq, tk) = r.shape();
-    to_js(&RunMeta {
-        mask: r.kind,
-        scale: r.scale,
-        batch: r.batch(),
-        layers: r.layers(),
-        heads,
-        tq,
-        tk,
-        queries: &r.queries,
-        keys: &r.keys,
-        query_valid: &r.query_valid,
-        key_valid: &r.key_valid,
-        fully_masked_rows: &r.fully_masked_rows,
-        cost: r.cost(),
-    })
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RowTokens<'a> {
+    queries: &'a [Token],
+    keys: &'a [Token],
+    query_valid: &'a [bool],
+    key_valid: &'a [bool],
+    unreadable: Unreadable,
 }
 
-fn run_layer(r: &AttentionRun, row: usize, layer: usize) -> Result<&ndarray::Array3<f32>, JsError> {
-    r.weights.get(row).and_then(|layers| layers.get(layer)).ok_or_else(|| {
-        JsError::new(&format!(
-            "no weights for row {row}, layer {layer}: the run has {} rows of {} layers",
-            r.batch(),
-            r.layers()
-        ))
-    })
+#[derive(Serialize)]
+struct Unreadable {
+    queries: f32,
+    keys: f32,
 }
 
-pub(crate) fn run_weights(r: &AttentionRun, row: usize, layer: usize) -> Result<Float32Array, JsError> {
-    let w = run_layer(r, row, layer)?.as_standard_layout();
-    Ok(Float32Array::from(w.as_slice().unwrap_or(&[])))
+impl<'a> RowTokens<'a> {
+    fn of(row: &'a RowAttention) -> Self {
+        RowTokens {
+            queries: &row.queries,
+            keys: &row.keys,
+            query_valid: &row.query_valid,
+            key_valid: &row.key_valid,
+            unreadable: Unreadable { queries: unreadable_share(&row.queries), keys: unreadable_share(&row.keys) },
+        }
+    }
 }
 
-pub(crate) fn run_entropies(r: &AttentionRun, row: usize, layer: usize) -> Result<Float32Array, JsError> {
-    let bits = crate::stats::row_entropy_bits(run_layer(r, row, layer)?.view());
-    Ok(Float32Array::from(bits.as_slice().unwrap_or(&[])))
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RowWeights<'a> {
+    #[serde(flatten)]
+    tokens: RowTokens<'a>,
+    #[serde(with = "serde_wasm_bindgen::preserve")]
+    weights: Float32Array,
+    #[serde(with = "serde_wasm_bindgen::preserve")]
+    allowed: Uint8Array,
+    #[serde(with = "serde_wasm_bindgen::preserve")]
+    maxima: Float32Array,
 }
 
-pub(crate) fn run_allowed(r: &AttentionRun, row: usize) -> Result<Uint8Array, JsError> {
-    let mask = r
-        .masks()
-        .get(row)
-        .ok_or_else(|| JsError::new(&format!("no mask for row {row}: the run has {} rows", r.batch())))?;
-    let (_, tq, tk) = r.shape();
-    let cells: Vec<u8> = match mask {
-        Some(m) => m.allowed().iter().map(|&a| u8::from(a)).collect(),
-        None => vec![1; tq * tk],
-    };
-    Ok(Uint8Array::from(&cells[..]))
+#[wasm_bindgen]
+impl Run {
+    /// The kept places: `{ places: [{ place, mask, whatIf, scale, batch, layers, heads, tq,
+    /// tk, cost: { scoreMacs, flops, weightBytes } }] }`, cost per batch row over all layers.
+    pub fn info(&self) -> Result<RunInfoJs, JsValue> {
+        #[derive(Serialize)]
+        struct RunInfo {
+            places: Vec<PlaceSummary>,
+        }
+        let places = self
+            .run
+            .places
+            .iter()
+            .map(|p| {
+                let (heads, tq, tk) = p.shape();
+                PlaceSummary {
+                    place: p.place,
+                    mask: p.mask,
+                    what_if: p.what_if,
+                    scale: p.scale,
+                    batch: p.batch(),
+                    layers: p.layers(),
+                    heads,
+                    tq,
+                    tk,
+                    cost: p.cost(),
+                }
+            })
+            .collect();
+        typed(&RunInfo { places })
+    }
+
+    /// The tokens of batch row `row` at `place`, both sides, with their validity.
+    pub fn tokens(&self, place_name: &str, row: usize) -> Result<RowTokensJs, JsValue> {
+        typed(&RowTokens::of(self.row_at(place_name, row)?))
+    }
+
+    /// Everything of batch row `row` at `place` in one copy: its tokens, `weights`
+    /// `[L, H, Tq, Tk]`, `allowed` `[L, Tq, Tk]` and each head's largest weight `[L, H]`.
+    pub fn row(&self, place_name: &str, row: usize) -> Result<RowWeightsJs, JsValue> {
+        let r = self.row_at(place_name, row)?;
+        let weights = r.weights.as_standard_layout();
+        let mut allowed = Vec::with_capacity(r.layers() * r.size().0 * r.size().1);
+        for layer in 0..r.layers() {
+            allowed.extend(r.mask(layer).map_err(js_error)?.allowed().iter().map(|&a| u8::from(a)));
+        }
+        let maxima = stats::head_maxima(r.weights.view());
+        typed(&RowWeights {
+            tokens: RowTokens::of(r),
+            weights: Float32Array::from(weights.as_slice().unwrap_or(&[])),
+            allowed: Uint8Array::from(&allowed[..]),
+            maxima: Float32Array::from(maxima.as_slice().unwrap_or(&[])),
+        })
+    }
+
+    /// The weights of one head: `Float32Array` `[Tq, Tk]`.
+    pub fn head(&self, place_name: &str, row: usize, layer: usize, head: usize) -> Result<Float32Array, JsValue> {
+        let w = self.row_at(place_name, row)?.head(layer, head).map_err(js_error)?;
+        Ok(Float32Array::from(w.as_standard_layout().as_slice().unwrap_or(&[])))
+    }
+
+    /// Which cells of `layer` the mask lets through: `Uint8Array` `[Tq, Tk]`, 1 where query i
+    /// may see key j, 0 where the cell is masked.
+    pub fn allowed(&self, place_name: &str, row: usize, layer: usize) -> Result<Uint8Array, JsValue> {
+        let mask = self.row_at(place_name, row)?.mask(layer).map_err(js_error)?;
+        let cells: Vec<u8> = mask.allowed().iter().map(|&a| u8::from(a)).collect();
+        Ok(Uint8Array::from(&cells[..]))
+    }
+
+    /// The entropy in bits of every query row of every head of `layer`: `Float32Array` `[H, Tq]`.
+    pub fn entropies(&self, place_name: &str, row: usize, layer: usize) -> Result<Float32Array, JsValue> {
+        let r = self.row_at(place_name, row)?;
+        Error::check_index("layer", layer, r.layers()).map_err(js_error)?;
+        let bits = stats::row_entropy_bits(r.weights.index_axis(ndarray::Axis(0), layer));
+        Ok(Float32Array::from(bits.as_slice().unwrap_or(&[])))
+    }
+
+    /// The largest weight of every head: `Float32Array` `[L, H]`.
+    pub fn maxima(&self, place_name: &str, row: usize) -> Result<Float32Array, JsValue> {
+        let m = stats::head_maxima(self.row_at(place_name, row)?.weights.view());
+        Ok(Float32Array::from(m.as_slice().unwrap_or(&[])))
+    }
+
+    /// One head max-pooled to `[height, width]` pixels for drawing (-1 where all is masked).
+    pub fn pooled(
+        &self,
+        place_name: &str,
+        row: usize,
+        layer: usize,
+        head: usize,
+        height: usize,
+        width: usize,
+    ) -> Result<Float32Array, JsValue> {
+        let r = self.row_at(place_name, row)?;
+        let w = r.head(layer, head).map_err(js_error)?;
+        let mask = r.mask(layer).map_err(js_error)?;
+        let pooled = stats::max_pool(w, Some(mask.allowed()), height, width);
+        Ok(Float32Array::from(pooled.as_slice().unwrap_or(&[])))
+    }
+
+    /// The run as the command line's JSON document (see `export.rs`), for saving.
+    pub fn export(&self, model: &Model) -> Result<JsValue, JsValue> {
+        to_js(&crate::export::export(&model.model.info().architecture, &self.run))
+    }
+
+    /// The run as CSV, one line per weight.
+    pub fn csv(&self) -> String {
+        crate::export::csv(&self.run)
+    }
 }
 
-pub(crate) fn run_pooled(
-    r: &AttentionRun,
+impl Run {
+    fn row_at(&self, place_name: &str, row: usize) -> Result<&RowAttention, JsValue> {
+        let place = self.run.place(place(place_name)?).map_err(js_error)?;
+        place.row(row).map_err(js_error)
+    }
+}
+
+/// `{ rows, cols, data: Float32Array }`, row-major.
+#[derive(Serialize)]
+struct MatrixOut {
+    rows: usize,
+    cols: usize,
+    #[serde(with = "serde_wasm_bindgen::preserve")]
+    data: Float32Array,
+}
+
+impl MatrixOut {
+    fn of(m: &Array2<f32>) -> Self {
+        let m = m.as_standard_layout();
+        MatrixOut { rows: m.nrows(), cols: m.ncols(), data: Float32Array::from(m.as_slice().unwrap_or(&[])) }
+    }
+}
+
+/// The steps of scaled dot-product attention, as [`sdpa::trace`] gives them.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct StepsOut {
+    tq: usize,
+    tk: usize,
+    scale: f32,
+    scores: MatrixOut,
+    scaled: MatrixOut,
+    masked: MatrixOut,
+    weights: MatrixOut,
+    output: MatrixOut,
+    fully_masked_rows: Vec<usize>,
+}
+
+impl StepsOut {
+    fn of(t: &Trace) -> Self {
+        let (tq, tk) = t.weights.dim();
+        StepsOut {
+            tq,
+            tk,
+            scale: t.scale,
+            scores: MatrixOut::of(&t.scores),
+            scaled: MatrixOut::of(&t.scaled),
+            masked: MatrixOut::of(&t.masked),
+            weights: MatrixOut::of(&t.weights),
+            output: MatrixOut::of(&t.output),
+            fully_masked_rows: t.fully_masked_rows.clone(),
+        }
+    }
+}
+
+/// One head from the block's inputs through its slices of Q, K and V to its output.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TraceOut {
     row: usize,
     layer: usize,
     head: usize,
-    height: usize,
-    width: usize,
-) -> Result<Float32Array, JsError> {
-    let w = run_layer(r, row, layer)?;
-    if head >= w.dim().0 {
-        return Err(JsError::new(&format!("head {head} does not exist: there are {}", w.dim().0)));
-    }
-    let mask = r.masks()[row].as_ref().map(|m| m.allowed());
-    let pooled = crate::stats::max_pool(w.index_axis(ndarray::Axis(0), head), mask, height, width);
-    Ok(Float32Array::from(pooled.as_slice().unwrap_or(&[])))
+    d_model: usize,
+    d_k: usize,
+    x_q: MatrixOut,
+    x_kv: MatrixOut,
+    q: MatrixOut,
+    k: MatrixOut,
+    v: MatrixOut,
+    #[serde(flatten)]
+    steps: StepsOut,
 }
 
-/// Every step of one head as a JS object of `{ rows, cols, data: Float32Array }` matrices.
-pub(crate) fn trace_object(t: &HeadTrace, row: usize, layer: usize, head: usize) -> Result<Object, JsError> {
-    let obj = Object::new();
-    let (tq, tk) = t.steps.weights.dim();
-    set(&obj, "row", row)?;
-    set(&obj, "layer", layer)?;
-    set(&obj, "head", head)?;
-    set(&obj, "tq", tq)?;
-    set(&obj, "tk", tk)?;
-    set(&obj, "dModel", t.x_q.ncols())?;
-    set(&obj, "dK", t.q.ncols())?;
-    set(&obj, "scale", t.steps.scale)?;
-    for (name, m) in [
-        ("xQ", &t.x_q),
-        ("xKv", &t.x_kv),
-        ("q", &t.q),
-        ("k", &t.k),
-        ("v", &t.v),
-        ("scores", &t.steps.scores),
-        ("scaled", &t.steps.scaled),
-        ("masked", &t.steps.masked),
-        ("weights", &t.steps.weights),
-        ("output", &t.steps.output),
-    ] {
-        set_js(&obj, name, matrix(m)?.into())?;
+impl TraceOut {
+    fn of(t: &HeadTrace, row: usize, layer: usize, head: usize) -> Self {
+        TraceOut {
+            row,
+            layer,
+            head,
+            d_model: t.x_q.ncols(),
+            d_k: t.q.ncols(),
+            x_q: MatrixOut::of(&t.x_q),
+            x_kv: MatrixOut::of(&t.x_kv),
+            q: MatrixOut::of(&t.q),
+            k: MatrixOut::of(&t.k),
+            v: MatrixOut::of(&t.v),
+            steps: StepsOut::of(&t.steps),
+        }
     }
-    Ok(obj)
 }
 
 #[derive(Deserialize, Default)]
@@ -298,10 +494,18 @@ struct AttentionOptions {
 }
 
 /// Scaled dot-product attention on matrices given directly, every step returned like
-/// [`Session::trace`]. `q` is `[Tq, d_k]`, `k` `[Tk, d_k]`, `v` `[Tk, d_v]`, row-major;
+/// `Model.trace`. `q` is `[Tq, d_k]`, `k` `[Tk, d_k]`, `v` `[Tk, d_v]`, row-major;
 /// `options`: `{ causal?: boolean, keyValid?: boolean[], scale?: boolean }`.
 #[wasm_bindgen]
-pub fn attention(q: &[f32], k: &[f32], v: &[f32], d_k: usize, d_v: usize, options: JsValue) -> Result<Object, JsError> {
+pub fn attention(
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    d_k: usize,
+    d_v: usize,
+    options: AttentionOptionsJs,
+) -> Result<AttentionJs, JsValue> {
+    let options: JsValue = options.into();
     let options: AttentionOptions = if options.is_undefined() || options.is_null() {
         AttentionOptions::default()
     } else {
@@ -311,45 +515,21 @@ pub fn attention(q: &[f32], k: &[f32], v: &[f32], d_k: usize, d_v: usize, option
     let k = matrix_from("K", k, d_k).map_err(js_error)?; // (Tk, d_k)
     let v = matrix_from("V", v, d_v).map_err(js_error)?; // (Tk, d_v)
     let (tq, tk) = (q.nrows(), k.nrows());
-    let mut mask = None;
-    if options.causal {
-        if tq != tk {
-            return Err(js_error(Error::setting("causal", format!("a causal mask needs Tq = Tk, got {tq} and {tk}"))));
-        }
-        mask = Some(Mask::causal(tq));
+    let query_valid = vec![true; tq];
+    let key_valid = options.key_valid.unwrap_or_else(|| vec![true; tk]);
+    if key_valid.len() != tk {
+        return Err(js_error(Error::shape("keyValid", &[key_valid.len()], &[tk])));
     }
-    if let Some(valid) = &options.key_valid {
-        if valid.len() != tk {
-            return Err(js_error(Error::shape("keyValid", &[valid.len()], &[tk])));
-        }
-        let padding = Mask::key_padding(tq, valid);
-        mask = Some(match mask {
-            Some(m) => m.and(&padding).map_err(js_error)?,
-            None => padding,
-        });
-    }
-    let t =
-        sdpa::trace(q.view(), k.view(), v.view(), mask.as_ref(), options.scale.unwrap_or(true)).map_err(js_error)?;
-    let obj = Object::new();
-    set(&obj, "tq", tq)?;
-    set(&obj, "tk", tk)?;
-    set(&obj, "scale", t.scale)?;
-    for (name, m) in [
-        ("scores", &t.scores),
-        ("scaled", &t.scaled),
-        ("masked", &t.masked),
-        ("weights", &t.weights),
-        ("output", &t.output),
-    ] {
-        set_js(&obj, name, matrix(m)?.into())?;
-    }
-    set_js(&obj, "fullyMaskedRows", to_js(&t.fully_masked_rows)?)?;
-    Ok(obj)
+    let mask: Mask = if options.causal { MaskKind::Causal } else { MaskKind::Padding }
+        .build(&query_valid, &key_valid)
+        .map_err(js_error)?;
+    let t = sdpa::trace(q.view(), k.view(), v.view(), Some(&mask), options.scale.unwrap_or(true)).map_err(js_error)?;
+    typed(&StepsOut::of(&t))
 }
 
 /// `Σ_j weights[j] · v[j]` for `v` of shape `[weights.length, d_v]`.
 #[wasm_bindgen(js_name = weightedSum)]
-pub fn weighted_sum(weights: &[f32], v: &[f32], d_v: usize) -> Result<Float32Array, JsError> {
+pub fn weighted_sum(weights: &[f32], v: &[f32], d_v: usize) -> Result<Float32Array, JsValue> {
     let v = matrix_from("V", v, d_v).map_err(js_error)?;
     let sum = sdpa::weighted_sum(ArrayView1::from(weights), v.view()).map_err(js_error)?;
     Ok(Float32Array::from(sum.as_slice().unwrap_or(&[])))
@@ -357,68 +537,36 @@ pub fn weighted_sum(weights: &[f32], v: &[f32], d_v: usize) -> Result<Float32Arr
 
 /// The seeds' example sentences: `[{ id, lang, text, note }]`.
 #[wasm_bindgen]
-pub fn examples() -> Result<JsValue, JsError> {
-    to_js(EXAMPLES)
-}
-
-/// Limits a page should know before it sends text: `{ maxTokens, maxBatch, pad }`.
-#[wasm_bindgen]
-pub fn limits() -> Result<JsValue, JsError> {
-    #[derive(Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Limits {
-        max_tokens: usize,
-        max_batch: usize,
-        pad: &'static str,
-    }
-    to_js(&Limits { max_tokens: MAX_TOKENS, max_batch: MAX_BATCH, pad: PAD })
+pub fn examples() -> Result<ExamplesJs, JsValue> {
+    typed(EXAMPLES)
 }
 
 fn matrix_from(what: &str, values: &[f32], cols: usize) -> Result<Array2<f32>> {
+    let ragged = || Error::Ragged { what: what.to_string(), values: values.len(), cols };
     if cols == 0 || values.len() % cols != 0 {
-        return Err(Error::Setting {
-            name: what.to_string(),
-            reason: format!("{} values do not fill rows of {cols}", values.len()),
-        });
+        return Err(ragged());
     }
-    Array2::from_shape_vec((values.len() / cols, cols), values.to_vec())
-        .map_err(|_| Error::shape(what, &[values.len()], &[values.len() / cols, cols]))
-}
-
-/// `{ rows, cols, data: Float32Array }`, row-major.
-fn matrix(m: &Array2<f32>) -> Result<Object, JsError> {
-    let obj = Object::new();
-    let m = m.as_standard_layout();
-    set(&obj, "rows", m.nrows())?;
-    set(&obj, "cols", m.ncols())?;
-    set(&obj, "data", Float32Array::from(m.as_slice().unwrap_or(&[])))?;
-    Ok(obj)
-}
-
-fn set(obj: &Object, key: &str, value: impl Into<JsValue>) -> Result<(), JsError> {
-    set_js(obj, key, value.into())
-}
-
-fn set_js(obj: &Object, key: &str, value: JsValue) -> Result<(), JsError> {
-    Reflect::set(obj, &key.into(), &value).map(|_| ()).map_err(|_| JsError::new(&format!("cannot set `{key}`")))
+    Array2::from_shape_vec((values.len() / cols, cols), values.to_vec()).map_err(|_| ragged())
 }
 
 /// The benchmark workload of `benches/multi_head.rs`, for timing the same code in wasm
 /// (`scripts/bench`): one self-attention block of `heads` heads over `n` random tokens.
+#[cfg(feature = "bench")]
 #[wasm_bindgen]
 pub struct MultiHeadBench {
     case: crate::bench::MultiHeadCase,
 }
 
+#[cfg(feature = "bench")]
 #[wasm_bindgen]
 impl MultiHeadBench {
     #[wasm_bindgen(constructor)]
-    pub fn new(n: usize, d_model: usize, heads: usize) -> Result<MultiHeadBench, JsError> {
+    pub fn new(n: usize, d_model: usize, heads: usize) -> Result<MultiHeadBench, JsValue> {
         Ok(MultiHeadBench { case: crate::bench::MultiHeadCase::new(n, d_model, heads).map_err(js_error)? })
     }
 
     /// One forward pass; returns the first output value so the work cannot be skipped.
-    pub fn run(&self) -> Result<f32, JsError> {
+    pub fn run(&self) -> Result<f32, JsValue> {
         let out = self.case.run().map_err(js_error)?;
         Ok(out.output.first().copied().unwrap_or(0.0))
     }
