@@ -1,5 +1,7 @@
-// A static file server for www/ (and models/ under /models/), on 127.0.0.1 only. Used by `scripts/serve` and the browser
-// tests. Usage: node scripts/serve.mjs [port]  (port 0 picks a free one and prints it)
+// A static file server for www/ (and the downloaded default model under /models/), on
+// 127.0.0.1 only. Used by `scripts/serve` and the browser tests, so every test runs under the
+// Content-Security-Policy a careful site would send.
+// Usage: node scripts/serve.mjs [port]  (port 0 picks a free one and prints it)
 import { createServer } from "node:http";
 import { readFile, stat } from "node:fs/promises";
 import { extname, join, normalize, resolve, sep } from "node:path";
@@ -15,31 +17,57 @@ const TYPES = {
   ".png": "image/png",
   ".svg": "image/svg+xml",
   ".txt": "text/plain; charset=utf-8",
+  ".md": "text/markdown; charset=utf-8",
+  ".ts": "text/plain; charset=utf-8",
 };
+
+/** The Hub's file hosts: a model id fetches from these, and nothing else leaves the page. */
+export const HUB_HOSTS = ["https://huggingface.co", "https://*.huggingface.co", "https://*.hf.co"];
+
+/** The policy every page is served with: no inline script, no other origin but the Hub. */
+export const CSP = [
+  "default-src 'self'",
+  "script-src 'self' 'wasm-unsafe-eval'",
+  "style-src 'self'",
+  "img-src 'self' data: blob:",
+  `connect-src 'self' ${HUB_HOSTS.join(" ")}`,
+  "worker-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'self'",
+].join("; ");
 
 /**
  * Serves `root` on 127.0.0.1:`port`; resolves to the server once it listens. `mounts` maps
- * URL prefixes to other folders ({ "/models/": "models" }); `cors` lets other origins fetch.
+ * URL prefixes to other folders ({ "/models/x/": "models/x" }); `routes` maps prefixes to
+ * handlers `(req, res, rest)` (a test's stand-in for the Hub); `headers` are added to every
+ * answer (the CSP by default).
  */
-export function serve(root, port = 0, { mounts = {}, cors = false } = {}) {
+export function serve(root, port = 0, { mounts = {}, routes = {}, headers = { "content-security-policy": CSP } } = {}) {
   const server = createServer(async (req, res) => {
+    let path;
     try {
-      const path = decodeURIComponent(new URL(req.url, "http://127.0.0.1").pathname);
+      if (req.method !== "GET" && req.method !== "HEAD") return answer(res, 405, "method not allowed", headers);
+      path = decodeURIComponent(new URL(req.url, "http://127.0.0.1").pathname);
+      if (path.includes("\0")) throw new URIError("a NUL byte in the path");
+    } catch {
+      return answer(res, 400, "bad request", headers);
+    }
+    try {
+      const route = Object.keys(routes).find((p) => path.startsWith(p));
+      if (route) return await routes[route](req, res, path.slice(route.length));
       const prefix = Object.keys(mounts).find((p) => path.startsWith(p));
       const base = resolve(prefix ? mounts[prefix] : root);
       let file = normalize(join(base, prefix ? path.slice(prefix.length) : path));
-      if (file !== base && !file.startsWith(base + sep)) throw Object.assign(new Error("outside"), { code: "ENOENT" });
+      if (file !== base && !file.startsWith(base + sep)) return answer(res, 404, "not found", headers);
       if ((await stat(file)).isDirectory()) file = join(file, "index.html");
       const body = await readFile(file);
-      const headers = { "content-type": TYPES[extname(file)] ?? "application/octet-stream", "cache-control": "no-cache" };
-      if (cors) headers["access-control-allow-origin"] = "*";
-      res.writeHead(200, headers);
-      res.end(body);
+      res.writeHead(200, { ...headers, "content-type": TYPES[extname(file)] ?? "application/octet-stream", "cache-control": "no-cache", "x-content-type-options": "nosniff" });
+      res.end(req.method === "HEAD" ? undefined : body);
     } catch (e) {
-      const headers = { "content-type": "text/plain" };
-      if (cors) headers["access-control-allow-origin"] = "*";
-      res.writeHead(e.code === "ENOENT" || e.code === "ENOTDIR" ? 404 : 500, headers);
-      res.end(e.code === "ENOENT" || e.code === "ENOTDIR" ? "not found" : "server error");
+      const missing = e.code === "ENOENT" || e.code === "ENOTDIR" || e.code === "EISDIR";
+      answer(res, missing ? 404 : 500, missing ? "not found" : "server error", headers);
     }
   });
   return new Promise((ok, fail) => {
@@ -48,10 +76,15 @@ export function serve(root, port = 0, { mounts = {}, cors = false } = {}) {
   });
 }
 
-/** The explorer's folders: www/ at the root, the default model under /models/. */
+function answer(res, status, text, headers) {
+  res.writeHead(status, { ...headers, "content-type": "text/plain; charset=utf-8" });
+  res.end(text);
+}
+
+/** The explorer's folders: www/ at the root, the downloaded default model under /models/. */
 export const EXPLORER = {
   root: fileURLToPath(new URL("../www", import.meta.url)),
-  mounts: { "/models/": fileURLToPath(new URL("../models", import.meta.url)) },
+  mounts: { "/models/all-MiniLM-L6-v2/": fileURLToPath(new URL("../models/all-MiniLM-L6-v2", import.meta.url)) },
 };
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

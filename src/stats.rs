@@ -1,6 +1,6 @@
 //! Numbers read off attention weights.
 
-use ndarray::{Array2, ArrayView2, ArrayView3, ArrayView4, Axis};
+use ndarray::{Array1, Array2, ArrayView2, ArrayView3, ArrayView4, Axis};
 
 /// Shannon entropy, in bits, of every query row of every head: (H, Tq, Tk) → (H, Tq).
 ///
@@ -16,6 +16,12 @@ pub fn row_entropy_bits(weights: ArrayView3<f32>) -> Array2<f32> {
         }
     }
     out
+}
+
+/// The most entropy each query row of a (Tq, Tk) mask can have, in bits: log₂ of how many keys
+/// it may see (a uniform row over them), 0 for a row that sees none.
+pub fn entropy_limits(allowed: ArrayView2<bool>) -> Array1<f32> {
+    allowed.rows().into_iter().map(|row| (row.iter().filter(|&&a| a).count() as f32).log2().max(0.0)).collect()
 }
 
 /// The largest weight of every head: (L, H, Tq, Tk) → (L, H), for colour ranges.
@@ -87,6 +93,12 @@ mod tests {
         let p = max_pool(w.view(), Some(allowed.view()), 2, 2);
         assert_eq!(p, array![[0.9f32, -1.0], [0.5, 0.25]]);
         assert_eq!(max_pool(w.view(), None, 4, 4), w, "one cell per pixel changes nothing");
+    }
+
+    #[test]
+    fn entropy_limits_are_log2_of_the_visible_keys() {
+        let allowed = array![[true, false, false, false], [true, true, true, true], [false, false, false, false]];
+        assert_eq!(entropy_limits(allowed.view()), array![0.0f32, 2.0, 0.0]);
     }
 
     #[test]

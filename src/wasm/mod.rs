@@ -360,6 +360,14 @@ impl Run {
         Ok(Float32Array::from(bits.as_slice().unwrap_or(&[])))
     }
 
+    /// The most entropy each query of `layer` can have in bits (log₂ of the keys it may see):
+    /// `Float32Array` `[Tq]`.
+    #[wasm_bindgen(js_name = entropyLimits)]
+    pub fn entropy_limits(&self, place_name: &str, row: usize, layer: usize) -> Result<Float32Array, JsValue> {
+        let mask = self.row_at(place_name, row)?.mask(layer).map_err(js_error)?;
+        Ok(Float32Array::from(stats::entropy_limits(mask.allowed()).as_slice().unwrap_or(&[])))
+    }
+
     /// The largest weight of every head: `Float32Array` `[L, H]`.
     pub fn maxima(&self, place_name: &str, row: usize) -> Result<Float32Array, JsValue> {
         let m = stats::head_maxima(self.row_at(place_name, row)?.weights.view());

@@ -1,6 +1,7 @@
-// Starts the static server and Debian's Chromium for a browser test file, and collects the
-// page's console errors. Screenshots go to artifacts/screenshots/.
-import { mkdir } from "node:fs/promises";
+// Starts the static server (with its Content-Security-Policy) and Debian's Chromium for a
+// browser test file, and collects the page's console errors and CSP violations. Screenshots
+// go to artifacts/screenshots/.
+import { mkdir, readFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -9,11 +10,35 @@ import { EXPLORER, serve } from "../../scripts/serve.mjs";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const SHOTS = join(ROOT, "artifacts", "screenshots");
+export const FIXTURES = join(ROOT, "tests", "fixtures", "hf");
 
-export async function openHarness() {
+/**
+ * A stand-in for the Hub on the page's own origin (the only place besides the Hub a page
+ * fetches models from): `/hub-mock/headmap-tests/tiny-{name}/resolve/main/{file}` serves
+ * tests/fixtures/hf/{name}/{file}. `requests` lists what was asked.
+ */
+export function mockHub() {
+  const requests = [];
+  const handler = async (req, res, rest) => {
+    requests.push(`/${rest}`);
+    const m = `/${rest}`.match(/^\/headmap-tests\/tiny-([\w-]+)\/resolve\/main\/([\w.]+)$/);
+    try {
+      if (!m || m[2].startsWith("reference")) throw new Error("no such file");
+      const body = await readFile(join(FIXTURES, m[1], m[2]));
+      res.writeHead(200, { "content-type": "application/octet-stream", "content-length": body.length });
+      res.end(body);
+    } catch {
+      res.writeHead(404, { "content-type": "text/plain" });
+      res.end("Entry not found");
+    }
+  };
+  return { handler, requests, path: "/hub-mock" };
+}
+
+export async function openHarness({ routes = {} } = {}) {
   if (!existsSync(join(ROOT, "www", "pkg", "headmap_bg.wasm"))) throw new Error("www/pkg is missing: run scripts/build");
   await mkdir(SHOTS, { recursive: true });
-  const server = await serve(EXPLORER.root, 0, { mounts: EXPLORER.mounts });
+  const server = await serve(EXPLORER.root, 0, { mounts: EXPLORER.mounts, routes });
   let browser;
   try {
     browser = await launchChromium();
@@ -25,8 +50,9 @@ export async function openHarness() {
   return {
     base,
     browser,
-    async page({ width = 1400, height = 1100, locale = "en-US" } = {}) {
-      const context = await browser.newContext({ viewport: { width, height }, locale });
+    /** A page; `touch` gives a phone's touch screen. Console errors land in `page.consoleErrors`. */
+    async page({ width = 1400, height = 1100, locale = "en-US", touch = false, scale = 1 } = {}) {
+      const context = await browser.newContext({ viewport: { width, height }, locale, hasTouch: touch, isMobile: touch, deviceScaleFactor: scale, acceptDownloads: true });
       const page = await context.newPage();
       page.consoleErrors = [];
       page.on("console", (m) => m.type() === "error" && page.consoleErrors.push(m.text()));
@@ -46,7 +72,7 @@ export async function waitForRender(page, count = 1) {
   await page.waitForFunction(
     ([n, e]) => globalThis.__headmap?.renders >= n || globalThis.__headmap?.errors.length > e,
     [count, errorsBefore],
-    { timeout: 30000 },
+    { timeout: 60000 },
   );
   const { renders, errors } = await page.evaluate(() => globalThis.__headmap);
   if (renders < count) throw new Error(`the page reported an error instead of drawing: ${errors.at(-1)}`);
@@ -75,9 +101,15 @@ export async function cellColor(page, i, j) {
   }, [i, j]);
 }
 
+/** The page position of the centre of cell (i, j) of the main heatmap. */
+export async function cellPoint(page, i, j) {
+  const { layout } = await page.evaluate(() => ({ layout: globalThis.__headmap.layout }));
+  const box = await page.locator("#heatmap").boundingBox();
+  return { x: box.x + layout.left + (j + 0.5) * layout.cell, y: box.y + layout.top + (i + 0.5) * layout.cell };
+}
+
 /** Moves the pointer over cell (i, j) of the main heatmap. */
 export async function hoverCell(page, i, j) {
-  const { layout } = await page.evaluate(() => ({ layout: globalThis.__headmap.layout }));
-  const box = await page.locator("#overlay").boundingBox();
-  await page.mouse.move(box.x + layout.left + (j + 0.5) * layout.cell, box.y + layout.top + (i + 0.5) * layout.cell);
+  const { x, y } = await cellPoint(page, i, j);
+  await page.mouse.move(x, y);
 }

@@ -1,83 +1,101 @@
-// Real models in the explorer: the default MiniLM, a local folder, and a model id fetched
-// from a mock of the Hugging Face Hub (same URL layout, on 127.0.0.1), kept in the Cache API.
+// Real models in the explorer: the default MiniLM, folders from this computer as people have
+// them, and model ids fetched from a stand-in for the Hugging Face Hub on the page's origin,
+// kept in the Cache API. Failures are errors a reader can see, and keep the model shown.
 import assert from "node:assert/strict";
+import { mkdtemp, readFile, rm, writeFile, mkdir, copyFile } from "node:fs/promises";
 import { createServer } from "node:http";
-import { readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { after, before, describe, it } from "node:test";
 import { join } from "node:path";
 
 import { HATCH } from "../../www/js/render/heatmap.js";
-import { ROOT, SHOTS, afterRender, cellColor, openHarness, waitForRender } from "./harness.mjs";
+import { FIXTURES, SHOTS, afterRender, cellColor, mockHub, openHarness, waitForRender } from "./harness.mjs";
 
-const FIXTURES = join(ROOT, "tests", "fixtures", "hf");
 const HATCHED = new Set([HATCH.base.join(), HATCH.stripe.join()]);
 const isHatched = (colors) => colors.length > 0 && colors.every((c) => HATCHED.has(c));
 
-/** A stand-in for the Hub: /headmap-tests/tiny-{name}/resolve/main/{file} → tests/fixtures/hf/{name}/{file}. */
-function mockHub() {
-  const requests = [];
-  const server = createServer(async (req, res) => {
-    requests.push(req.url);
-    const m = req.url.match(/^\/headmap-tests\/tiny-(\w+)\/resolve\/main\/([\w.]+)$/);
-    const headers = { "access-control-allow-origin": "*" };
-    try {
-      if (!m || m[2].startsWith("reference")) throw new Error("no such file");
-      const body = await readFile(join(FIXTURES, m[1], m[2]));
-      res.writeHead(200, { ...headers, "content-type": "application/octet-stream", "content-length": body.length });
-      res.end(body);
-    } catch {
-      res.writeHead(404, headers);
-      res.end("Entry not found");
-    }
-  });
-  return new Promise((ok) => server.listen(0, "127.0.0.1", () => ok({ server, requests, url: `http://127.0.0.1:${server.address().port}` })));
-}
-
 let h;
 let hub;
+let scratch;
 before(async () => {
-  h = await openHarness();
-  hub = await mockHub();
+  hub = mockHub();
+  h = await openHarness({ routes: { [`${hub.path}/`]: hub.handler } });
+  scratch = await mkdtemp(join(tmpdir(), "headmap-models-"));
 });
 after(async () => {
   await h?.close();
-  hub?.server.close();
+  await rm(scratch, { recursive: true, force: true });
 });
 
+/** Waits for a real model (not the toy the page starts with) to load, or for an error. */
 async function modelLoaded(page) {
-  await page.waitForFunction(() => globalThis.__headmap?.model || globalThis.__headmap?.errors.length, null, { timeout: 60000 });
+  await page.waitForFunction(() => (globalThis.__headmap?.model && globalThis.__headmap.model.architecture !== "toy") || globalThis.__headmap?.errors.length, null, { timeout: 60000 });
   const { model, errors } = await page.evaluate(() => globalThis.__headmap);
   assert.deepEqual(errors, []);
   return model;
 }
 
+async function toyPage() {
+  const page = await h.page();
+  await page.goto(h.base);
+  await waitForRender(page);
+  return page;
+}
+
+/** A copy of fixture `name`'s model files in a folder laid out by `layout` (path → source file or text). */
+async function folder(name, layout) {
+  const dir = await mkdtemp(join(scratch, `${name}-`));
+  for (const [path, source] of Object.entries(layout)) {
+    await mkdir(join(dir, path, ".."), { recursive: true });
+    if (source.startsWith("@")) await copyFile(join(FIXTURES, name, source.slice(1)), join(dir, path));
+    else await writeFile(join(dir, path), source);
+  }
+  return dir;
+}
+
 describe("real models", () => {
-  it("shows MiniLM's 6 x 12 heads on a padded batch, with only the mask it was trained with", async () => {
+  it("shows MiniLM's 6 x 12 heads on a padded batch, with what its vocabulary cannot read said plainly", async () => {
     const page = await h.page();
     await page.goto(`${h.base}?model=minilm`);
     const model = await modelLoaded(page);
-    assert.equal(model.modelType, "bert");
+    assert.equal(model.architecture, "bert");
     await page.waitForFunction(() => globalThis.__headmap.meta?.heads === 12);
     const meta = await page.evaluate(() => globalThis.__headmap.meta);
     assert.equal(meta.layers, 6);
-    assert.equal(meta.keys[0][0], "[CLS]");
+    assert.equal(meta.keys[0], "[CLS]");
     assert.equal(meta.batch, 2);
     assert.equal(await page.locator("#grid button.thumb").count(), 72);
-    const padColumn = meta.keyValid[1].indexOf(false);
-    assert.ok(padColumn > 0, "the shorter sentence is padded");
-    assert.ok(isHatched(await cellColor(page, 1, padColumn)), "its PAD keys are hatched");
-    assert.equal(await page.locator("input[name=mask][value=cross]").isDisabled(), true, "BERT has no decoder");
-    assert.match(await page.locator("#notice").textContent(), /Real model/);
-    assert.equal(await page.locator("#what-if").isHidden(), true);
+    // Korean through an English uncased vocabulary: jamo as numbered parts of their syllable, [UNK] as [UNK]
+    assert.deepEqual(meta.queries.slice(1, 4), ["동₁", "동₂", "동₃"]);
+    assert.ok(meta.queries.includes("[UNK]"));
+    assert.ok(meta.queries.every((t) => !/^[\u1100-\u11ff]+$/.test(t)), "no lone jamo");
+    assert.ok(await page.locator("#coverage").isVisible());
+    assert.match(await page.locator("#coverage").textContent(), /does not cover this script/);
+    assert.match(await page.locator("#model-status").textContent(), /all-MiniLM-L6-v2 is loaded from 127\.0\.0\.1:\d+ \(bert, up to 512 tokens\)\. It was named by the link you opened\./);
+    assert.equal(await page.locator("input[name=place][value=cross]").isDisabled(), true, "BERT has no decoder");
     await page.screenshot({ path: join(SHOTS, "minilm.png"), fullPage: true });
 
+    await afterRender(page, () => page.locator("#rows button").nth(1).click());
+    const row = await page.evaluate(() => globalThis.__headmap.meta);
+    const padColumn = row.keyValid.indexOf(false);
+    assert.ok(padColumn > 0, "the shorter sentence is padded");
+    assert.ok(isHatched(await cellColor(page, 1, padColumn)), "its PAD keys are hatched");
+
+    // English: words and ## pieces, nothing unreadable
+    await afterRender(page, () => page.locator("#text").fill("The animal was unbelievably tired."));
+    const english = await page.evaluate(() => globalThis.__headmap.meta.queries);
+    assert.ok(english.some((t) => t.startsWith("##")), `continuation pieces are marked: ${english}`);
+    assert.ok(await page.locator("#coverage").isHidden());
+
     // What-if: BERT under a causal mask it never saw, labelled as such.
+    await page.locator("#settings").evaluate((d) => (d.open = true));
     await afterRender(page, () => page.locator("input[name=mask][value=causal]").check());
     assert.equal((await page.evaluate(() => globalThis.__headmap.meta)).mask, "causal");
     assert.ok(isHatched(await cellColor(page, 1, 3)), "the future is hatched");
-    assert.match(await page.locator("#what-if").textContent(), /What-if: bert was trained with “Encoder self-attention”/);
-    assert.match(await page.locator("label.mask-option", { hasText: "Decoder masked" }).textContent(), /\(what-if\)/);
+    assert.match(await page.locator("#what-if").textContent(), /What-if: bert was trained with the Padding mask here, not with the Causal mask/);
+    assert.match(await page.locator("label.option", { hasText: "Causal mask" }).textContent(), /\(what-if\)/);
     await page.screenshot({ path: join(SHOTS, "minilm-what-if-causal.png"), fullPage: true });
+    await page.waitForFunction(() => location.search.includes("mask=causal"));
     const shared = await h.page();
     await shared.goto(page.url());
     await modelLoaded(shared);
@@ -86,82 +104,152 @@ describe("real models", () => {
     assert.deepEqual(page.consoleErrors, []);
   });
 
-  it("loads a model folder from this computer", async () => {
-    const page = await h.page();
-    await page.goto(h.base);
-    await waitForRender(page);
+  it("loads a model folder as it comes from the Hub, nested config files and all", async () => {
+    const page = await toyPage();
+    await page.locator("#model").selectOption("local");
+    const dir = await folder("bert", {
+      "tiny-bert/config.json": "@config.json",
+      "tiny-bert/model.safetensors": "@model.safetensors",
+      "tiny-bert/tokenizer.json": "@tokenizer.json",
+      "tiny-bert/1_Pooling/config.json": JSON.stringify({ word_embedding_dimension: 32, pooling_mode_mean_tokens: true }),
+      "tiny-bert/onnx/config.json": "{}",
+      "tiny-bert/README.md": "# a sentence-transformers checkout",
+    });
+    await page.locator("#local-folder").setInputFiles(join(dir, "tiny-bert"));
+    const model = await modelLoaded(page);
+    assert.equal(model.architecture, "bert", "the root config.json, not 1_Pooling's");
+    await page.waitForFunction(() => globalThis.__headmap.meta?.keys[0] === "[CLS]");
+    assert.match(await page.locator("#model-status").textContent(), /^tiny-bert is loaded from this computer/);
+    assert.equal(new URL(page.url()).searchParams.get("model"), null, "a local folder is not put in the link");
+  });
+
+  it("loads picked files of a GPT-2", async () => {
+    const page = await toyPage();
     await page.locator("#model").selectOption("local");
     const dir = join(FIXTURES, "gpt2");
     await page.locator("#local-files").setInputFiles(["config.json", "model.safetensors", "tokenizer.json"].map((f) => join(dir, f)));
     const model = await modelLoaded(page);
-    assert.equal(model.modelType, "gpt2");
+    assert.equal(model.architecture, "gpt2");
     await page.waitForFunction(() => globalThis.__headmap.meta?.mask === "causal");
     assert.ok(isHatched(await cellColor(page, 0, 1)), "GPT-2's future is hatched");
-    assert.equal(new URL(page.url()).searchParams.get("model"), null, "a local folder is not put in the URL");
     await page.screenshot({ path: join(SHOTS, "local-gpt2.png"), fullPage: true });
   });
 
-  it("says which files a chosen folder lacks", async () => {
-    const page = await h.page();
-    await page.goto(h.base);
-    await waitForRender(page);
+  it("says which files a chosen folder lacks, as an error, and keeps the model shown", async () => {
+    const page = await toyPage();
     await page.locator("#model").selectOption("local");
     await page.locator("#local-files").setInputFiles([join(FIXTURES, "bert", "config.json")]);
-    await page.waitForFunction(() => /missing/.test(document.getElementById("model-status").textContent));
+    await page.locator("#model-error").waitFor({ state: "visible" });
     assert.equal(
-      await page.locator("#model-status").textContent(),
-      "the chosen files: missing model.safetensors, tokenizer.json (or source.spm + vocab.json)",
+      await page.locator("#model-error").textContent(),
+      "the chosen files: missing model.safetensors, tokenizer.json (or source.spm + vocab.json) The model shown stays Toy Transformer (untrained, no download).",
     );
+    assert.equal(await page.locator("#model-error").getAttribute("role"), "alert");
+    assert.equal(await page.locator("#model").inputValue(), "toy");
+    assert.equal(await page.locator("#layer option").count(), 2, "the toy's menus stay");
+  });
+
+  it("refuses an impossible config clearly, in both languages, and keeps the model shown", async () => {
+    const page = await toyPage();
+    const config = JSON.parse(await readFile(join(FIXTURES, "bert", "config.json"), "utf8"));
+    for (const [change, message] of [
+      [{ num_hidden_layers: 0 }, "config.json: `num_hidden_layers` = 0 is impossible: it must be at least 1"],
+      [{ num_attention_heads: 5 }, "5 heads do not divide d_model = 32"],
+      [{ vocab_size: 10 }, "config.json: the tokenizer's vocabulary has"],
+      [{ hidden_size: "wide" }, "config.json: `hidden_size` has the wrong type: expected a whole number"],
+    ]) {
+      const dir = await folder("bert", {
+        "config.json": JSON.stringify({ ...config, ...change }),
+        "model.safetensors": "@model.safetensors",
+        "tokenizer.json": "@tokenizer.json",
+      });
+      await page.locator("#model").selectOption("local");
+      await page.locator("#local-folder").setInputFiles(dir);
+      await page.waitForFunction((m) => document.getElementById("model-error").textContent.includes(m), message);
+      assert.equal((await page.evaluate(() => globalThis.__headmap.meta)).heads, 4, "still the toy");
+      assert.equal(await page.locator("#head option").count(), 4, "no empty menus");
+    }
+    await page.locator("#lang").click();
+    assert.match(await page.locator("#model-error").textContent(), /^config\.json: ‘hidden_size’의 형식이 틀렸습니다: 정수이어야 합니다\./);
+    assert.doesNotMatch(await page.locator("#model-error").textContent(), /expected struct|untagged|invalid type/);
+    await page.screenshot({ path: join(SHOTS, "impossible-config-ko.png"), fullPage: true });
   });
 
   it("fetches a Hub model id with progress, shows all three places, and keeps it in the cache", async () => {
     const page = await h.page();
-    await page.goto(`${h.base}?hub=${encodeURIComponent(hub.url)}`);
+    await page.goto(`${h.base}?hub=${hub.path}`);
     await waitForRender(page);
     await page.locator("#model").selectOption("hub");
     await page.locator("#hub-id").fill("headmap-tests/tiny-marian");
     await page.locator("#hub-load").click();
     const model = await modelLoaded(page);
-    assert.equal(model.modelType, "marian");
-    assert.deepEqual(model.kinds, ["padding", "causal", "cross"]);
+    assert.equal(model.architecture, "marian");
+    assert.deepEqual(model.places.map((p) => p.place), ["encoder_self", "decoder_self", "cross"]);
     assert.ok(hub.requests.includes("/headmap-tests/tiny-marian/resolve/main/source.spm"), "fell back to the .spm tokenizer");
     assert.ok((await page.evaluate(() => globalThis.__headmap.progressEvents)) >= 4, "progress was reported per file");
-    await afterRender(page, () => page.locator("input[name=mask][value=cross]").check());
+    await page.locator("#settings").evaluate((d) => (d.open = true));
+    await afterRender(page, () => page.locator("input[name=place][value=cross]").check());
     const meta = await page.evaluate(() => globalThis.__headmap.meta);
     assert.notEqual(meta.tq, meta.tk, "cross-attention is Tq x Tk");
-    assert.equal(meta.queries[0][0], "<pad>", "the decoder starts from its start token");
-    assert.match(page.url(), /model=hub%3Aheadmap-tests%2Ftiny-marian/);
+    assert.equal(meta.queries[0], "<pad>", "the decoder starts from its start token");
+    await page.waitForFunction(() => /model=hub%3Aheadmap-tests%2Ftiny-marian/.test(location.search));
     await page.screenshot({ path: join(SHOTS, "hub-marian-cross.png"), fullPage: true });
 
-    // The model's own greedy output as the target. (Wait on the text, not on a render count:
-    // a full-page screenshot resizes the page, which redraws it too.)
+    // The model's own greedy output as the target.
     const before = await page.locator("#target").inputValue();
     await page.locator("#generate").click();
     await page.waitForFunction((old) => document.getElementById("target").value !== old, before);
-    const target = await page.locator("#target").inputValue();
-    assert.ok(!target.includes("</s>"));
+    assert.ok(!(await page.locator("#target").inputValue()).includes("</s>"));
     await page.waitForFunction(() => globalThis.__headmap.state.target === document.getElementById("target").value);
 
-    // Reloading the shared URL loads the model again, from the cache this time.
+    // Reloading the shared link loads the model again, from the cache this time.
     const asked = hub.requests.length;
     await page.reload();
     await modelLoaded(page);
-    await page.waitForFunction(() => globalThis.__headmap.meta?.mask === "cross");
+    await page.waitForFunction(() => globalThis.__headmap.meta?.place === "cross");
     assert.equal(hub.requests.length, asked, "no request reached the Hub the second time");
+    assert.match(await page.locator("#model-status").textContent(), /named by the link you opened/);
   });
 
-  it("refuses ids that are not model ids, and explains a missing repository", async () => {
+  it("refuses ids that are not model ids, explains a missing repository, and keeps the model", async () => {
     const page = await h.page();
-    await page.goto(`${h.base}?hub=${encodeURIComponent(hub.url)}`);
+    await page.goto(`${h.base}?hub=${hub.path}`);
     await waitForRender(page);
     await page.locator("#model").selectOption("hub");
     await page.locator("#hub-id").fill("../../etc/passwd");
     await page.locator("#hub-load").click();
-    assert.match(await page.locator("#model-status").textContent(), /not a model id/);
+    assert.match(await page.locator("#model-error").textContent(), /not a model id/);
     await page.locator("#hub-id").fill("headmap-tests/tiny-nothing");
     await page.locator("#hub-load").click();
-    await page.waitForFunction(() => /answered 404|not found/.test(document.getElementById("model-status").textContent));
-    assert.match(await page.locator("#model-status").textContent(), /^config\.json: .* answered 404$/);
+    await page.waitForFunction(() => /answered 404/.test(document.getElementById("model-error").textContent));
+    assert.match(await page.locator("#model-error").textContent(), /^config\.json: .* answered 404 The model shown stays/);
     assert.equal(await page.locator("#model").inputValue(), "toy", "back on the toy model");
+  });
+
+  it("never fetches from a host a link names", async () => {
+    const asked = [];
+    const evil = createServer((req, res) => {
+      asked.push(req.url);
+      res.writeHead(200, { "access-control-allow-origin": "*" });
+      res.end("{}");
+    });
+    await new Promise((ok) => evil.listen(0, "127.0.0.1", ok));
+    const host = `http://127.0.0.1:${evil.address().port}`;
+    try {
+      for (const query of [
+        `?model=hub:headmap-tests/tiny-bert&hub=${encodeURIComponent(host)}`,
+        `?model=hub:headmap-tests/tiny-bert&hub=${encodeURIComponent(`//127.0.0.1:${evil.address().port}`)}`,
+        `?model=hub:..%2F..%2F${encodeURIComponent(host)}`,
+      ]) {
+        const page = await h.page();
+        await page.goto(h.base + query);
+        await page.waitForFunction(() => globalThis.__headmap?.ready || globalThis.__headmap?.errors.length, null, { timeout: 60000 });
+        await page.waitForTimeout(500);
+        assert.equal(await page.evaluate(() => globalThis.__headmap.state.hub), "", `${query}: the hub stays the Hub`);
+      }
+      assert.deepEqual(asked, [], "nothing was asked of the host the links named");
+    } finally {
+      evil.close();
+    }
   });
 });

@@ -33,6 +33,21 @@ describe("model files", () => {
     assert.ok(marian.sourceSpm && marian.vocab);
   });
 
+  it("takes the model from the folder of the shallowest config.json, as a Hub checkout holds it", () => {
+    const files = pickFiles({
+      "m/1_Pooling/config.json": bytes("pooling"),
+      "m/config.json": bytes("root"),
+      "m/onnx/config.json": bytes("onnx"),
+      "m/onnx/model.safetensors": bytes("wrong weights"),
+      "m/model.safetensors": bytes("weights"),
+      "m/tokenizer.json": bytes("{}"),
+    });
+    assert.equal(new TextDecoder().decode(files.config), "root");
+    assert.equal(new TextDecoder().decode(files.weights), "weights");
+    // the files of another folder are not mixed in
+    assert.throws(() => pickFiles({ "m/config.json": bytes("{}"), "m/sub/model.safetensors": bytes("x"), "m/sub/tokenizer.json": bytes("{}") }), (e) => e.code === "files_missing" && /missing model\.safetensors/.test(e.message));
+  });
+
   it("downloads tokenizer.json, or falls back to source.spm + vocab.json, reporting progress", async () => {
     const { impl, asked } = fakeFetch({ "config.json": "{}", "model.safetensors": "weights", "source.spm": "spm", "vocab.json": "{}" });
     const progress = [];

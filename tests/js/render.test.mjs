@@ -5,7 +5,9 @@ import { describe, it } from "node:test";
 import { VIRIDIS, colorOf, lutIndex, luminance } from "../../www/js/render/colormap.js";
 import { HATCH, PAD_ROW_FADE, formatWeight, paintHeatmap } from "../../www/js/render/heatmap.js";
 import { cellAt, labelAt, labelStep, layoutHeatmap, truncateLabel } from "../../www/js/render/layout.js";
-import { maxEntropy, visibleCounts } from "../../www/js/stats.js";
+import { escapeXml, heatmapSvg } from "../../www/js/render/svg.js";
+import { thumbSize } from "../../www/js/views/head-grid.js";
+import { checkWeights } from "../../www/js/views/mixing.js";
 import { normalise } from "../../www/js/views/steps.js";
 
 const rgbAt = (pixels, width, x, y) => Array.from(pixels.slice((y * width + x) * 4, (y * width + x) * 4 + 3));
@@ -49,15 +51,13 @@ describe("heatmap pixels", () => {
     assert.equal(rgbAt(px, 20, 5, 15)[0], Math.round(r + (255 - r) * PAD_ROW_FADE));
   });
 
-  it("keeps the largest weight when cells are smaller than a pixel", () => {
-    const tq = 1;
-    const tk = 8;
-    const w = new Float32Array(tk);
-    w[5] = 1;
+  it("paints pooled values one per pixel, hatching the ones whose cells are all masked", () => {
+    // the core's max-pooling gives one value per pixel, -1 where every cell is masked
+    const pooled = new Float32Array([1, -1]);
     const px = new Uint8ClampedArray(2 * 1 * 4);
-    paintHeatmap(px, 2, 1, w, tq, tk, 0.25, {});
-    assert.deepEqual(rgbAt(px, 2, 1, 0), colorOf(1), "the peak at key 5 survives in pixel 1");
-    assert.deepEqual(rgbAt(px, 2, 0, 0), colorOf(0));
+    paintHeatmap(px, 2, 1, pooled, 1, 2, 1, { grid: false });
+    assert.deepEqual(rgbAt(px, 2, 0, 0), colorOf(1));
+    assert.ok([HATCH.base.join(), HATCH.stripe.join()].includes(rgbAt(px, 2, 1, 0).join()), "a masked pixel is hatched");
   });
 
   it("formats weights for read-outs", () => {
@@ -103,11 +103,37 @@ describe("layout", () => {
   });
 });
 
-describe("statistics", () => {
-  it("counts visible keys per row, and the entropy they allow", () => {
-    assert.equal(maxEntropy(4), 2);
-    assert.equal(maxEntropy(0), 0);
-    assert.deepEqual(Array.from(visibleCounts(new Uint8Array([1, 0, 0, 0, 1, 1, 1, 0]), 2, 4)), [1, 3]);
+describe("views", () => {
+  it("fits head thumbnails into the room there is", () => {
+    assert.equal(thumbSize(800, 4), 72);
+    assert.ok(thumbSize(560, 12) * 12 + 12 * 12 + 60 <= 560, "12 heads fit 560 px");
+    assert.equal(thumbSize(200, 12), 16, "never smaller than 16 px: the grid scrolls instead");
+  });
+
+  it("tells which mixing weights softmax could give", () => {
+    const seed = checkWeights([0.7, 0.1, 0.2]);
+    assert.equal(seed.negative, false);
+    assert.equal(seed.sumsToOne, true);
+    assert.equal(checkWeights([0.5, -0.1]).negative, true);
+    assert.equal(checkWeights([0.5, 0.1]).sumsToOne, false);
+  });
+
+  it("writes an SVG heatmap with escaped labels and hatched masked cells", () => {
+    const svg = heatmapSvg({
+      title: "a & b",
+      weights: new Float32Array([1, 0, 0.4, 0.6]),
+      tq: 2,
+      tk: 2,
+      queries: ["<b>", "동물이"],
+      keys: ["<b>", "동물이"],
+      allowed: new Uint8Array([1, 0, 1, 1]),
+      queryValid: [true, true],
+      max: 1,
+    });
+    assert.ok(svg.includes("&lt;b&gt;") && !svg.includes("<b>"));
+    assert.ok(svg.includes("동물이") && svg.includes("a &amp; b"));
+    assert.equal(svg.match(/fill="url\(#masked\)"/g).length, 2, "one masked cell and the legend swatch");
+    assert.equal(escapeXml("\u0001'"), "\ufffd&apos;");
   });
 
   it("normalises step matrices over their finite range", () => {

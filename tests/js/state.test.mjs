@@ -1,49 +1,141 @@
-// URL state, requests built from it, and the UI language.
+// Links (state in the query and the fragment), the requests built from the state, the UI
+// language and the errors worded in it.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { STRINGS, browserLang, t } from "../../www/js/i18n.js";
-import { DEFAULTS, decodeState, encodeState, requestFor } from "../../www/js/state.js";
+import { ERRORS_KO, STRINGS, browserLang, errorText, t } from "../../www/js/i18n.js";
+import { DEFAULTS, decodeState, deflate, encodeState, inflate, requestFor, validHub, validModel } from "../../www/js/state.js";
 
-describe("URL state", () => {
-  it("round-trips every setting", () => {
-    const s = { ...DEFAULTS, model: "hub:Helsinki-NLP/opus-mt-ko-en", hub: "http://127.0.0.1:9/", text: "민수가 <b>책</b>을 & 주었다?", text2: "", mask: "cross", target: "Minsu gave a book.", scale: false, preset: "base", layers: 6, seed: 42, layer: 3, head: 7, row: 0, range: "one", lang: "ko" };
-    assert.deepEqual(decodeState(encodeState(s)), s);
+const toy = {
+  encoderDecoder: true,
+  places: [
+    { place: "encoder_self", mask: "padding" },
+    { place: "decoder_self", mask: "causal" },
+    { place: "cross", mask: "cross" },
+  ],
+};
+const bert = { encoderDecoder: false, places: [{ place: "encoder_self", mask: "padding" }] };
+const gpt2 = { encoderDecoder: false, places: [{ place: "decoder_self", mask: "causal" }] };
+
+const link = async (state) => {
+  const { search, hash } = await encodeState(state);
+  return decodeState(search, hash);
+};
+
+describe("links", () => {
+  it("round-trip every setting", async () => {
+    const s = { ...DEFAULTS, model: "hub:Helsinki-NLP/opus-mt-ko-en", hub: "/hub-mock", text: "민수가 <b>책</b>을 & 주었다?", text2: "", place: "cross", mask: "none", target: "Minsu gave a book.", scale: false, preset: "base", layers: 6, seed: 42, layer: 3, head: 7, row: 1, range: "one", lang: "ko" };
+    assert.deepEqual(await link(s), s);
   });
 
-  it("leaves defaults out of the URL and ignores nonsense", () => {
-    assert.equal(encodeState(DEFAULTS), "");
-    assert.equal(encodeState({ ...DEFAULTS, model: "local" }), "", "files on a disk are not shared");
-    assert.equal(decodeState("?model=local").model, "toy");
-    assert.equal(decodeState("?hub=javascript:alert(1)").hub, DEFAULTS.hub);
-    const s = decodeState("?mask=diagonal&layers=99&head=-1&preset=huge&scale=0&lang=fr");
-    assert.equal(s.mask, DEFAULTS.mask);
+  it("leave defaults out and ignore nonsense", async () => {
+    assert.deepEqual(await encodeState(DEFAULTS), { search: "", hash: "", dropped: false });
+    assert.equal((await encodeState({ ...DEFAULTS, model: "local" })).search, "", "files on a disk are not shared");
+    assert.equal((await decodeState("?model=local")).model, DEFAULTS.model);
+    const s = await decodeState("?mask=diagonal&place=middle&layers=99&head=-1&preset=huge&scale=0&lang=fr&row=1e3");
+    assert.equal(s.mask, null);
+    assert.equal(s.place, null);
     assert.equal(s.layers, DEFAULTS.layers);
     assert.equal(s.head, DEFAULTS.head);
+    assert.equal(s.row, DEFAULTS.row);
     assert.equal(s.preset, DEFAULTS.preset);
     assert.equal(s.scale, false);
     assert.equal(s.lang, null);
   });
 
-  it("builds a padded batch, or a source and a target for cross-attention", () => {
-    const s = { ...DEFAULTS, text: "a b", text2: "c", mask: "padding" };
-    assert.deepEqual(requestFor(s), { texts: ["a b", "c"], mask: "padding", scale: true });
-    assert.deepEqual(requestFor({ ...s, text2: "  " }), { texts: ["a b"], mask: "padding", scale: true });
-    assert.deepEqual(requestFor({ ...s, mask: "cross", target: "x y z" }), { texts: ["a b"], targets: ["x y z"], mask: "cross", scale: true });
+  it("never name another host, and name only model ids a typed id could be", async () => {
+    for (const hub of ["https://evil.example", "//evil.example", "javascript:alert(1)", "/a/../../b", "http://127.0.0.1:9/"]) {
+      assert.equal(validHub(hub), false, hub);
+      assert.equal((await decodeState(`?hub=${encodeURIComponent(hub)}`)).hub, "", hub);
+    }
+    assert.equal(validHub("/hub-mock"), true);
+    for (const model of ["hub:../../etc/passwd", "hub:a/b/c", "hub:<script>", "hub:", "https://evil.example"]) {
+      assert.equal(validModel(model), false, model);
+      assert.equal((await decodeState(`?model=${encodeURIComponent(model)}`)).model, DEFAULTS.model, model);
+    }
+    assert.equal((await decodeState("?model=hub%3Agpt2")).model, "hub:gpt2");
+  });
+
+  it("read links from before places existed", async () => {
+    assert.equal((await decodeState("?mask=causal")).place, "decoder_self");
+    assert.equal((await decodeState("?mask=cross")).place, "cross");
+    const none = await decodeState("?mask=none");
+    assert.deepEqual([none.place, none.mask], ["encoder_self", "none"]);
+  });
+
+  it("keep long text out of the query, deflated in the fragment", async () => {
+    const long = "동물이 길을 건너지 않았다. 그것은 너무 피곤했다. ".repeat(400);
+    const { search, hash, dropped } = await encodeState({ ...DEFAULTS, text: long, seed: 3 });
+    assert.equal(dropped, false);
+    assert.equal(search, "?seed=3", "only the short settings in the query");
+    assert.ok(hash.startsWith("#z=") && hash.length < long.length, `${hash.length} characters`);
+    const back = await decodeState(search, hash);
+    assert.equal(back.text, long);
+    assert.equal(back.seed, 3);
+    assert.equal(await inflate(await deflate("민수가 책을 주었다")), "민수가 책을 주었다");
+    assert.equal((await decodeState("", "#z=not-deflate")).text, DEFAULTS.text, "a damaged fragment keeps the defaults");
+    const random = Array.from({ length: 600_000 }, (_, i) => String.fromCharCode(0xac00 + ((i * 7919) % 11172))).join("");
+    const huge = await encodeState({ ...DEFAULTS, text: random });
+    assert.equal(huge.dropped, true, "too long even for the fragment: left out, and said so");
+  });
+});
+
+describe("requests", () => {
+  const s = { ...DEFAULTS, text: "a b", text2: "c", target: "x y z" };
+  it("run a padded batch at an encoder or a decoder-only model", () => {
+    assert.deepEqual(requestFor(s, toy), { texts: ["a b", "c"], place: "encoder_self", scale: true });
+    assert.deepEqual(requestFor({ ...s, text2: "  " }, bert), { texts: ["a b"], place: "encoder_self", scale: true });
+    assert.deepEqual(requestFor(s, gpt2), { texts: ["a b", "c"], place: "decoder_self", scale: true });
+  });
+
+  it("run one source and its target at an encoder–decoder's decoder", () => {
+    assert.deepEqual(requestFor({ ...s, place: "cross" }, toy), { texts: ["a b"], targets: ["x y z"], place: "cross", scale: true });
+    assert.deepEqual(requestFor({ ...s, place: "decoder_self" }, toy), { texts: ["a b"], targets: ["x y z"], place: "decoder_self", scale: true });
+  });
+
+  it("name a mask only when it is a what-if, and fall back to a place the model has", () => {
+    assert.deepEqual(requestFor({ ...s, place: "encoder_self", mask: "causal" }, bert).mask, "causal");
+    assert.equal(requestFor({ ...s, place: "encoder_self", mask: "padding" }, bert).mask, undefined);
+    assert.equal(requestFor({ ...s, place: "cross" }, bert).place, "encoder_self");
   });
 });
 
 describe("languages", () => {
-  it("follows the browser, Korean when it is preferred", () => {
+  it("follow the browser, Korean when it is preferred", () => {
     assert.equal(browserLang(["ko-KR", "en"]), "ko");
     assert.equal(browserLang(["en-US"]), "en");
     assert.equal(browserLang([]), "en");
   });
 
-  it("has every English string in Korean too", () => {
+  it("have every English string in Korean too", () => {
     const missing = Object.keys(STRINGS.en).filter((k) => !(k in STRINGS.ko));
     assert.deepEqual(missing, []);
-    assert.equal(t("ko", "mask.causal"), "디코더 Masked Self-Attention");
-    assert.equal(t("xx", "mask.causal"), "Decoder masked self-attention");
+    assert.equal(t("ko", "place.decoder_self"), "디코더 마스크드 셀프 어텐션");
+    assert.equal(t("xx", "place.decoder_self"), "Decoder masked self-attention");
+  });
+
+  it("word the core's errors in Korean from their code and details", () => {
+    const tooLong = { message: "the text has 2100 tokens, more than the maximum of 2048", code: "too_long", details: { code: "too_long", tokens: 2100, max: 2048 } };
+    assert.equal(errorText("en", tooLong), tooLong.message);
+    assert.equal(errorText("ko", tooLong), "텍스트가 토큰 2100개로, 최대 2048개를 넘습니다.");
+    const shape = {
+      code: "file",
+      details: { code: "file", file: "model.safetensors", problem: { problem: "wrong_shape", name: "a.weight", got: [48, 32], expected: [50, 32] } },
+    };
+    assert.equal(errorText("ko", shape), "model.safetensors: 텐서 ‘a.weight’의 모양이 [48, 32]인데, [50, 32]이어야 합니다.");
+    const place = { code: "mask_not_for_place", details: { mask: "causal", place: "cross", expected: ["cross", "none"] } };
+    assert.equal(errorText("ko", place), "인과 마스크는 크로스 어텐션에 쓸 수 없습니다: 크로스 어텐션, 마스크 없음 중에서 고르세요.");
+    assert.equal(errorText("ko", { code: "something_new" }), "알 수 없는 오류가 생겼습니다 (something_new).");
+  });
+
+  it("have a Korean wording for every error the core can give", async () => {
+    const { readFile } = await import("node:fs/promises");
+    const source = await readFile(new URL("../../src/error.rs", import.meta.url), "utf8");
+    const variants = (block) => [...block.matchAll(/^\s{4}([A-Z]\w+)\s*[{,]/gm)].map((m) => m[1].replace(/[A-Z]/g, (c, i) => (i ? "_" : "") + c.toLowerCase()));
+    const errorEnum = source.slice(source.indexOf("pub enum Error"), source.indexOf("pub enum FileProblem"));
+    const problemEnum = source.slice(source.indexOf("pub enum FileProblem"), source.indexOf("pub type Result"));
+    const codes = [...variants(errorEnum).filter((c) => c !== "file"), ...variants(problemEnum).map((c) => `file.${c}`)];
+    assert.ok(codes.length > 30, `${codes.length} codes`);
+    assert.deepEqual(codes.filter((c) => !(c in ERRORS_KO)), []);
   });
 });

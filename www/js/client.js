@@ -1,11 +1,24 @@
-// The page's side of the worker: promises for requests, and only the newest compute counts.
+// The page's side of the worker. One worker per page: the explorer and every widget share it
+// (one wasm instance, one model cache). Each AttentionClient keeps its own newest run, so a
+// slower older request never overwrites a newer one.
 
-export class AttentionClient {
-  constructor(url = new URL("./worker.js", import.meta.url)) {
+const connections = new Map(); // worker URL → Connection
+let pickedFiles = 0;
+
+/** An Error from the worker, with the core's `code` and `details` for translation. */
+export class CoreError extends Error {
+  constructor({ message, code, details }) {
+    super(message);
+    this.code = code;
+    this.details = details;
+  }
+}
+
+class Connection {
+  constructor(url) {
     this.worker = new Worker(url, { type: "module" });
     this.pending = new Map();
     this.nextId = 1;
-    this.latestCompute = 0;
     this.worker.onmessage = ({ data }) => {
       const p = this.pending.get(data.id);
       if (!p) return;
@@ -15,10 +28,10 @@ export class AttentionClient {
       }
       this.pending.delete(data.id);
       if (data.ok) p.resolve(data.result);
-      else p.reject(new Error(data.error));
+      else p.reject(new CoreError(data.error));
     };
     this.worker.onerror = (e) => {
-      const error = new Error(`the attention worker failed: ${e.message || "could not load"}`);
+      const error = new CoreError({ message: `the attention worker failed: ${e.message || "it could not load"}`, code: "worker_failed" });
       for (const p of this.pending.values()) p.reject(error);
       this.pending.clear();
     };
@@ -31,45 +44,94 @@ export class AttentionClient {
       this.worker.postMessage({ id, op, ...payload }, transfer);
     });
   }
+}
 
+/**
+ * The key a model source is cached under in the worker. Sources: { from: "toy", preset, seed,
+ * layers }, { from: "url", base }, { from: "hub", id, hub? }, { from: "files", files }.
+ */
+export function sourceKey(source) {
+  if (source.from === "toy") return `toy:${source.preset}:${source.seed}:${source.layers}`;
+  if (source.from === "url") return `url:${new URL(source.base, location.href).href}`;
+  if (source.from === "hub") return `hub:${source.hub ?? ""}:${source.id}`;
+  return `files:${++pickedFiles}`;
+}
+
+export class AttentionClient {
+  /** `workerUrl`: where worker.js is; widgets pass the URL next to their own script. */
+  constructor(workerUrl = new URL("./worker.js", import.meta.url)) {
+    const href = String(workerUrl);
+    if (!connections.has(href)) connections.set(href, new Connection(workerUrl));
+    this.connection = connections.get(href);
+    this.latest = 0;
+    this.current = null; // the newest run's handle
+  }
+
+  call(op, payload, options) {
+    return this.connection.call(op, payload, options);
+  }
+
+  /** The seeds' examples, once the core has loaded. */
   start() {
     return this.call("start");
   }
 
+  /** Loads the model of `source` (see sourceKey); resolves to { key, info }. */
+  async load(source, onProgress) {
+    const key = sourceKey(source);
+    const transfer = source.from === "files" ? Object.values(source.files).map((b) => b.buffer) : [];
+    const info = await this.call("load", { key, source }, { onProgress, transfer });
+    return { key, info };
+  }
+
   /**
-   * Resolves to the result, or to `null` when a newer compute was asked for meanwhile.
-   * settings: { model: "toy", preset, layers, seed } or { model: "hf" } with `kind` the place.
+   * Runs `request` on the model `key`. Resolves to { id, info, tokens, ms }, or to `null` when
+   * a newer run was asked of this client meanwhile. The previous run is freed.
    */
-  async compute(settings, request, kind) {
-    const mine = this.nextId;
-    this.latestCompute = mine;
+  async run(key, request) {
+    const mine = ++this.latest;
+    let result;
     try {
-      const result = await this.call("compute", { settings, request, kind });
-      return mine === this.latestCompute ? result : null;
+      result = await this.call("run", { key, request });
     } catch (e) {
-      if (mine !== this.latestCompute) return null; // a newer request superseded this one
+      if (mine !== this.latest) return null; // a newer request superseded this one
       throw e;
     }
+    if (mine !== this.latest) {
+      this.free(result.id);
+      return null;
+    }
+    if (this.current !== null) this.free(this.current);
+    this.current = result.id;
+    return result;
   }
 
-  /** Loads a real model; `source` as worker.js describes; progress as { file, loaded, total }. */
-  loadModel(source, onProgress) {
-    const transfer = source.from === "files" ? Object.values(source.files).map((b) => b.buffer) : [];
-    return this.call("loadModel", { source }, { onProgress, transfer });
+  /** One head of run `run`: its numbers, and on request its image and the grid's thumbnails. */
+  view(run, sel, { plot = null, thumbs = null, range = "max" } = {}) {
+    return this.call("view", { run, sel, plot, thumbs, range });
   }
 
-  /** One head of the newest run max-pooled to `height` x `width` pixels, computed in wasm. */
-  pooled(row, layer, head, height, width, kind) {
-    return this.call("pooled", { row, layer, head, height, width, kind });
+  /** A whole batch row: tokens, weights [L, H, Tq, Tk], allowed [L, Tq, Tk], maxima [L, H]. */
+  row(run, place, row) {
+    return this.call("row", { run, place, row });
+  }
+
+  trace(run, sel) {
+    return this.call("trace", { run, sel });
+  }
+
+  /** The run as the command line writes it: "json" or "csv" text. */
+  exportRun(run, format) {
+    return this.call("export", { run, format });
+  }
+
+  free(run) {
+    this.call("free", { run }).catch(() => {});
   }
 
   /** The loaded encoder–decoder model's greedy output for `text`. */
-  generate(text, maxNewTokens = 64) {
-    return this.call("generate", { text, maxNewTokens });
-  }
-
-  trace(row, layer, head, kind) {
-    return this.call("trace", { row, layer, head, kind });
+  generate(key, text, maxNewTokens = 64) {
+    return this.call("generate", { key, text, maxNewTokens });
   }
 
   weightedSum(weights, v, dV) {

@@ -1,135 +1,177 @@
 // The one module that imports the wasm packages. It runs inside the worker (worker.js) and
-// turns wasm results into plain objects of typed arrays that can be transferred.
-// The toy model comes from the small package (../pkg/); a real model loads the larger one
-// (../pkg-hf/) on first use.
+// keeps every model and run as a handle, so the weights have one owner: wasm memory here.
+// The worker asks for exactly what a view draws.
+//
+// The toy model needs only the small package (../pkg/); the first real model loads the
+// larger one (../pkg-hf/), which has the toy too. A model lives in the package that made it.
 
-import init, { Session, examples, limits, weightedSum as wasmWeightedSum } from "../pkg/headmap.js";
+import initToy, * as toyPkg from "../pkg/headmap.js";
 
-let ready = null;
-let session = null;
-let sessionKey = "";
-let lastRun = null;
+let toyReady = null;
+let hfReady = null;
 
-let hf = null; // the real-model package, once loaded
-let hfMemory = null; // its WebAssembly.Memory: its size only grows, so it is also the peak
-let model = null; // { session: ModelSession, info, run: ModelRun | null }
+/** The package with real-model support, loaded once, with its memory (for the peak). */
+function hf() {
+  hfReady ??= import("../pkg-hf/headmap.js").then(async (pkg) => ({ pkg, memory: (await pkg.default()).memory }));
+  return hfReady;
+}
 
-/** Loads the toy wasm module once; returns what the page needs before the first run. */
+async function toy() {
+  toyReady ??= initToy().then(() => toyPkg);
+  return toyReady;
+}
+
+const MAX_MODELS = 4;
+const MAX_RUNS = 24;
+const models = new Map(); // key → { model, pkg }, least recently used first
+const runs = new Map(); // id → { run, entry }, least recently used first
+let nextRun = 1;
+
+function touch(map, key) {
+  const value = map.get(key);
+  map.delete(key);
+  map.set(key, value);
+  return value;
+}
+
+function evict(map, max) {
+  while (map.size > max) {
+    const [key, value] = map.entries().next().value;
+    map.delete(key);
+    (value.run ?? value.model).free();
+  }
+}
+
+/** Loads the toy package; returns the seeds' example sentences. */
 export async function start() {
-  ready ??= init();
-  await ready;
-  return { examples: examples(), limits: limits() };
+  const pkg = await toy();
+  return { examples: pkg.examples() };
 }
 
-function sessionFor(settings) {
-  const key = JSON.stringify(settings);
-  if (key !== sessionKey) {
-    lastRun?.free();
-    lastRun = null;
-    session?.free();
-    session = null;
-    session = new Session(settings);
-    sessionKey = key;
-  }
-  return session;
-}
-
-// The largest weight of each head, found here in the worker so a redraw need not scan them.
-function headMaxima(w, heads) {
-  const size = w.length / heads;
-  const out = new Float32Array(heads);
-  for (let h = 0; h < heads; h++) {
-    let m = 0;
-    for (let k = h * size, end = k + size; k < end; k++) if (w[k] > m) m = w[k];
-    out[h] = m;
-  }
-  return out;
-}
-
-function collect(meta, weightsOf, entropiesOf, allowedOf) {
-  const weights = [];
-  const entropies = [];
-  const maxima = [];
-  const allowed = [];
-  for (let row = 0; row < meta.batch; row++) {
-    weights.push(Array.from({ length: meta.layers }, (_, layer) => weightsOf(row, layer)));
-    entropies.push(Array.from({ length: meta.layers }, (_, layer) => entropiesOf(row, layer)));
-    maxima.push(weights[row].map((w) => headMaxima(w, meta.heads)));
-    allowed.push(allowedOf(row));
-  }
-  return { weights, entropies, maxima, allowed };
+/** Whether a model is already loaded under `key` (so its files need not be fetched). */
+export function hasModel(key) {
+  return models.has(key);
 }
 
 /**
- * Runs `request` on the toy model of `settings` ({ preset, layers, seed }): request is
- * { texts, targets?, mask, scale }. Returns { meta, config, weights, entropies, allowed, ms }
- * where weights[row][layer] is a Float32Array [H, Tq, Tk], entropies[row][layer] a
- * Float32Array [H, Tq] of row entropies in bits, and allowed[row] a Uint8Array [Tq, Tk].
+ * The model under `key`, made by `make(pkg)` once. `real` models need the larger package; the
+ * toy uses whichever package is already there.
  */
-export async function compute(settings, request) {
-  await start();
-  const s = sessionFor(settings);
-  const t0 = performance.now();
-  const run = s.run(request);
-  lastRun?.free();
-  lastRun = run;
-  const meta = run.meta();
-  const arrays = collect(meta, (r, l) => run.weights(r, l), (r, l) => run.entropies(r, l), (r) => run.allowed(r));
-  return { meta, config: s.config(), ...arrays, ms: performance.now() - t0 };
+async function modelFor(key, real, make) {
+  if (models.has(key)) return touch(models, key);
+  const pkg = real || hfReady ? (await hf()).pkg : await toy();
+  const entry = { model: make(pkg), pkg };
+  models.set(key, entry);
+  evict(models, MAX_MODELS);
+  return entry;
+}
+
+/** The toy Transformer of `settings` ({ preset, seed, layers }); returns its info. */
+export async function loadToy(key, settings) {
+  const { model } = await modelFor(key, false, (pkg) => pkg.Model.toy(settings));
+  return model.info();
+}
+
+/** A real model from its files ({ config, weights, tokenizer?, sourceSpm?, vocab? }). */
+export async function loadFiles(key, files) {
+  const { model } = await modelFor(key, true, (pkg) => pkg.Model.fromFiles(files.config, files.weights, files.tokenizer, files.sourceSpm, files.vocab));
+  return model.info();
+}
+
+/** Bytes of the real-model package's memory: it only grows, so this is its peak. */
+export async function wasmBytes() {
+  return hfReady ? (await hf()).memory.buffer.byteLength : 0;
+}
+
+function modelAt(key) {
+  if (!models.has(key)) throw Object.assign(new Error("the model is not loaded"), { code: "model_not_loaded" });
+  return touch(models, key);
+}
+
+function runAt(id) {
+  if (!runs.has(id)) throw Object.assign(new Error("that run has been freed"), { code: "run_freed" });
+  return touch(runs, id);
 }
 
 /**
- * Loads a real model from its files ({ config, weights, tokenizer?, sourceSpm?, vocab? },
- * each a Uint8Array). Returns its info: { modelType, kinds, encoderDecoder, maxTokens }.
+ * Runs `request` ({ texts, targets?, place?, mask?, scale? }) on the model under `key`. Returns
+ * { id, info, tokens }: tokens[place][row] are the row's tokens and validity on both sides.
  */
-export async function loadModel(files) {
-  if (!hf) {
-    hf = await import("../pkg-hf/headmap.js");
-    hfMemory = (await hf.default()).memory;
-  }
-  model?.run?.free();
-  model?.session.free();
-  model = null;
-  const session = new hf.ModelSession(files.config, files.weights, files.tokenizer, files.sourceSpm, files.vocab);
-  model = { session, info: session.info(), run: null };
-  return { ...model.info, wasmBytes: hfMemory.buffer.byteLength };
-}
-
-/** Runs the loaded real model; `kind` picks the place shown ("padding", "causal", "cross"). */
-export function computeModel(request, kind) {
-  if (!model) throw new Error("no model is loaded");
+export function run(key, request) {
+  const entry = modelAt(key);
   const t0 = performance.now();
-  const run = model.session.run(request);
-  model.run?.free();
-  model.run = run;
-  const meta = run.meta(kind);
-  const arrays = collect(meta, (r, l) => run.weights(kind, r, l), (r, l) => run.entropies(kind, r, l), (r) => run.allowed(kind, r));
-  const h = meta.heads;
-  return { meta, config: { ...model.info, heads: h }, ...arrays, ms: performance.now() - t0, wasmBytes: hfMemory.buffer.byteLength };
+  const r = entry.model.run(request);
+  const ms = performance.now() - t0;
+  const id = nextRun++;
+  runs.set(id, { run: r, entry });
+  evict(runs, MAX_RUNS);
+  const info = r.info();
+  const tokens = {};
+  for (const p of info.places) tokens[p.place] = Array.from({ length: p.batch }, (_, row) => r.tokens(p.place, row));
+  return { id, info, tokens, ms };
 }
 
-/** One head of the last run max-pooled to [height, width] pixels (-1 where all is masked). */
-export function pooled(row, layer, head, height, width, kind) {
-  if (kind && model?.run) return model.run.pooled(kind, row, layer, head, height, width);
-  if (!lastRun) throw new Error("nothing has been computed yet");
-  return lastRun.pooled(row, layer, head, height, width);
+export function free(id) {
+  const entry = runs.get(id);
+  if (!entry) return;
+  runs.delete(id);
+  entry.run.free();
+}
+
+/**
+ * The pieces of one head a view draws: its weights [Tq, Tk], mask [Tq, Tk], row entropies and
+ * the most each row could have [Tq], and every head's largest weight [L, H].
+ */
+export function head(id, { place, row, layer, head: h }) {
+  const { run: r } = runAt(id);
+  const weights = r.head(place, row, layer, h); // throws a clear error for a place or index that is not there
+  const { tq } = r.info().places.find((p) => p.place === place);
+  return {
+    weights,
+    allowed: r.allowed(place, row, layer),
+    entropies: r.entropies(place, row, layer).slice(h * tq, (h + 1) * tq),
+    entropyLimits: r.entropyLimits(place, row, layer),
+    maxima: r.maxima(place, row),
+  };
+}
+
+/** The shape of `place` in a run, and which queries of `row` are real (not PAD). */
+export function shape(id, place, rowIndex) {
+  const { run: r } = runAt(id);
+  const p = r.info().places.find((x) => x.place === place);
+  if (!p) r.tokens(place, rowIndex); // throws the core's error, naming the places there are
+  return { tq: p.tq, tk: p.tk, layers: p.layers, heads: p.heads, queryValid: r.tokens(place, rowIndex).queryValid };
+}
+
+/** One head max-pooled by the core to `height` x `width` (-1 where every cell is masked). */
+export function pooled(id, { place, row, layer, head: h }, height, width) {
+  return runAt(id).run.pooled(place, row, layer, h, height, width);
+}
+
+/** A whole batch row in one copy: tokens, weights [L, H, Tq, Tk], allowed [L, Tq, Tk], maxima [L, H]. */
+export function row(id, place, rowIndex) {
+  return runAt(id).run.row(place, rowIndex);
+}
+
+/** Every step of one head: { xQ, q, k, v, scores, scaled, masked, weights, output, … }. */
+export function trace(id, { place, row: r, layer, head: h }) {
+  const { run: run_, entry } = runAt(id);
+  return entry.model.trace(run_, place, r, layer, h);
 }
 
 /** The loaded encoder–decoder model's greedy output for `text`. */
-export function generate(text, maxNewTokens) {
-  if (!model) throw new Error("no model is loaded");
-  return model.session.generate(text, maxNewTokens);
+export function generate(key, text, maxNewTokens) {
+  return modelAt(key).model.generate(text, maxNewTokens);
 }
 
-/** Every step of one head of the last run: { xQ, q, k, v, scores, scaled, masked, weights, output, … }. */
-export function trace(row, layer, head, kind) {
-  if (kind && model?.run) return model.session.trace(model.run, kind, row, layer, head);
-  if (!session || !lastRun) throw new Error("nothing has been computed yet");
-  return session.trace(lastRun, row, layer, head);
+/** The run as the command line writes it: "json" or "csv" text. */
+export function exportRun(id, format) {
+  const { run: r, entry } = runAt(id);
+  return format === "csv" ? r.csv() : JSON.stringify(r.export(entry.model));
 }
 
 /** Σ_j weights[j] · v[j] for v of shape [weights.length, dV], computed by the core. */
 export async function weightedSum(weights, v, dV) {
-  await start();
-  return wasmWeightedSum(new Float32Array(weights), new Float32Array(v), dV);
+  const pkg = await toy();
+  return pkg.weightedSum(new Float32Array(weights), new Float32Array(v), dV);
 }

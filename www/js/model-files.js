@@ -1,6 +1,10 @@
 // Finding a real model's files: on a server laid out like the Hugging Face Hub
 // ({hub}/{id}/resolve/main/{file}), in a folder served with the page, or among files the
-// user picked. No wasm here: the worker hands the bytes to core.js.
+// user picked. No wasm here: the worker hands the bytes to core.js. Errors carry a `code`
+// and `details` so the page can word them in the reader's language.
+
+/** The one host models are fetched from (a same-origin mirror of its layout aside). */
+export const HUB = "https://huggingface.co";
 
 /** The files a model needs, by the names Hugging Face repositories use. */
 export const MODEL_FILES = {
@@ -24,11 +28,25 @@ export function validModelId(id) {
   return /^[A-Za-z0-9][\w.-]*(\/[A-Za-z0-9][\w.-]*)?$/.test(id) && !id.includes("..");
 }
 
-/** Picks the model files out of files the user chose, by base name (folders allowed). */
+function coded(message, code, details) {
+  return Object.assign(new Error(message), { code, details });
+}
+
+/**
+ * Picks the model files out of files the user chose (`named`: path → bytes). A folder as it
+ * comes from the Hub holds more than the model (`1_Pooling/config.json`, `onnx/`, …): the model
+ * is the folder of the shallowest `config.json`, and every file is taken from there.
+ */
 export function pickFiles(named) {
-  const byBase = new Map(Object.entries(named).map(([path, bytes]) => [path.split("/").pop(), bytes]));
+  const paths = Object.keys(named).map((path) => ({ path, parts: path.split("/").filter(Boolean) }));
+  const configs = paths.filter((p) => p.parts.at(-1) === MODEL_FILES.config).sort((a, b) => a.parts.length - b.parts.length || (a.path < b.path ? -1 : 1));
+  const dir = configs.length ? configs[0].parts.slice(0, -1).join("/") : null;
+  const inDir = (p) => (dir === null ? p.parts.length >= 1 : p.parts.slice(0, -1).join("/") === dir);
   const files = {};
-  for (const [key, name] of Object.entries(MODEL_FILES)) if (byBase.has(name)) files[key] = byBase.get(name);
+  for (const [key, name] of Object.entries(MODEL_FILES)) {
+    const found = paths.filter((p) => p.parts.at(-1) === name && inDir(p)).sort((a, b) => a.parts.length - b.parts.length)[0];
+    if (found) files[key] = named[found.path];
+  }
   return checkFiles(files, "the chosen files");
 }
 
@@ -36,7 +54,7 @@ export function pickFiles(named) {
 export function checkFiles(files, where) {
   const missing = ["config", "weights"].filter((k) => !files[k]).map((k) => MODEL_FILES[k]);
   if (!files.tokenizer && !(files.sourceSpm && files.vocab)) missing.push("tokenizer.json (or source.spm + vocab.json)");
-  if (missing.length) throw new Error(`${where}: missing ${missing.join(", ")}`);
+  if (missing.length) throw coded(`${where}: missing ${missing.join(", ")}`, "files_missing", { files: missing });
   return files;
 }
 
@@ -53,13 +71,13 @@ export async function fetchModelFiles(urlOf, { fetchImpl = fetch, cache = null, 
       try {
         response = await fetchImpl(url);
       } catch (e) {
-        throw new Error(`${file}: cannot be fetched from ${url} (${e.message})`);
+        throw coded(`${file}: cannot be fetched from ${url} (${e.message})`, "fetch_failed", { file, url });
       }
       if (response.status === 404 && !required) {
         if (cache) await cache.put(url, new Response("", { headers: { [MISSING]: "1" } }));
         return null;
       }
-      if (!response.ok) throw new Error(`${file}: ${url} answered ${response.status}`);
+      if (!response.ok) throw coded(`${file}: ${url} answered ${response.status}`, "fetch_status", { file, url, status: response.status });
     }
     const bytes = await readWithProgress(response, (loaded, total) => onProgress({ file, loaded, total }));
     if (cache) await cache.put(url, new Response(bytes, { headers: { "content-type": "application/octet-stream" } }));
@@ -72,7 +90,7 @@ export async function fetchModelFiles(urlOf, { fetchImpl = fetch, cache = null, 
     files.vocab = await get(MODEL_FILES.vocab, false);
   }
   files.weights = await get(MODEL_FILES.weights, false);
-  if (!files.weights) throw new Error("model.safetensors: not found (headmap reads safetensors weights, not pytorch_model.bin)");
+  if (!files.weights) throw coded("model.safetensors: not found (headmap reads safetensors weights, not pytorch_model.bin)", "no_safetensors", {});
   for (const k of Object.keys(files)) if (!files[k]) delete files[k];
   return checkFiles(files, "the model");
 }

@@ -1,59 +1,98 @@
-// The explorer's state, and its round trip through the URL so a view can be shared.
+// The explorer's state, and its round trip through a link so a view can be shared.
+//
+// Settings go in the query string. The texts go there too while the link stays short; a long
+// text goes into the fragment (#z=…), deflated, which the browser never sends to a server, so
+// no server refuses the link (HTTP 431). Text too long even for that stays out of the link,
+// and `encodeState` says so.
 
+import { validModelId } from "./model-files.js";
+
+export const PLACES = ["encoder_self", "decoder_self", "cross"];
 export const MASKS = ["padding", "causal", "cross", "none"];
 export const PRESETS = ["small", "base"];
 export const LANGS = ["en", "ko"];
-
-export const HUB = "https://huggingface.co";
+/** The models a link may name: the built-in ones, or a Hub id as `hub:owner/name`. */
+export const MODELS = ["toy", "trained", "minilm"];
 
 export const DEFAULTS = Object.freeze({
-  model: "toy", // "toy" | "minilm" | "hub:<owner/name>"
-  hub: HUB,
+  model: "toy",
+  /** A same-origin mirror of the Hub's layout (a path on this site); "" is the Hub itself. */
+  hub: "",
   text: "동물이 길을 건너지 않았다. 그것은 너무 피곤했다.",
   text2: "민수가 영희에게 책을 주었다.",
   target: "The animal didn't cross the street because it was too tired.",
-  mask: "padding",
+  place: null, // null: the model's first place
+  mask: null, // null: the mask the place was trained with
   scale: true,
   preset: "small",
   layers: 2,
   seed: 1,
   layer: 0,
   head: 0,
-  row: 1, // the padded sentence of the default batch, so the mask shows at once
+  row: 0,
   range: "max",
   lang: null, // null: follow the browser
 });
 
+const TEXTS = ["text", "text2", "target"];
+/** Longer queries go to the fragment: servers refuse request lines of a few kilobytes. */
+const MAX_QUERY = 1500;
+/** Longer fragments are not shared at all. */
+const MAX_FRAGMENT = 400_000;
+
 const intIn = (value, lo, hi, fallback) => {
   const n = Number.parseInt(value, 10);
-  return Number.isInteger(n) && n >= lo && n <= hi ? n : fallback;
+  return Number.isInteger(n) && String(n) === String(value).trim() && n >= lo && n <= hi ? n : fallback;
 };
 
-/** State from a query string; anything missing or invalid falls back to its default. */
-export function decodeState(search) {
+/** A same-origin path such as `/hub-mirror`, or "" (the Hub). Hosts in links are refused. */
+export function validHub(hub) {
+  return hub === "" || (/^\/[\w\-./]*$/.test(hub) && !hub.startsWith("//") && !hub.includes(".."));
+}
+
+/** Whether `model` may come from a link: a built-in model or a Hub id that passes `validModelId`. */
+export function validModel(model) {
+  return MODELS.includes(model) || (model.startsWith("hub:") && validModelId(model.slice(4)));
+}
+
+/** State from a query string and fragment; anything missing or invalid falls back to its default. */
+export async function decodeState(search, hash = "") {
   const p = new URLSearchParams(search);
   const s = { ...DEFAULTS };
   const model = p.get("model") ?? "";
-  if (model === "minilm" || /^hub:[\w./-]+$/.test(model)) s.model = model;
-  if (/^https?:\/\/[^\s]+$/.test(p.get("hub") ?? "")) s.hub = p.get("hub");
-  if (p.has("text")) s.text = p.get("text");
-  if (p.has("text2")) s.text2 = p.get("text2");
-  if (p.has("target")) s.target = p.get("target");
+  if (validModel(model)) s.model = model;
+  if (validHub(p.get("hub") ?? "")) s.hub = p.get("hub") ?? "";
+  for (const key of TEXTS) if (p.has(key)) s[key] = p.get(key);
+  const z = new URLSearchParams(hash.replace(/^#/, "")).get("z");
+  if (z) {
+    try {
+      const texts = JSON.parse(await inflate(z));
+      for (const key of TEXTS) if (typeof texts[key] === "string") s[key] = texts[key];
+    } catch {
+      // a damaged fragment: the texts keep their defaults
+    }
+  }
+  if (PLACES.includes(p.get("place"))) s.place = p.get("place");
   if (MASKS.includes(p.get("mask"))) s.mask = p.get("mask");
+  // links from before places existed named only a mask: its place is the one it belongs to
+  if (!s.place && s.mask) s.place = { padding: "encoder_self", none: "encoder_self", causal: "decoder_self", cross: "cross" }[s.mask];
   if (p.has("scale")) s.scale = p.get("scale") !== "0";
   if (PRESETS.includes(p.get("preset"))) s.preset = p.get("preset");
   s.layers = intIn(p.get("layers"), 1, 12, s.layers);
   s.seed = intIn(p.get("seed"), 0, 2 ** 31 - 1, s.seed);
-  s.layer = intIn(p.get("layer"), 0, 11, s.layer);
-  s.head = intIn(p.get("head"), 0, 63, s.head);
-  s.row = intIn(p.get("row"), 0, 1, s.row);
+  s.layer = intIn(p.get("layer"), 0, 63, s.layer);
+  s.head = intIn(p.get("head"), 0, 127, s.head);
+  s.row = intIn(p.get("row"), 0, 7, s.row);
   if (["max", "one"].includes(p.get("range"))) s.range = p.get("range");
   if (LANGS.includes(p.get("lang"))) s.lang = p.get("lang");
   return s;
 }
 
-/** The query string of `state`, leaving out what equals the default. */
-export function encodeState(state) {
+/**
+ * The link of `state`, leaving out what equals the default: `{ search, hash, dropped }`, with
+ * `dropped` true when the texts were too long to put in a link at all.
+ */
+export async function encodeState(state) {
   const p = new URLSearchParams();
   for (const [key, fallback] of Object.entries(DEFAULTS)) {
     const value = state[key];
@@ -61,20 +100,50 @@ export function encodeState(state) {
     if (value === undefined || value === null || value === fallback) continue;
     p.set(key, typeof value === "boolean" ? (value ? "1" : "0") : String(value));
   }
-  const q = p.toString();
-  return q ? `?${q}` : "";
+  const query = (params) => (params.toString() ? `?${params}` : "");
+  if (query(p).length <= MAX_QUERY) return { search: query(p), hash: "", dropped: false };
+  const texts = {};
+  for (const key of TEXTS) {
+    if (p.has(key)) texts[key] = p.get(key);
+    p.delete(key);
+  }
+  const z = await deflate(JSON.stringify(texts));
+  if (z.length > MAX_FRAGMENT) return { search: query(p), hash: "", dropped: true };
+  return { search: query(p), hash: `#z=${z}`, dropped: false };
 }
 
-/** What a real model runs for `state`: a padded batch, or a source and a target. */
-export function modelRequestFor(state, info) {
-  if (info.encoderDecoder) return { texts: [state.text], targets: [state.target] };
-  return { texts: [state.text, ...(state.text2.trim() ? [state.text2] : [])] };
+/** `text` deflated and written in base64url. */
+export async function deflate(text) {
+  const stream = new Blob([new TextEncoder().encode(text)]).stream().pipeThrough(new CompressionStream("deflate-raw"));
+  const bytes = new Uint8Array(await new Response(stream).arrayBuffer());
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 }
 
-/** What the worker runs on the toy model for `state`: the batch, the decoder side and the mask. */
-export function requestFor(state) {
-  const a = state.text;
-  const b = state.text2.trim() ? [state.text2] : [];
-  if (state.mask === "cross") return { texts: [a], targets: [state.target], mask: "cross", scale: state.scale };
-  return { texts: [a, ...b], mask: state.mask, scale: state.scale };
+/** The inverse of `deflate`; fails on damaged input. */
+export async function inflate(z) {
+  const binary = atob(z.replaceAll("-", "+").replaceAll("_", "/"));
+  const bytes = Uint8Array.from(binary, (c) => c.charCodeAt(0));
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate-raw"));
+  return new TextDecoder().decode(await new Response(stream).arrayBuffer());
+}
+
+/** The place `state` shows on a model described by `info`: its own choice if the model has it. */
+export function placeFor(state, info) {
+  const places = info.places.map((p) => p.place);
+  return places.includes(state.place) ? state.place : places[0];
+}
+
+/**
+ * What the model runs for `state`: a padded batch of the texts at an encoder (or a decoder-only
+ * model), or one source with its target at an encoder–decoder's decoder places.
+ */
+export function requestFor(state, info) {
+  const place = placeFor(state, info);
+  const trained = info.places.find((p) => p.place === place).mask;
+  const mask = state.mask && state.mask !== trained ? { mask: state.mask } : {};
+  const decoderSide = info.encoderDecoder && place !== "encoder_self";
+  const texts = decoderSide ? { texts: [state.text], targets: [state.target] } : { texts: [state.text, ...(state.text2.trim() ? [state.text2] : [])] };
+  return { ...texts, place, ...mask, scale: state.scale };
 }

@@ -1,45 +1,132 @@
-// Runs the attention core off the main thread, so typing never freezes the page.
-// Messages in: { id, op, ... } with op "start" | "compute" | "loadModel" | "pooled" |
-// "generate" | "trace" | "weightedSum"; out: { id, ok, result | error }, and { id, progress } while a model loads.
-// Typed arrays leave by transfer, not by copy.
+// Runs the attention core and paints heatmaps off the main thread, so typing, tapping and
+// scrolling never wait for it. One worker serves a whole page: the explorer, or every widget
+// of a blog post.
+//
+// Messages in: { id, op, ... }; out: { id, ok, result | error: { message, code, details } },
+// and { id, progress } while a model's files download. Typed arrays and bitmaps leave by
+// transfer, not by copy.
+//
+//   start                                → { examples }
+//   load { key, source }                 → model info (source: see modelSource below)
+//   run { key, request }                 → { id, info, tokens, ms }
+//   view { run, sel, plot?, thumbs?, range } → { head, image?, thumbs? }
+//   row { run, place, row } · trace { run, sel } · export { run, format } · free { run }
+//   generate { key, text, maxNewTokens } · weightedSum { weights, v, dV }
+// `sel` is { place, row, layer, head }.
 
-import { compute, computeModel, generate, loadModel, pooled, start, trace, weightedSum } from "./core.js";
-import { fetchModelFiles, hubUrl, pickFiles } from "./model-files.js";
+import * as core from "./core.js";
+import { HUB, fetchModelFiles, hubUrl, pickFiles, validModelId } from "./model-files.js";
+import { paintHeatmap } from "./render/heatmap.js";
 
 function buffersOf(value, out = []) {
   if (ArrayBuffer.isView(value)) out.push(value.buffer);
+  else if (typeof ImageBitmap !== "undefined" && value instanceof ImageBitmap) out.push(value);
   else if (Array.isArray(value)) value.forEach((v) => buffersOf(v, out));
   else if (value && typeof value === "object") Object.values(value).forEach((v) => buffersOf(v, out));
   return out;
 }
 
-/** The bytes of a model from `source`: { from: "url", base } | { from: "hub", hub, id } | { from: "files", files }. */
+/**
+ * The files of a model source: { from: "url", base } (a folder served with the page),
+ * { from: "hub", id, hub? } (the Hugging Face Hub, or a same-origin mirror of its layout) or
+ * { from: "files", files } (picked by the reader). Anything else is refused.
+ */
 async function filesOf(source, id) {
   const onProgress = (progress) => self.postMessage({ id, progress });
   if (source.from === "files") return pickFiles(source.files);
-  if (source.from === "url") return fetchModelFiles((f) => new URL(f, source.base).href, { onProgress });
-  if (source.from === "hub") {
-    const cache = self.caches ? await self.caches.open("headmap-models") : null;
-    return fetchModelFiles((f) => hubUrl(source.hub, source.id, f), { cache, onProgress });
+  if (source.from === "url") {
+    const base = new URL(source.base, self.location.href);
+    if (base.origin !== self.location.origin) throw coded("a model folder must be on this site", "foreign_host", { host: base.host });
+    return fetchModelFiles((f) => new URL(f, base).href, { onProgress });
   }
-  throw new Error(`unknown model source ${source.from}`);
+  if (source.from === "hub") {
+    if (!validModelId(source.id)) throw coded(`\`${source.id}\` is not a model id`, "bad_model_id", { id: source.id });
+    const hub = source.hub ? new URL(source.hub, self.location.href) : new URL(HUB);
+    if (hub.href.replace(/\/$/, "") !== HUB && hub.origin !== self.location.origin) {
+      throw coded(`models are fetched from ${HUB} only, not from ${hub.host}`, "foreign_host", { host: hub.host });
+    }
+    const cache = self.caches ? await self.caches.open("headmap-models") : null;
+    return fetchModelFiles((f) => hubUrl(hub.href, source.id, f), { cache, onProgress });
+  }
+  throw coded(`unknown model source ${source.from}`, "bad_source", {});
+}
+
+function coded(message, code, details) {
+  return Object.assign(new Error(message), { code, details });
+}
+
+async function load(id, key, source) {
+  if (source.from === "toy") return core.loadToy(key, { preset: source.preset, seed: source.seed, layers: source.layers });
+  if (core.hasModel(key)) return core.loadFiles(key, null);
+  const info = await core.loadFiles(key, await filesOf(source, id));
+  return { ...info, wasmBytes: await core.wasmBytes() };
+}
+
+/** An RGBA bitmap of `width` x `height` device pixels painted by `paint(pixels)`. */
+function bitmap(width, height, paint) {
+  const canvas = new OffscreenCanvas(width, height);
+  const ctx = canvas.getContext("2d");
+  const image = ctx.createImageData(width, height);
+  paint(image.data);
+  ctx.putImageData(image, 0, 0);
+  return canvas.transferToImageBitmap();
+}
+
+/**
+ * One head painted at `cell` device pixels per cell into `width` x `height`: cell by cell when
+ * cells are at least a pixel, else from the core's max-pooling, one value per pixel.
+ */
+function paintHead(id, sel, { width, height, cell }, { max, queryValid, tq, tk }) {
+  if (cell >= 1) {
+    const { weights, allowed } = core.head(id, sel);
+    return bitmap(width, height, (px) => paintHeatmap(px, width, height, weights, tq, tk, cell, { allowed, queryValid, max }));
+  }
+  const pixels = core.pooled(id, sel, height, width);
+  const rowValid = Array.from({ length: height }, (_, y) => queryValid[Math.floor((y * tq) / height)]);
+  return bitmap(width, height, (px) => paintHeatmap(px, width, height, pixels, height, width, 1, { queryValid: rowValid, max, grid: false }));
+}
+
+/**
+ * What a view of one head draws: its numbers, and on request the main plot's image and every
+ * head of the row as a thumbnail. `range` "one" colours 0–1, else 0 – each head's largest.
+ */
+function view(id, sel, plot, thumbs, range) {
+  const { tq, tk, queryValid, layers, heads } = core.shape(id, sel.place, sel.row);
+  const head = core.head(id, sel);
+  const maxOf = (layer, h) => (range === "one" ? 1 : head.maxima[layer * heads + h] || 1);
+  const out = { head };
+  if (plot) out.image = paintHead(id, sel, plot, { max: maxOf(sel.layer, sel.head), queryValid, tq, tk });
+  if (thumbs) {
+    const cell = thumbs.size / Math.max(tq, tk);
+    const size = { width: Math.max(1, Math.round(cell * tk)), height: Math.max(1, Math.round(cell * tq)), cell };
+    out.thumbs = [];
+    for (let layer = 0; layer < layers; layer++) {
+      for (let h = 0; h < heads; h++) {
+        out.thumbs.push(paintHead(id, { ...sel, layer, head: h }, size, { max: maxOf(layer, h), queryValid, tq, tk }));
+      }
+    }
+  }
+  return out;
 }
 
 self.onmessage = async ({ data }) => {
   const { id, op } = data;
   try {
     let result;
-    if (op === "start") result = await start();
-    else if (op === "compute" && data.settings.model === "toy") result = await compute(data.settings, data.request);
-    else if (op === "compute") result = computeModel(data.request, data.kind);
-    else if (op === "loadModel") result = await loadModel(await filesOf(data.source, id));
-    else if (op === "pooled") result = pooled(data.row, data.layer, data.head, data.height, data.width, data.kind);
-    else if (op === "generate") result = generate(data.text, data.maxNewTokens);
-    else if (op === "trace") result = trace(data.row, data.layer, data.head, data.kind);
-    else if (op === "weightedSum") result = await weightedSum(data.weights, data.v, data.dV);
-    else throw new Error(`unknown operation ${op}`);
+    if (op === "start") result = await core.start();
+    else if (op === "load") result = await load(id, data.key, data.source);
+    else if (op === "run") result = core.run(data.key, data.request);
+    else if (op === "view") result = view(data.run, data.sel, data.plot, data.thumbs, data.range);
+    else if (op === "row") result = core.row(data.run, data.place, data.row);
+    else if (op === "trace") result = core.trace(data.run, data.sel);
+    else if (op === "export") result = core.exportRun(data.run, data.format);
+    else if (op === "free") result = core.free(data.run);
+    else if (op === "generate") result = core.generate(data.key, data.text, data.maxNewTokens);
+    else if (op === "weightedSum") result = await core.weightedSum(data.weights, data.v, data.dV);
+    else throw coded(`unknown operation ${op}`, "bad_operation", {});
     self.postMessage({ id, ok: true, result }, [...new Set(buffersOf(result))]);
   } catch (e) {
-    self.postMessage({ id, ok: false, error: e instanceof Error ? e.message : String(e) });
+    const error = e instanceof Error ? { message: e.message, code: e.code, details: e.details } : { message: String(e) };
+    self.postMessage({ id, ok: false, error });
   }
 };

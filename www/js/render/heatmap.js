@@ -10,45 +10,27 @@ export const PAD_ROW_FADE = 0.6;
 
 /**
  * Paints a heatmap of `weights` (Tq x Tk) into an RGBA buffer of `width` x `height` device
- * pixels, each cell `cellPx` device pixels wide. Where a pixel covers several cells it shows
- * their maximum, so a sharp head stays visible at 2048 tokens.
+ * pixels, each cell `cellPx` ≥ 1 device pixels wide. With more cells than pixels, pool first:
+ * the core's max-pooling (`Run.pooled`) gives one value per pixel, -1 where all is masked.
  *
  * opts: `allowed` Uint8Array [Tq x Tk] (0 = masked, drawn hatched), `queryValid` boolean[Tq]
  * (false = PAD row, faded), `max` the weight drawn brightest (default 1), `lut`, `grid`
- * (a 1-pixel line between cells when they are large).
+ * (a 1-pixel line between cells when they are large). A value below 0 is drawn hatched too.
  */
 export function paintHeatmap(pixels, width, height, weights, tq, tk, cellPx, opts = {}) {
   const { allowed = null, queryValid = null, max = 1, lut = VIRIDIS, grid = cellPx >= 14 } = opts;
+  const cell = Math.max(1, cellPx);
   const colStart = new Int32Array(width + 1);
-  for (let x = 0; x <= width; x++) colStart[x] = Math.min(tk, Math.floor(x / cellPx));
+  for (let x = 0; x <= width; x++) colStart[x] = Math.min(tk, Math.floor(x / cell));
   const rowStart = new Int32Array(height + 1);
-  for (let y = 0; y <= height; y++) rowStart[y] = Math.min(tq, Math.floor(y / cellPx));
+  for (let y = 0; y <= height; y++) rowStart[y] = Math.min(tq, Math.floor(y / cell));
 
-  // 1. per query row, the largest visible weight under each pixel column (-1: all masked);
-  //    one pass over the row, since a pixel column covers a run of whole keys
+  // 1. per query row, the weight under each pixel column (-1: masked)
   const rowPool = new Float32Array(tq * width).fill(-1);
-  if (cellPx >= 1) {
-    for (let i = 0; i < tq; i++) {
-      for (let x = 0; x < width; x++) {
-        const k = i * tk + colStart[x];
-        if (colStart[x] < tk && (allowed === null || allowed[k] !== 0)) rowPool[i * width + x] = weights[k];
-      }
-    }
-  } else {
-    const pixelOf = new Int32Array(tk).fill(width - 1); // the pixel column showing key j
-    for (let x = width - 1; x >= 0; x--) {
-      const j1 = Math.min(tk, Math.max(colStart[x] + 1, colStart[x + 1]));
-      for (let j = colStart[x]; j < j1; j++) pixelOf[j] = x;
-    }
-    for (let i = 0; i < tq; i++) {
-      const base = i * tk;
-      const out = i * width;
-      for (let j = 0; j < tk; j++) {
-        if (allowed !== null && allowed[base + j] === 0) continue;
-        const w = weights[base + j];
-        const o = out + pixelOf[j];
-        if (w > rowPool[o]) rowPool[o] = w;
-      }
+  for (let i = 0; i < tq; i++) {
+    for (let x = 0; x < width; x++) {
+      const k = i * tk + colStart[x];
+      if (colStart[x] < tk && (allowed === null || allowed[k] !== 0)) rowPool[i * width + x] = weights[k];
     }
   }
 
@@ -163,7 +145,7 @@ export function drawLabelBand(ctx, layout, { axis, index }, color = "rgba(228, 8
 export function drawEntropyBars(ctx, layout, entropies, maxima, { color = "#5a6c8a" } = {}) {
   const { left, top, cell, plotWidth } = layout;
   const x0 = left + plotWidth + 6;
-  const width = 40;
+  const width = Math.max(8, (layout.gutterRight ?? 56) - 16);
   const per = Math.max(1, Math.floor(1 / cell)); // rows per bar
   const band = cell * per;
   ctx.save();

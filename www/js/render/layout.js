@@ -44,6 +44,7 @@ export function layoutHeatmap({ tq, tk, width, height, queries, keys, measure, m
     fontPx,
     queryLabels: shortQ,
     keyLabels: shortK,
+    gutterRight,
     queryStep: labelStep(cell, fontPx),
     keyStep: rotate ? labelStep(cell, fontPx) : 1,
     width: Math.ceil(left + cell * tk + gutterRight),

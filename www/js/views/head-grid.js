@@ -1,39 +1,47 @@
-// Every layer x head as a small heatmap. A roving tabindex makes the grid one tab stop;
-// arrow keys move between heads, Enter or a click opens one in the main view.
+// Every layer x head as a small heatmap. The worker paints the thumbnails; they arrive as
+// bitmaps and are handed to their canvases without drawing on the main thread. A roving
+// tabindex makes the grid one tab stop; arrow keys move between heads, Enter or a tap opens
+// one in the main view.
 
-import { drawHeatmap } from "../render/heatmap.js";
-import { el, sizeCanvas } from "./dom.js";
+import { el } from "./dom.js";
 
-const THUMB = 72;
+/** The thumbnail size in CSS pixels for `heads` columns in `width` pixels of room. */
+export function thumbSize(width, heads, largest = 72) {
+  // each thumbnail has 4 px of padding and border on both sides and a 4 px gap; the layer
+  // numbers take about 60 px
+  return Math.max(16, Math.min(largest, Math.floor((width - 60) / heads) - 12));
+}
 
 export class HeadGrid {
-  constructor(container, { onSelect, label }) {
+  /** `label(layer, head)` names a thumbnail; `corner` heads the grid (layers down, heads across). */
+  constructor(container, { onSelect, label, corner = () => "" }) {
     this.container = container;
     this.onSelect = onSelect;
-    this.label = label; // (layer, head) => accessible name
+    this.label = label;
+    this.corner = corner;
     this.buttons = [];
     this.shape = { layers: 0, heads: 0 };
     container.addEventListener("keydown", (e) => this.key(e));
   }
 
   /**
-   * weights[layer]: Float32Array [H, Tq, Tk]; maxima[layer]: Float32Array [H], each head's
-   * largest weight; range "one" draws every head on 0–1 instead.
+   * `thumbs[layer * heads + head]`: an ImageBitmap painted at the device's pixel ratio `dpr`.
    */
-  draw({ weights, maxima, heads, tq, tk, allowed, queryValid, selected, range }) {
-    const layers = weights.length;
+  draw({ thumbs, layers, heads, selected, dpr }) {
     this.shape = { layers, heads };
     this.container.replaceChildren();
     this.container.style.setProperty("--heads", heads);
     this.buttons = [];
-    // as large as the panel allows, up to THUMB, so 12 heads still fit in a row
-    const room = (this.container.clientWidth || 800) - 40;
-    const thumb = Math.max(24, Math.min(THUMB, Math.floor(room / heads) - 12));
-    const cell = thumb / Math.max(tq, tk);
+    const cells = [el("span", { class: "grid-corner", text: this.corner() })];
+    for (let h = 0; h < heads; h++) cells.push(el("span", { class: "grid-col-label", text: String(h + 1) }));
     for (let layer = 0; layer < layers; layer++) {
-      this.container.append(el("span", { class: "grid-row-label", text: `L${layer + 1}` }));
+      cells.push(el("span", { class: "grid-row-label", text: String(layer + 1) }));
       for (let head = 0; head < heads; head++) {
-        const canvas = el("canvas");
+        const bitmap = thumbs[layer * heads + head];
+        const canvas = el("canvas", { width: bitmap.width, height: bitmap.height });
+        canvas.style.width = `${bitmap.width / dpr}px`;
+        canvas.style.height = `${bitmap.height / dpr}px`;
+        canvas.getContext("bitmaprenderer").transferFromImageBitmap(bitmap);
         const isSelected = layer === selected.layer && head === selected.head;
         const button = el(
           "button",
@@ -49,17 +57,11 @@ export class HeadGrid {
           },
           canvas,
         );
-        this.container.append(button);
+        cells.push(button);
         this.buttons.push(button);
-        const { ctx, dpr } = sizeCanvas(canvas, Math.max(1, cell * tk), Math.max(1, cell * tq));
-        const size = tq * tk;
-        const w = weights[layer].subarray(head * size, (head + 1) * size);
-        const m = range === "one" ? 1 : maxima[layer][head] || 1;
-        drawHeatmap(ctx, w, tq, tk, { cell, dpr, allowed, queryValid, max: m, grid: false });
       }
     }
-    const header = el("span", { class: "grid-corner" });
-    this.container.prepend(header, ...Array.from({ length: heads }, (_, h) => el("span", { class: "grid-col-label", text: `H${h + 1}` })));
+    this.container.append(...cells);
   }
 
   /** Moves the selection without redrawing the thumbnails. */

@@ -1,6 +1,9 @@
-// Seed 000's worked example: weights mix the value vectors. The sum is computed by the
-// wasm core (weightedSum), so the page and the tests check the same code.
+// Seed 000's worked example: weights mix the value vectors. The sum is computed by the wasm
+// core (weightedSum), so the page and the tests check the same code. The table starts from
+// the article's 0.7 / 0.1 / 0.2 over V = [10, 0], [0, 10], [5, 5] (giving [8, 2]), is
+// editable, and can be filled from a real head: one query's weights over its keys' V rows.
 
+import { tf } from "../i18n.js";
 import { el } from "./dom.js";
 
 export const SEED_ROWS = [
@@ -9,49 +12,118 @@ export const SEED_ROWS = [
   { token: "그것", weight: 0.2, v: [5, 5] },
 ];
 
+/** How many value dimensions a row of the table shows before "…". */
+const SHOWN = 4;
+
 const fmt = (x) => (Math.abs(x - Math.round(x)) < 1e-4 ? String(Math.round(x)) : x.toFixed(2));
-const vec = (v) => `[${Array.from(v, fmt).join(", ")}]`;
+const vec = (v) => {
+  const shown = Array.from(v).slice(0, SHOWN).map(fmt);
+  return `[${shown.join(", ")}${v.length > SHOWN ? ", …" : ""}]`;
+};
+
+/** Whether `weights` can be softmax weights: none negative, and a sum of 1. */
+export function checkWeights(weights) {
+  const sum = weights.reduce((a, b) => a + b, 0);
+  return { negative: weights.some((w) => w < 0), sum, sumsToOne: Math.abs(sum - 1) < 1e-3 };
+}
 
 export class MixingView {
-  constructor(container, client, t) {
+  /** `client.weightedSum` does the arithmetic; `lang` picks the words. */
+  constructor(container, client, lang) {
     this.container = container;
     this.client = client;
-    this.t = t;
-    this.inputs = [];
+    this.lang = lang;
+    this.rows = SEED_ROWS;
+    this.caption = null;
+  }
+
+  setLang(lang) {
+    this.lang = lang;
+    this.render();
+  }
+
+  /** Back to the article's example. */
+  seed() {
+    this.rows = SEED_ROWS;
+    this.caption = null;
+    return this.render();
+  }
+
+  /**
+   * One query of a real head: `keys` its key tokens' labels, `weights` its row of weights,
+   * `v` the head's V (Tk x dV, row-major), `query` the query's label. Masked keys (weight 0)
+   * are left out.
+   */
+  fromHead({ keys, weights, v, dV, query }) {
+    this.rows = keys
+      .map((token, j) => ({ token, weight: weights[j], v: Array.from(v.subarray(j * dV, (j + 1) * dV)) }))
+      .filter((r) => r.weight > 0);
+    this.caption = query;
+    return this.render();
   }
 
   render() {
-    const t = this.t;
-    this.inputs = SEED_ROWS.map((r) =>
-      el("input", { type: "number", step: "0.05", min: "0", max: "1", value: String(r.weight), "aria-label": `${t("weight")} ${r.token}`, oninput: () => this.update() }),
+    const t = (key, values) => tf(this.lang, key, values);
+    this.inputs = this.rows.map((r) =>
+      el("input", {
+        type: "number",
+        step: "0.05",
+        min: "0",
+        max: "1",
+        value: String(Number(r.weight.toFixed(4))),
+        "aria-label": t("mixingWeightLabel", { token: r.token }),
+        oninput: () => this.update(),
+      }),
     );
-    this.cells = SEED_ROWS.map(() => el("td", { class: "num" }));
-    const rows = SEED_ROWS.map((r, k) =>
+    this.cells = this.rows.map(() => el("td", { class: "num" }));
+    const rows = this.rows.map((r, k) =>
       el("tr", {}, el("th", { scope: "row", text: r.token }), el("td", {}, this.inputs[k]), el("td", { class: "num", text: vec(r.v) }), this.cells[k]),
     );
     this.total = el("td", { class: "num total" });
     this.sumWeights = el("td", { class: "num" });
+    this.warning = el("p", { class: "mixing-warning", role: "status" });
+    const caption = this.caption === null ? [] : [el("caption", { text: t("mixing.fromHead", { query: this.caption }) })];
     this.container.replaceChildren(
       el(
-        "table",
-        { class: "mixing" },
-        el("thead", {}, el("tr", {}, el("th", { text: t("key") }), el("th", { text: t("weight") }), el("th", { text: "V" }), el("th", { text: `${t("weight")} × V` }))),
-        el("tbody", {}, ...rows),
-        el("tfoot", {}, el("tr", {}, el("th", { scope: "row", text: "Σ" }), this.sumWeights, el("td", { text: "—" }), this.total)),
+        "div",
+        { class: "table-scroll" },
+        el(
+          "table",
+          { class: "mixing" },
+          ...caption,
+          el("thead", {}, el("tr", {}, el("th", { text: t("key") }), el("th", { text: t("weight") }), el("th", { text: "V" }), el("th", { text: `${t("weight")} × V` }))),
+          el("tbody", {}, ...rows),
+          el("tfoot", {}, el("tr", {}, el("th", { scope: "row", text: "Σ" }), this.sumWeights, el("td", { text: "—" }), this.total)),
+        ),
       ),
+      this.warning,
     );
     return this.update();
   }
 
   async update() {
+    const t = (key, values) => tf(this.lang, key, values);
     const weights = this.inputs.map((i) => Number(i.value) || 0);
-    weights.forEach((w, k) => (this.cells[k].textContent = vec(SEED_ROWS[k].v.map((x) => w * x))));
-    const sum = weights.reduce((a, b) => a + b, 0);
+    const { negative, sum, sumsToOne } = checkWeights(weights);
     this.sumWeights.textContent = fmt(sum);
-    this.sumWeights.classList.toggle("warn", Math.abs(sum - 1) > 1e-6);
+    this.sumWeights.classList.toggle("warn", !sumsToOne);
+    this.inputs.forEach((input, k) => input.setAttribute("aria-invalid", String(weights[k] < 0)));
+    if (negative) {
+      // a negative share means nothing: refuse it rather than compute a number
+      this.cells.forEach((c) => (c.textContent = "—"));
+      this.total.textContent = "—";
+      this.warning.textContent = t("mixing.negative");
+      this.warning.classList.add("warn");
+      return;
+    }
+    this.warning.textContent = sumsToOne ? "" : t("mixing.notOne", { sum: fmt(sum) });
+    this.warning.classList.toggle("warn", !sumsToOne);
+    weights.forEach((w, k) => (this.cells[k].textContent = vec(this.rows[k].v.map((x) => w * x))));
+    const dV = this.rows[0]?.v.length ?? 0;
     try {
-      const out = await this.client.weightedSum(weights, SEED_ROWS.flatMap((r) => r.v), 2);
+      const out = await this.client.weightedSum(weights, this.rows.flatMap((r) => r.v), dV);
       this.total.textContent = vec(out);
+      this.total.dataset.value = JSON.stringify(Array.from(out));
     } catch (e) {
       this.total.textContent = e.message;
     }

@@ -1,10 +1,14 @@
-// The steps of one head: QKᵀ, ÷√d_k, masked, softmax — each a small heatmap coloured over
-// its own range, with that range written under it.
+// The steps of one head: QKᵀ, ÷√d_k (or not, with scaling off), the mask, softmax and · V —
+// each a small heatmap coloured over its own range, with that range written under it, and the
+// shapes of the products below.
 
-import { drawHeatmap, formatWeight } from "../render/heatmap.js";
-import { el, sizeCanvas } from "./dom.js";
+import { tf } from "../i18n.js";
+import { formatWeight, paintHeatmap } from "../render/heatmap.js";
+import { el } from "./dom.js";
 
 const SIZE = 150;
+/** Beyond this many tokens the steps are not drawn: five matrices of n² would not fit a page. */
+export const STEPS_LIMIT = 256;
 
 /** Values rescaled to [0, 1] over their finite range; non-finite cells come back as masked. */
 export function normalise(data) {
@@ -27,30 +31,51 @@ export function normalise(data) {
   return { values: out, allowed, lo: lo === Infinity ? 0 : lo, hi: hi === -Infinity ? 0 : hi };
 }
 
-/** `mask` (Uint8Array [Tq x Tk], 0 = masked) hatches the masked cells of the softmax step too. */
-export function drawSteps(container, trace, t, mask = null) {
-  container.replaceChildren();
-  const { tq, tk } = trace;
-  const cell = SIZE / Math.max(tq, tk);
-  for (const step of ["scores", "scaled", "masked", "weights"]) {
-    const m = trace[step];
-    const canvas = el("canvas", { "data-step": step });
-    const norm = normalise(m.data);
-    if (step === "weights" && mask) norm.allowed = mask;
-    const caption = el(
-      "figcaption",
-      {},
-      el("strong", { text: t(`step.${step}`) }),
-      el("span", { text: ` ${formatWeight(norm.lo)} … ${formatWeight(norm.hi)}` }),
+/** One matrix as a small heatmap: at least a device pixel per cell, shown at most SIZE wide. */
+function matrixCanvas(m, allowed, name) {
+  const { rows, cols } = m;
+  const dpr = Math.min(globalThis.devicePixelRatio || 1, 3);
+  const cssCell = SIZE / Math.max(rows, cols);
+  const cell = Math.max(1, Math.floor(cssCell * dpr));
+  const canvas = el("canvas", { "data-step": name, width: cell * cols, height: cell * rows });
+  // more cells than pixels: the canvas keeps one pixel a cell and the browser shrinks it
+  canvas.style.width = `${cssCell * cols}px`;
+  canvas.style.height = `${cssCell * rows}px`;
+  const ctx = canvas.getContext("2d");
+  const image = ctx.createImageData(canvas.width, canvas.height);
+  const norm = normalise(m.data);
+  paintHeatmap(image.data, canvas.width, canvas.height, norm.values, rows, cols, cell, { allowed: allowed ?? norm.allowed, grid: false });
+  ctx.putImageData(image, 0, 0);
+  return { canvas, lo: norm.lo, hi: norm.hi };
+}
+
+/**
+ * Draws the steps of `trace` into `container` in `lang`; `mask` (Uint8Array [Tq x Tk], 0 =
+ * masked) hatches the masked cells of the softmax step too.
+ */
+export function drawSteps(container, trace, lang, mask = null) {
+  const t = (key, values) => tf(lang, key, values);
+  const { tq, tk, dK } = trace;
+  const scaled = trace.scale !== 1;
+  const steps = [
+    ["scores", "step.scores", null],
+    ["scaled", scaled ? "step.scaled" : "step.unscaled", null],
+    ["masked", "step.masked", null],
+    ["weights", "step.weights", mask],
+    ["output", "step.output", null],
+  ];
+  const figures = steps.map(([step, caption, allowed]) => {
+    const { canvas, lo, hi } = matrixCanvas(trace[step], allowed, step);
+    const shape = `[${trace[step].rows}, ${trace[step].cols}]`;
+    return el(
+      "figure",
+      { class: "step", "data-step": step },
+      canvas,
+      el("figcaption", {}, el("strong", { text: t(caption) }), el("span", { text: ` ${shape} ${formatWeight(lo)} … ${formatWeight(hi)}` })),
     );
-    container.append(el("figure", { class: "step" }, canvas, caption));
-    const { ctx, dpr } = sizeCanvas(canvas, cell * tk, cell * tq);
-    drawHeatmap(ctx, norm.values, tq, tk, { cell, dpr, allowed: norm.allowed, grid: false });
-  }
-  container.append(
-    el("p", {
-      class: "step-note",
-      text: `Q (${tq}×${trace.dK}) · Kᵀ (${trace.dK}×${tk}) ÷ ${trace.scale.toFixed(3)} → softmax → · V (${tk}×${trace.dK}) = (${tq}×${trace.dK})`,
-    }),
-  );
+  });
+  const shapes = scaled
+    ? t("stepShapes", { tq, tk, dk: dK, scale: trace.scale.toFixed(3) })
+    : t("stepShapesNoScale", { tq, tk, dk: dK });
+  container.replaceChildren(...figures, el("p", { class: "step-note", text: shapes }));
 }

@@ -5,20 +5,24 @@ import { el } from "./dom.js";
 
 export const TABLE_LIMIT = 64;
 
-export function drawTable(table, { weights, tq, tk, queries, keys, allowed }, t) {
+/**
+ * `caption` names what the table shows (sentence, place, layer, head); `clipped(rows, cols)`
+ * words a table cut to its first rows and columns. Tokens are `{ label }` objects.
+ */
+export function drawTable(table, { weights, tq, tk, queries, keys, allowed, caption, clipped, corner, masked }) {
   const rows = Math.min(tq, TABLE_LIMIT);
   const cols = Math.min(tk, TABLE_LIMIT);
-  const head = el("tr", {}, el("th", { scope: "col", text: `${t("query")} \\ ${t("key")}` }));
-  for (let j = 0; j < cols; j++) head.append(el("th", { scope: "col", text: keys[j] }));
+  const head = el("tr", {}, el("th", { scope: "col", text: corner }));
+  for (let j = 0; j < cols; j++) head.append(el("th", { scope: "col", text: keys[j].label }));
   const body = [];
   for (let i = 0; i < rows; i++) {
-    const tr = el("tr", {}, el("th", { scope: "row", text: queries[i] }));
+    const tr = el("tr", {}, el("th", { scope: "row", text: queries[i].label }));
     for (let j = 0; j < cols; j++) {
       const k = i * tk + j;
-      tr.append(el("td", { text: allowed[k] ? formatWeight(weights[k]) : t("masked") }));
+      tr.append(el("td", { text: allowed[k] ? formatWeight(weights[k]) : masked }));
     }
     body.push(tr);
   }
-  const caption = tq > rows || tk > cols ? `${rows} × ${cols} of ${tq} × ${tk}` : `${tq} × ${tk}`;
-  table.replaceChildren(el("caption", { text: caption }), el("thead", {}, head), el("tbody", {}, ...body));
+  const text = tq > rows || tk > cols ? `${caption} (${clipped(rows, cols)})` : caption;
+  table.replaceChildren(el("caption", { text }), el("thead", {}, head), el("tbody", {}, ...body));
 }

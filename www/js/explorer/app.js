@@ -1,0 +1,150 @@
+// The explorer page: state from the link, one model at a time, a run per edit, and the views
+// that draw it. Concerns live in their own modules (model picking, controls, the view,
+// saving); this one holds the state and runs the model. Nothing here touches wasm: the worker
+// owns the weights and hands back what a view draws.
+
+import { AttentionClient } from "../client.js";
+import { browserLang, errorText, tf } from "../i18n.js";
+import { decodeState, encodeState, requestFor } from "../state.js";
+import { Controls } from "./controls.js";
+import { Exporter } from "./export.js";
+import { ModelPicker } from "./model-picker.js";
+import { Viewer } from "./viewer.js";
+
+const $ = (id) => document.getElementById(id);
+
+const state = await decodeState(location.search, location.hash);
+
+/** Everything the explorer's modules share. */
+const app = {
+  state,
+  lang: state.lang ?? browserLang(),
+  client: new AttentionClient(new URL("../worker.js", import.meta.url)),
+  /** The loaded model: { key, info, choice, name }; null until the first one loads. */
+  model: null,
+  /** The newest run: { id, info, tokens, ms }; null when there is nothing to show. */
+  result: null,
+  /** Exposed for the browser tests and the page benchmark. */
+  probe: (globalThis.__headmap = { ready: false, renders: 0, timings: {}, errors: [] }),
+  $,
+  T: (key, values) => tf(app.lang, key, values),
+  /** A model's architecture as the reader calls it ("toy" is 토이 in Korean). */
+  architecture: (info) => (info.architecture === "toy" ? tf(app.lang, "arch.toy") : info.architecture),
+  /** An error as the reader should read it, in the page's language. */
+  errorText: (e) => errorText(app.lang, e),
+  recompute,
+  render: () => viewer.render(),
+  syncUrl,
+  showStatus,
+  busy,
+};
+
+const viewer = new Viewer(app);
+const controls = new Controls(app);
+const picker = new ModelPicker(app, { onLoaded: afterModelChange });
+const exporter = new Exporter(app);
+app.chooseModel = (choice) => picker.choose(choice);
+
+let debounce = 0;
+let urlTimer = 0;
+
+function busy(on) {
+  $("busy").hidden = !on;
+}
+
+/** A hint (grey) or an error (red, announced) in place of the heatmap; `null` clears it. */
+function showStatus(message, kind = "hint") {
+  const status = $("status");
+  status.hidden = !message;
+  status.textContent = message ?? "";
+  status.classList.toggle("error", kind === "error");
+  status.setAttribute("role", kind === "error" ? "alert" : "status");
+  $("heatmap-area").hidden = Boolean(message);
+}
+
+/** Writes the state into the link, a moment after the last change. */
+function syncUrl() {
+  clearTimeout(urlTimer);
+  urlTimer = setTimeout(async () => {
+    const { search, hash, dropped } = await encodeState(state);
+    history.replaceState(null, "", `${location.pathname}${search}${hash}`);
+    controls.linkNotice(dropped);
+  }, 120);
+}
+
+/** Runs the model on the current state; typing waits for a pause (`delay` ms). */
+function recompute({ delay = 0 } = {}) {
+  clearTimeout(debounce);
+  if (delay) {
+    debounce = setTimeout(() => recompute(), delay);
+    return Promise.resolve();
+  }
+  return run();
+}
+
+async function run() {
+  syncUrl();
+  if (!app.model) return;
+  controls.refresh();
+  const request = requestFor(state, app.model.info);
+  const empty = request.texts.some((text) => !text.trim()) || (request.targets ?? []).some((text) => !text.trim());
+  if (!request.texts[0].trim() || empty) {
+    app.result = null;
+    showStatus(app.T(!request.texts[0].trim() ? "emptyHint" : "emptyTarget"));
+    return;
+  }
+  busy(true);
+  try {
+    const next = await app.client.run(app.model.key, request);
+    if (!next) return; // a newer request is on its way
+    app.result = next;
+    app.probe.timings.computeMs = next.ms;
+    showStatus(null);
+    await viewer.render();
+  } catch (e) {
+    app.result = null;
+    app.probe.errors.push(e.message);
+    showStatus(app.errorText(e), "error");
+  } finally {
+    busy(false);
+  }
+}
+
+function afterModelChange() {
+  controls.afterModelChange();
+  viewer.afterModelChange();
+  return recompute();
+}
+
+/** Switches the page's language: every label, the views, the errors. */
+app.setLang = (lang) => {
+  app.lang = lang;
+  state.lang = lang;
+  controls.applyLanguage();
+  picker.applyLanguage();
+  exporter.applyLanguage();
+  viewer.applyLanguage();
+  syncUrl();
+  if (!app.result) recompute();
+};
+
+async function main() {
+  controls.bind();
+  controls.applyLanguage();
+  picker.applyLanguage();
+  viewer.bind();
+  exporter.bind();
+  try {
+    const { examples } = await app.client.start();
+    controls.setExamples(examples);
+  } catch (e) {
+    app.probe.errors.push(e.message);
+    showStatus(app.errorText(e), "error");
+    return;
+  }
+  await picker.start(state.model);
+}
+
+addEventListener("error", (e) => app.probe.errors.push(String(e.message)));
+addEventListener("unhandledrejection", (e) => app.probe.errors.push(String(e.reason?.message ?? e.reason)));
+main();

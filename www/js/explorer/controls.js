@@ -1,0 +1,226 @@
+// The explorer's controls: the texts and examples, where attention is used and with which
+// mask, the toy's settings, the colour range and the language. They change the state and ask
+// for a new run or a redraw; the options they offer come from the model's own description.
+
+import { placeFor } from "../state.js";
+import { el } from "../views/dom.js";
+
+const PRESET_LAYERS = { small: 2, base: 6 };
+
+/** A trained model's own mask, or another one (a what-if); the untrained toy follows the paper. */
+function tagFor(info, own) {
+  if (own) return info.trained ? "trainedWith" : "asInPaper";
+  return info.trained ? "whatIf" : "forComparison";
+}
+/** Below this width the settings start folded, so the heatmap is near the top of a phone. */
+const NARROW = "(max-width: 860px)";
+
+export class Controls {
+  constructor(app) {
+    this.app = app;
+    this.examples = [];
+  }
+
+  bind() {
+    const { app } = this;
+    const { state, $ } = app;
+    const text = (id, key, row) => {
+      $(id).value = state[key];
+      $(id).addEventListener("input", () => {
+        state[key] = $(id).value;
+        // the heatmap shows the sentence being typed
+        if (row !== null) state.row = row;
+        app.recompute({ delay: 150 });
+      });
+    };
+    text("text", "text", 0);
+    text("text2", "text2", 1);
+    text("target", "target", null);
+    $("scale").checked = state.scale;
+    $("scale").addEventListener("change", () => this.set({ scale: $("scale").checked }));
+    $("preset").value = state.preset;
+    $("preset").addEventListener("change", () => {
+      const preset = $("preset").value;
+      $("layers").value = PRESET_LAYERS[preset];
+      Object.assign(state, { preset, layers: PRESET_LAYERS[preset] });
+      app.chooseModel("toy");
+    });
+    $("layers").value = state.layers;
+    $("layers").addEventListener("change", () => {
+      const n = Math.min(12, Math.max(1, Math.round(Number($("layers").value) || 1)));
+      $("layers").value = n;
+      state.layers = n;
+      app.chooseModel("toy");
+    });
+    $("seed").value = state.seed;
+    $("seed").addEventListener("change", () => {
+      state.seed = Math.max(0, Math.min(2 ** 31 - 1, Math.round(Number($("seed").value) || 0)));
+      $("seed").value = state.seed;
+      app.chooseModel("toy");
+    });
+    $("range").value = state.range;
+    $("range").addEventListener("change", () => {
+      state.range = $("range").value;
+      app.syncUrl();
+      app.render();
+    });
+    $("lang").addEventListener("click", () => app.setLang(app.lang === "ko" ? "en" : "ko"));
+    $("generate").addEventListener("click", () => this.generate());
+    $("settings").open = !matchMedia(NARROW).matches;
+  }
+
+  /** Changes settings that need a new run. */
+  set(changes) {
+    Object.assign(this.app.state, changes);
+    this.app.recompute();
+  }
+
+  setExamples(examples) {
+    this.examples = examples;
+    this.renderExamples();
+  }
+
+  renderExamples() {
+    const { app } = this;
+    const buttons = this.examples.map((ex) =>
+      el("button", {
+        type: "button",
+        lang: ex.lang,
+        title: ex.note,
+        "data-example": ex.id,
+        text: ex.text,
+        onclick: () => this.pick(ex),
+      }),
+    );
+    app.$("example-buttons").replaceChildren(...buttons);
+  }
+
+  /** An example goes into the first sentence and is shown at once; a model that can write its own target translates it. */
+  async pick(ex) {
+    const { app } = this;
+    app.$("text").value = ex.text;
+    app.state.text = ex.text;
+    app.state.row = 0;
+    const info = app.model?.info;
+    if (info?.canGenerate && placeFor(app.state, info) !== "encoder_self") return this.generate();
+    return app.recompute();
+  }
+
+  /** The model's own greedy output for the sentence, as the target. */
+  async generate() {
+    const { app } = this;
+    app.busy(true);
+    try {
+      const text = await app.client.generate(app.model.key, app.state.text);
+      app.$("target").value = text;
+      app.state.target = text;
+      await app.recompute();
+    } catch (e) {
+      app.probe.errors.push(e.message);
+      app.showStatus(app.errorText(e), "error");
+    } finally {
+      app.busy(false);
+    }
+  }
+
+  applyLanguage() {
+    const { app } = this;
+    document.documentElement.lang = app.lang;
+    for (const node of document.querySelectorAll("[data-i18n]")) node.textContent = app.T(node.dataset.i18n);
+    for (const node of document.querySelectorAll("[data-i18n-label]")) node.setAttribute("aria-label", app.T(node.dataset.i18nLabel));
+    document.title = app.T("title");
+    app.$("lang").textContent = app.T("lang");
+    app.$("lang").lang = app.lang === "ko" ? "en" : "ko";
+    app.$("hub-id").setAttribute("aria-label", app.T("model.hub"));
+    this.refresh();
+  }
+
+  afterModelChange() {
+    const { app } = this;
+    const info = app.model.info;
+    app.$("toy-settings").hidden = app.model.choice !== "toy";
+    app.$("generate").hidden = !info.canGenerate;
+    // a place the model lacks falls back to its first; a mask to the trained one
+    if (!info.places.some((p) => p.place === app.state.place)) {
+      app.state.place = null;
+      app.state.mask = null;
+    }
+    this.refresh();
+  }
+
+  /** The notice, the place and mask options and the fields the current model and place need. */
+  refresh() {
+    const { app } = this;
+    const info = app.model?.info;
+    const $ = app.$;
+    $("notice").textContent = !info ? "" : !info.trained ? app.T("untrained") : app.model.choice === "trained" ? app.T("trainedModel") : app.T("realModel");
+    if (!info) return;
+    const place = placeFor(app.state, info);
+    const decoderSide = info.encoderDecoder && place !== "encoder_self";
+    $("text2-field").hidden = decoderSide;
+    $("target-field").hidden = !decoderSide;
+    $("text-label").textContent = app.T(info.places.some((p) => p.place === "encoder_self") ? "text" : "textDecoderOnly");
+    this.placeOptions(info, place);
+    this.maskOptions(info, place);
+    const mask = app.state.mask ?? info.places.find((p) => p.place === place).mask;
+    $("settings-summary").textContent = `${app.T(`place.${place}`)} · ${app.T(`mask.${mask}`)}`;
+  }
+
+  placeOptions(info, current) {
+    const { app } = this;
+    const options = ["encoder_self", "decoder_self", "cross"].map((place) => {
+      const there = info.places.some((p) => p.place === place);
+      return el(
+        "label",
+        { class: there ? "option" : "option unavailable" },
+        el("input", {
+          type: "radio",
+          name: "place",
+          value: place,
+          checked: place === current,
+          disabled: !there,
+          onchange: () => this.set({ place, mask: null }),
+        }),
+        el("span", {}, app.T(`place.${place}`), ...(there ? [] : [el("span", { class: "tag", text: `(${app.T("notInModel")})` })])),
+        el("small", { text: app.T(`place.${place}.hint`) }),
+      );
+    });
+    app.$("place-options").replaceChildren(...options);
+  }
+
+  /** The masks this place can run with; the trained one first, the others labelled what-if. */
+  maskOptions(info, place) {
+    const { app } = this;
+    const trained = info.places.find((p) => p.place === place).mask;
+    const masks = place === "cross" ? ["cross", "none"] : ["padding", "causal", "none"];
+    const ordered = [trained, ...masks.filter((m) => m !== trained)];
+    const current = app.state.mask ?? trained;
+    const options = ordered.map((mask) =>
+      el(
+        "label",
+        { class: "option" },
+        el("input", {
+          type: "radio",
+          name: "mask",
+          value: mask,
+          checked: mask === current,
+          // the place goes into the link with its mask, so the link names both
+          onchange: () => this.set({ place, mask: mask === trained ? null : mask }),
+        }),
+        el(
+          "span",
+          {},
+          app.T(`mask.${mask}`),
+          el("span", { class: mask === trained ? "tag" : "tag what-if-tag", text: `(${app.T(tagFor(info, mask === trained))})` }),
+        ),
+        el("small", { text: app.T(`mask.${mask}.hint`) }),
+      ),
+    );
+    app.$("mask-options").replaceChildren(...options);
+  }
+
+  /** Says when the texts were too long to go into the link. */
+  linkNotice(dropped) {
+    this.app.$("export-status").textContent = dropped ? this.app.T("linkTooLong") : "";
+  }
+}

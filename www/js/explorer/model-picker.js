@@ -1,0 +1,150 @@
+// Choosing the model: the toy (built from a seed), the tiny model trained here, MiniLM, a Hub
+// model id, or a folder from this computer. A model that fails to load leaves the one shown in
+// place and says why, as an error; a model named by a link says which model and from where.
+
+import { validModelId } from "../model-files.js";
+
+/** Built-in model folders, served with the page. */
+const FOLDERS = {
+  trained: { base: "models/headmap-tiny-ko-en/", name: "headmap-tiny-ko-en" },
+  minilm: { base: "models/all-MiniLM-L6-v2/", name: "all-MiniLM-L6-v2" },
+};
+
+export class ModelPicker {
+  constructor(app, { onLoaded }) {
+    this.app = app;
+    this.onLoaded = onLoaded;
+    this.status = null; // [key, values] of the status line, so a language switch rewords it
+    const $ = app.$;
+    $("model").addEventListener("change", () => {
+      const choice = $("model").value;
+      $("hub-field").hidden = choice !== "hub";
+      $("local-field").hidden = choice !== "local";
+      if (choice === "hub") $("hub-id").focus();
+      if (choice !== "hub" && choice !== "local") this.choose(choice);
+    });
+    $("hub-load").addEventListener("click", () => this.chooseHub($("hub-id").value.trim()));
+    $("hub-id").addEventListener("keydown", (e) => e.key === "Enter" && $("hub-load").click());
+    for (const input of [$("local-folder"), $("local-files")]) {
+      input.addEventListener("change", async () => {
+        const named = {};
+        for (const file of input.files) named[file.webkitRelativePath || file.name] = new Uint8Array(await file.arrayBuffer());
+        const folder = Object.keys(named)[0]?.split("/").slice(0, -1)[0];
+        input.value = "";
+        this.choose("local", { files: named, name: folder });
+      });
+    }
+  }
+
+  /** The first model: the one the link names, else the default. */
+  async start(choice) {
+    const fromLink = new URLSearchParams(location.search).has("model");
+    if (choice.startsWith("hub:")) {
+      this.app.$("hub-id").value = choice.slice(4);
+      this.app.$("hub-field").hidden = false;
+    }
+    const ok = await this.choose(choice, { fromLink });
+    if (!ok && choice !== "toy") await this.choose("toy"); // nothing loaded yet: show the toy, with the error kept
+  }
+
+  chooseHub(id) {
+    if (!validModelId(id)) {
+      this.showError({ key: "badModelId" });
+      return;
+    }
+    this.choose(`hub:${id}`);
+  }
+
+  /** Where a choice's files come from, and what the reader calls it. */
+  source(choice, files = null, name = null) {
+    const s = this.app.state;
+    if (choice === "toy") return { source: { from: "toy", preset: s.preset, seed: s.seed, layers: s.layers }, name: this.app.T("model.toy"), where: null };
+    if (FOLDERS[choice]) return { source: { from: "url", base: new URL(FOLDERS[choice].base, location.href).href }, name: FOLDERS[choice].name, where: location.host };
+    if (choice === "local") return { source: { from: "files", files }, name: name ?? this.app.T("localName"), where: "local" };
+    const id = choice.slice(4);
+    return { source: { from: "hub", id, ...(s.hub && { hub: s.hub }) }, name: id, where: s.hub ? `${location.host}${s.hub}` : "huggingface.co" };
+  }
+
+  /**
+   * Loads `choice` ("toy", "trained", "minilm", "hub:<id>", or "local" with `files`); resolves
+   * to whether it loaded. The toy's settings are part of its source, so changing them loads
+   * another toy model.
+   */
+  async choose(choice, { files = null, name = null, fromLink = false } = {}) {
+    const app = this.app;
+    const $ = app.$;
+    const { source, name: label, where } = this.source(choice, files, name);
+    const progress = $("model-progress");
+    const loadStart = performance.now();
+    if (choice !== "toy") {
+      progress.hidden = false;
+      progress.removeAttribute("value");
+      this.setStatus("loading", { model: label });
+    }
+    app.busy(true);
+    try {
+      const { key, info } = await app.client.load(source, ({ file, loaded, total }) => {
+        app.probe.progressEvents = (app.probe.progressEvents ?? 0) + 1;
+        if (total) progress.value = loaded / total;
+        const mib = (n) => (n / 1048576).toFixed(1);
+        this.setStatus(total ? "loadingFileOf" : "loadingFile", { model: label, file, loaded: mib(loaded), total: mib(total) });
+      });
+      app.model = { key, info, choice, name: label, where, fromLink };
+      app.state.model = choice;
+      app.probe.timings.modelLoadMs = performance.now() - loadStart;
+      app.probe.model = info;
+      if (info.wasmBytes) app.probe.timings.wasmBytes = info.wasmBytes;
+      this.hideError();
+      this.showLoaded();
+      $("model").value = choice.startsWith("hub:") ? "hub" : choice;
+      await this.onLoaded();
+      return true;
+    } catch (e) {
+      app.probe.errors.push(e.message);
+      this.showError({ error: e });
+      $("model").value = app.model ? (app.model.choice.startsWith("hub:") ? "hub" : app.model.choice) : "toy";
+      $("hub-field").hidden = $("model").value !== "hub";
+      $("local-field").hidden = $("model").value !== "local";
+      this.showLoaded();
+      return false;
+    } finally {
+      progress.hidden = true;
+      app.busy(false);
+    }
+  }
+
+  /** The status line: which model is shown, and from where. */
+  showLoaded() {
+    const m = this.app.model;
+    if (!m || m.choice === "toy") return this.setStatus(null);
+    const values = { model: m.name, where: m.where === "local" ? this.app.T("localWhere") : m.where, architecture: m.info.architecture, max: m.info.maxTokens };
+    this.setStatus("loadedFrom", values, m.fromLink ? "fromLink" : null);
+  }
+
+  setStatus(key, values = {}, extra = null) {
+    this.status = key ? [key, values, extra] : null;
+    const text = key ? `${this.app.T(key, values)}${extra ? ` ${this.app.T(extra)}` : ""}` : "";
+    this.app.$("model-status").textContent = text;
+  }
+
+  /** A failed load ({ error } or a string { key }): red, announced, and saying which model stays. */
+  showError(failure) {
+    const box = this.app.$("model-error");
+    const message = failure.error ? this.app.errorText(failure.error) : this.app.T(failure.key);
+    const kept = this.app.model ? ` ${this.app.T("keptModel", { model: this.app.model.name })}` : "";
+    box.textContent = `${message}${kept}`;
+    box.hidden = false;
+    this.error = failure;
+  }
+
+  hideError() {
+    this.app.$("model-error").hidden = true;
+    this.error = null;
+  }
+
+  applyLanguage() {
+    if (this.app.model?.choice === "toy") this.app.model.name = this.app.T("model.toy");
+    if (this.status) this.setStatus(...this.status);
+    if (this.error) this.showError(this.error);
+  }
+}

@@ -1,0 +1,395 @@
+// What the explorer shows of a run: one head as a heatmap, every head as a thumbnail, the
+// steps of the head, the weights as a table, the mixing of V, and read-outs. The worker
+// paints the cells; this module lays out labels, places the bitmaps and words the numbers.
+
+import { drawLegend, formatWeight, paintHeatmap } from "../render/heatmap.js";
+import { el, sizeCanvas } from "../views/dom.js";
+import { HeadGrid, thumbSize } from "../views/head-grid.js";
+import { HeatmapView } from "../views/heatmap-view.js";
+import { MixingView } from "../views/mixing.js";
+import { STEPS_LIMIT, drawSteps } from "../views/steps.js";
+import { drawTable } from "../views/table.js";
+
+export class Viewer {
+  constructor(app) {
+    this.app = app;
+    const $ = app.$;
+    this.heatmap = new HeatmapView($("heatmap"), $("overlay"), { onHover: (hit) => this.readout(hit) });
+    this.grid = new HeadGrid($("grid"), {
+      label: (layer, head) => app.T("gridLabel", { layer: layer + 1, head: head + 1 }),
+      corner: () => app.T("gridCorner"),
+      onSelect: async (layer, head, { focus = false } = {}) => {
+        Object.assign(app.state, { layer, head });
+        await this.render();
+        if (focus) this.grid.focusSelected();
+      },
+    });
+    this.mixing = new MixingView($("mixing"), app.client, app.lang);
+    this.seq = 0; // counts renders: one that waited for the worker gives way to a newer one
+    this.gridKey = ""; // what the thumbnails were last painted from
+    this.labels = { key: "", queries: [], keys: [] };
+    this.trace = null; // the steps of the shown head, once they arrive
+    this.shown = null; // what the main heatmap shows, for read-outs and saving
+    this.lastQuery = 0; // the query of the cell last hovered or tapped, for the mixing table
+  }
+
+  bind() {
+    const { app } = this;
+    const $ = app.$;
+    $("layer").addEventListener("change", () => {
+      app.state.layer = Number($("layer").value);
+      this.render();
+    });
+    $("head").addEventListener("change", () => {
+      app.state.head = Number($("head").value);
+      this.render();
+    });
+    $("table-details").addEventListener("toggle", () => this.drawTable());
+    $("mixing-seed").addEventListener("click", () => this.mixing.seed());
+    $("mixing-from-head").addEventListener("click", () => this.mixFromHead());
+    // only a change of width moves the heatmap (its height follows from the width)
+    let lastWidth = innerWidth;
+    let timer = 0;
+    addEventListener("resize", () => {
+      if (innerWidth === lastWidth) return;
+      lastWidth = innerWidth;
+      clearTimeout(timer);
+      timer = setTimeout(() => this.render(), 100);
+    });
+    this.mixing.render();
+  }
+
+  afterModelChange() {
+    this.gridKey = "";
+  }
+
+  applyLanguage() {
+    this.mixing.setLang(this.app.lang);
+    this.gridKey = ""; // the thumbnails' names change
+    this.render();
+  }
+
+  /** The labels of one row, kept while the run and row stay, so layouts can be reused. */
+  labelsOf(result, place, row) {
+    const key = `${result.id}|${place}|${row}`;
+    if (this.labels.key !== key) {
+      const tokens = result.tokens[place][row];
+      this.labels = { key, tokens, queries: tokens.queries.map((t) => t.label), keys: tokens.keys.map((t) => t.label) };
+    }
+    return this.labels;
+  }
+
+  async render() {
+    const { app } = this;
+    const r = app.result;
+    if (!r) return;
+    const seq = ++this.seq;
+    const t0 = performance.now();
+    const $ = app.$;
+    const state = app.state;
+    const place = r.info.places[0];
+    const { layers, heads, tq, tk, batch } = place;
+    state.layer = Math.min(state.layer, layers - 1);
+    state.head = Math.min(state.head, heads - 1);
+    state.row = Math.min(state.row, batch - 1);
+    const sel = { place: place.place, row: state.row, layer: state.layer, head: state.head };
+    app.syncUrl();
+    fillSelect($("layer"), layers, sel.layer, app.T("layer"));
+    fillSelect($("head"), heads, sel.head, app.T("head"));
+    this.rowTabs(r, place);
+    const labels = this.labelsOf(r, place.place, sel.row);
+    const { tokens } = labels;
+
+    // 1. the layout, here: it measures text
+    const area = $("heatmap-area").getBoundingClientRect();
+    const width = Math.max(200, Math.min(area.width || 800, 1100) - 14);
+    const narrow = width < 520;
+    const layout = this.heatmap.layoutFor({
+      tq,
+      tk,
+      width,
+      height: Math.min(Math.max(width, 260), 760),
+      queries: labels.queries,
+      keys: labels.keys,
+      fontPx: narrow ? 11 : 13,
+      gutterRight: narrow ? 30 : 56,
+      maxLabelChars: narrow ? 8 : 12,
+    });
+    // 2. the cells and thumbnails, painted in the worker
+    const dpr = Math.min(globalThis.devicePixelRatio || 1, 3);
+    const plot = { width: Math.max(1, Math.round(layout.plotWidth * dpr)), height: Math.max(1, Math.round(layout.plotHeight * dpr)), cell: layout.cell * dpr };
+    const thumb = thumbSize($("grid").parentElement.clientWidth || 600, heads, narrow ? 48 : 72);
+    const gridKey = `${r.id}|${sel.row}|${state.range}|${thumb}|${dpr}|${app.lang}`;
+    const wantThumbs = gridKey !== this.gridKey;
+    let v;
+    try {
+      v = await app.client.view(r.id, sel, { plot, thumbs: wantThumbs ? { size: Math.max(1, Math.round(thumb * dpr)) } : null, range: state.range });
+    } catch (e) {
+      if (seq === this.seq) app.showStatus(app.errorText(e), "error");
+      return;
+    }
+    if (seq !== this.seq) {
+      v.image?.close();
+      v.thumbs?.forEach((b) => b.close());
+      return; // a newer render started while this one waited
+    }
+    const { head } = v;
+    const max = state.range === "one" ? 1 : head.maxima[sel.layer * heads + sel.head] || 1;
+    const entropyMax = head.entropyLimits;
+    this.heatmap.draw({
+      image: v.image,
+      layout,
+      tq,
+      tk,
+      queries: labels.queries,
+      keys: labels.keys,
+      queryValid: tokens.queryValid,
+      keyValid: tokens.keyValid,
+      entropies: head.entropies,
+      entropyMax,
+      label: app.T("heatmapLabel", { place: app.T(`place.${sel.place}`), layer: sel.layer + 1, head: sel.head + 1, tq, tk }),
+    });
+    v.image.close();
+    if (wantThumbs) {
+      this.grid.draw({ thumbs: v.thumbs, layers, heads, selected: sel, dpr });
+      this.gridKey = gridKey;
+    } else {
+      this.grid.select(sel.layer, sel.head);
+    }
+    this.shown = { ...sel, result: r, place, tq, tk, tokens, labels, weights: head.weights, allowed: head.allowed, entropies: head.entropies, entropyMax, max, layout };
+    app.shown = this.shown;
+    this.legend(max);
+    this.notes(place, tokens);
+    this.cost(place);
+    this.drawTable();
+    this.trace = null;
+    this.readout(null);
+
+    const probe = app.probe;
+    probe.timings.drawMs = performance.now() - t0;
+    probe.renders += 1;
+    if (!probe.ready) {
+      performance.mark("headmap:first-heatmap");
+      probe.timings.firstHeatmapMs = performance.now();
+    }
+    probe.ready = true;
+    probe.meta = {
+      place: place.place,
+      mask: place.mask,
+      whatIf: place.whatIf,
+      scale: place.scale,
+      batch,
+      layers,
+      heads,
+      tq,
+      tk,
+      queries: labels.queries,
+      keys: labels.keys,
+      queryValid: tokens.queryValid,
+      keyValid: tokens.keyValid,
+      tokens,
+    };
+    probe.layout = layout;
+    probe.shownWeights = head.weights;
+    probe.state = { ...state };
+    this.loadTrace(seq);
+  }
+
+  /** "Sentence 1 · 동물이 길을…" per batch row; the one shown is pressed. */
+  rowTabs(r, place) {
+    const { app } = this;
+    const texts = [app.state.text, app.state.text2];
+    const tabs = [];
+    if (place.batch > 1) {
+      for (let b = 0; b < place.batch; b++) {
+        const text = texts[b] ?? "";
+        tabs.push(
+          el("button", {
+            type: "button",
+            "aria-pressed": String(b === app.state.row),
+            title: text,
+            text: `${app.T("sentence")} ${b + 1} · ${text}`,
+            onclick: () => {
+              app.state.row = b;
+              app.syncUrl();
+              this.render();
+            },
+          }),
+        );
+      }
+    }
+    app.$("rows").replaceChildren(...tabs);
+  }
+
+  legend(max) {
+    const $ = this.app.$;
+    const { ctx, dpr } = sizeCanvas($("legend"), 240, 34);
+    drawLegend(ctx, { x: 8, y: 2, width: 220, height: 12, max, dpr });
+    const swatch = (id, paint) => {
+      const { ctx: c, dpr: d } = sizeCanvas($(id), 28, 14);
+      const w = Math.round(28 * d);
+      const h = Math.round(14 * d);
+      const image = c.createImageData(w, h);
+      paint(image.data, w, h);
+      c.putImageData(image, 0, 0);
+    };
+    swatch("swatch-masked", (px, w, h) => paintHeatmap(px, w, h, new Float32Array(1), 1, 1, Math.max(w, h), { allowed: new Uint8Array(1) }));
+    swatch("swatch-pad", (px, w, h) => paintHeatmap(px, w, h, new Float32Array([0.6]), 1, 1, Math.max(w, h), { queryValid: [false] }));
+  }
+
+  /** The what-if, no-scaling and vocabulary notes above the heatmap. */
+  notes(place, tokens) {
+    const { app } = this;
+    const $ = app.$;
+    const info = app.model.info;
+    const trained = info.places.find((p) => p.place === place.place).mask;
+    $("what-if").hidden = !place.whatIf;
+    if (place.whatIf) {
+      const key = info.trained ? "whatIfNote" : "comparisonNote";
+      $("what-if").textContent = app.T(key, { model: app.architecture(info), trained: app.T(`mask.${trained}`), mask: app.T(`mask.${place.mask}`) });
+    }
+    $("scale-note").hidden = place.scale;
+    $("scale-note").textContent = app.T("scaleOffNote");
+    const unreadable = Math.max(tokens.unreadable.queries, tokens.unreadable.keys);
+    $("coverage").hidden = unreadable <= 0.5;
+    $("coverage").textContent = app.T("coverage", { model: app.model.name });
+  }
+
+  cost(place) {
+    const { app } = this;
+    const info = app.model.info;
+    const c = place.cost;
+    const locale = app.lang === "ko" ? "ko-KR" : "en-US";
+    const dk = info.places.find((p) => p.place === place.place).dK;
+    const shape = app.T("shapeToy", { d: info.dModel, h: place.heads, dk });
+    app.$("cost").textContent = app.T("cost", {
+      macs: c.scoreMacs.toLocaleString(locale),
+      layers: place.layers,
+      flops: c.flops.toLocaleString(locale),
+      kib: (c.weightBytes / 1024).toLocaleString(locale, { maximumFractionDigits: 1 }),
+      shape: `${app.architecture(info)} · ${shape}`,
+    });
+  }
+
+  drawTable() {
+    const { app, shown } = this;
+    if (!shown || !app.$("table-details").open) return;
+    const { tq, tk, tokens, weights, allowed } = shown;
+    drawTable(app.$("table"), {
+      weights,
+      tq,
+      tk,
+      queries: tokens.queries,
+      keys: tokens.keys,
+      allowed,
+      corner: `${app.T("query")} \\ ${app.T("key")}`,
+      masked: app.T("masked"),
+      caption: app.T("tableCaption", {
+        sentence: `${app.T("sentence")} ${shown.row + 1}`,
+        place: app.T(`place.${shown.place.place}`),
+        layer: shown.layer + 1,
+        head: shown.head + 1,
+      }),
+      clipped: (rows, cols) => app.T("tableClipped", { rows, cols, tq, tk }),
+    });
+  }
+
+  async loadTrace(seq) {
+    const { app, shown } = this;
+    const $ = app.$;
+    $("steps-hint").textContent = app.T(shown.place.scale ? "steps.hint" : "steps.hint.noscale");
+    $("mixing-from-head").hidden = true;
+    if (Math.max(shown.tq, shown.tk) > STEPS_LIMIT) {
+      $("steps").replaceChildren(el("p", { class: "small-label", text: app.T("stepsTooLong", { max: STEPS_LIMIT }) }));
+      return;
+    }
+    try {
+      const trace = await app.client.trace(shown.result.id, { place: shown.place.place, row: shown.row, layer: shown.layer, head: shown.head });
+      if (seq !== this.seq) return;
+      this.trace = trace;
+      drawSteps($("steps"), trace, app.lang, shown.allowed);
+      this.mixButton();
+    } catch (e) {
+      if (seq === this.seq) $("steps").replaceChildren(el("p", { class: "small-label", text: app.errorText(e) }));
+    }
+  }
+
+  mixButton() {
+    const { app, shown } = this;
+    const button = app.$("mixing-from-head");
+    const i = Math.min(this.lastQuery, shown.tq - 1);
+    button.textContent = app.T("mixing.fromHead", { query: shown.labels.queries[i] });
+    button.hidden = false;
+  }
+
+  /** The mixing table from the shown head: the chosen query's weights over V. */
+  mixFromHead() {
+    const { shown, trace } = this;
+    if (!shown || !trace) return;
+    const i = Math.min(this.lastQuery, shown.tq - 1);
+    this.mixing.fromHead({
+      keys: shown.labels.keys,
+      weights: trace.weights.data.subarray(i * shown.tk, (i + 1) * shown.tk),
+      v: trace.v.data,
+      dV: trace.v.cols,
+      query: shown.labels.queries[i],
+    });
+  }
+
+  /** What a token is, when it is not a plain word. */
+  describe(token) {
+    const { app } = this;
+    if (token.kind === "unknown") return app.T("tokenUnknown", { text: token.text });
+    if (token.kind === "part") return app.T("tokenPart", { k: token.part[0], n: token.part[1], text: token.text });
+    if (token.kind === "continuation") return app.T("tokenContinuation");
+    if (token.kind === "special") return app.T("tokenSpecial");
+    if (token.kind === "pad") return app.T("pad");
+    return "";
+  }
+
+  readout(hit) {
+    const { app, shown, trace } = this;
+    const out = app.$("readout");
+    if (!shown || !hit) {
+      out.textContent = app.T("readout");
+      delete out.dataset.weight;
+      return;
+    }
+    const { tk, tokens, labels } = shown;
+    const name = (side, index) => {
+      const token = side === "query" ? tokens.queries[index] : tokens.keys[index];
+      const what = this.describe(token);
+      return `“${side === "query" ? labels.queries[index] : labels.keys[index]}” (#${index + 1}${what ? `, ${what}` : ""})`;
+    };
+    if (hit.axis === "query") {
+      this.lastQuery = hit.index;
+      out.textContent = `${app.T("query")} ${name("query", hit.index)} · ${app.T("entropy")} ${shown.entropies[hit.index].toFixed(2)} / ${shown.entropyMax[hit.index].toFixed(2)}`;
+      return;
+    }
+    if (hit.axis === "key") {
+      out.textContent = `${app.T("key")} ${name("key", hit.index)}`;
+      return;
+    }
+    this.lastQuery = hit.i;
+    if (trace) this.mixButton();
+    const k = hit.i * tk + hit.j;
+    const allowed = shown.allowed[k] !== 0;
+    const parts = [
+      `${app.T("query")} ${name("query", hit.i)} → ${app.T("key")} ${name("key", hit.j)}`,
+      `${app.T("weight")} ${formatWeight(shown.weights[k])}${allowed ? "" : ` (${app.T("masked")})`}`,
+    ];
+    if (trace) {
+      parts.push(`${app.T("score")} ${formatWeight(trace.scores.data[k])}`);
+      parts.push(`${app.T("scaled")} ${formatWeight(trace.scaled.data[k])}${allowed ? "" : " → −∞"}`);
+    }
+    parts.push(`${app.T("entropy")} ${shown.entropies[hit.i].toFixed(2)}`);
+    out.textContent = parts.join(" · ");
+    out.dataset.weight = String(shown.weights[k]);
+  }
+}
+
+function fillSelect(select, count, selected, label) {
+  const options = Array.from({ length: count }, (_, k) => el("option", { value: k, text: `${label} ${k + 1}` }));
+  select.replaceChildren(...options);
+  select.value = String(selected);
+}
