@@ -201,7 +201,7 @@ describe("explorer", () => {
       return out.join(" ").match(/[A-Za-z][A-Za-z_-]*/g) ?? [];
     });
     // formulas, file formats and names that stay as they are in Korean writing too
-    const allowed = new Set(["headmap", "Q", "K", "V", "QKᵀ", "d_model", "d_k", "d_ff", "h", "n", "d", "Kᵀ", "PNG", "SVG", "JSON", "CSV", "all-MiniLM-L", "v", "Hugging", "Face", "MiniLM"]);
+    const allowed = new Set(["headmap", "X", "Q", "K", "V", "QK", "W_Q", "W_K", "W_V", "QKᵀ", "d_model", "d_k", "d_ff", "h", "n", "d", "Kᵀ", "PNG", "SVG", "JSON", "CSV", "all-MiniLM-L", "v"]);
     const latin = [...new Set(words)].filter((w) => !allowed.has(w));
     assert.deepEqual(latin, [], "Latin-script words in the Korean page");
   });
@@ -270,13 +270,14 @@ describe("explorer", () => {
   it("shows every step to the output, and the scaling caption follows the switch", async () => {
     const page = await open();
     await page.locator("#steps figure[data-step=output]").waitFor();
-    assert.equal(await page.locator("#steps figure").count(), 5);
+    assert.equal(await page.locator("#steps figure").count(), 9, "X, Q, K, V, QKᵀ, ÷√d_k, mask, softmax, · V");
+    assert.match(await page.locator("#steps .step-note").first().textContent(), /X \[9, 64\] × W_Q \[64, 16\] = Q \[9, 16\]/);
     assert.match(await page.locator("#steps figure[data-step=scaled] strong").textContent(), /÷ √d_k/);
     assert.match(await page.locator("#steps figure[data-step=output] span").textContent(), /\[9, 16\]/, "weights · V: a row of d_k per query");
     await page.locator("#settings").evaluate((d) => (d.open = true));
     await afterRender(page, () => page.locator("#scale").uncheck());
     await page.waitForFunction(() => document.querySelector("#steps figure[data-step=scaled] strong")?.textContent === "not scaled");
-    assert.match(await page.locator(".step-note").textContent(), /scores \[9, 9\] → mask/);
+    assert.match(await page.locator(".step-note").nth(1).textContent(), /scores \[9, 9\] → mask/);
     assert.ok(await page.locator("#scale-note").isVisible());
   });
 

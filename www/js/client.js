@@ -4,6 +4,28 @@
 
 const connections = new Map(); // worker URL → Connection
 let pickedFiles = 0;
+let policy = null;
+
+/**
+ * The worker's URL as the page may load it. Where Trusted Types are enforced a script URL must
+ * come from a policy: headmap's ("headmap") passes only the worker URLs it made itself. A page
+ * whose CSP lists its trusted-types policies must list `headmap`.
+ */
+function scriptUrl(url) {
+  const tt = globalThis.trustedTypes;
+  if (!tt?.createPolicy) return url;
+  try {
+    policy ??= tt.createPolicy("headmap", {
+      createScriptURL: (u) => {
+        if (!connections.has(u)) throw new TypeError(`headmap loads only its own worker, not ${u}`);
+        return u;
+      },
+    });
+  } catch {
+    throw new CoreError({ message: "the page's Content-Security-Policy does not allow the Trusted Types policy `headmap`: add it to the trusted-types directive", code: "trusted_types" });
+  }
+  return policy.createScriptURL(String(url));
+}
 
 /** An Error from the worker, with the core's `code` and `details` for translation. */
 export class CoreError extends Error {
@@ -16,7 +38,7 @@ export class CoreError extends Error {
 
 class Connection {
   constructor(url) {
-    this.worker = new Worker(url, { type: "module" });
+    this.worker = new Worker(scriptUrl(url), { type: "module" });
     this.pending = new Map();
     this.nextId = 1;
     this.worker.onmessage = ({ data }) => {
@@ -61,7 +83,10 @@ export class AttentionClient {
   /** `workerUrl`: where worker.js is; widgets pass the URL next to their own script. */
   constructor(workerUrl = new URL("./worker.js", import.meta.url)) {
     const href = String(workerUrl);
-    if (!connections.has(href)) connections.set(href, new Connection(workerUrl));
+    if (!connections.has(href)) {
+      connections.set(href, null); // the policy checks the URL is one of ours
+      connections.set(href, new Connection(href));
+    }
     this.connection = connections.get(href);
     this.latest = 0;
     this.current = null; // the newest run's handle
@@ -107,8 +132,8 @@ export class AttentionClient {
   }
 
   /** One head of run `run`: its numbers, and on request its image and the grid's thumbnails. */
-  view(run, sel, { plot = null, thumbs = null, range = "max" } = {}) {
-    return this.call("view", { run, sel, plot, thumbs, range });
+  view(run, sel, { plot = null, thumbs = null, range = "max", colormap = "viridis" } = {}) {
+    return this.call("view", { run, sel, plot, thumbs, range, colormap });
   }
 
   /** A whole batch row: tokens, weights [L, H, Tq, Tk], allowed [L, Tq, Tk], maxima [L, H]. */

@@ -13,6 +13,8 @@ export const MODEL_FILES = {
   tokenizer: "tokenizer.json",
   sourceSpm: "source.spm",
   vocab: "vocab.json",
+  /** headmap's own, optional: heads worth opening first (see `suggestions`). */
+  suggestions: "headmap.json",
 };
 
 // Marks, in the cache, an optional file the repository turned out not to have.
@@ -48,6 +50,30 @@ export function pickFiles(named) {
     if (found) files[key] = named[found.path];
   }
   return checkFiles(files, "the chosen files");
+}
+
+/**
+ * The heads a model's `headmap.json` suggests opening first, checked and trimmed to
+ * `[{ name, place, layer, head }]`; anything malformed is left out. A model file is data
+ * from anywhere: nothing in it is trusted beyond these plain values.
+ */
+export function suggestions(bytes) {
+  if (!bytes) return [];
+  let doc;
+  try {
+    doc = JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    return [];
+  }
+  const out = [];
+  for (const [name, s] of Object.entries(doc && typeof doc === "object" ? doc : {})) {
+    if (!s || typeof s !== "object") continue;
+    const { place, layer, head } = s;
+    if (["encoder_self", "decoder_self", "cross"].includes(place) && Number.isInteger(layer) && Number.isInteger(head) && layer >= 0 && head >= 0) {
+      out.push({ name: String(name).slice(0, 40), place, layer, head });
+    }
+  }
+  return out;
 }
 
 /** Fails with a message naming what is missing. */
@@ -89,6 +115,7 @@ export async function fetchModelFiles(urlOf, { fetchImpl = fetch, cache = null, 
     files.sourceSpm = await get(MODEL_FILES.sourceSpm, false);
     files.vocab = await get(MODEL_FILES.vocab, false);
   }
+  files.suggestions = await get(MODEL_FILES.suggestions, false);
   files.weights = await get(MODEL_FILES.weights, false);
   if (!files.weights) throw coded("model.safetensors: not found (headmap reads safetensors weights, not pytorch_model.bin)", "no_safetensors", {});
   for (const k of Object.keys(files)) if (!files[k]) delete files[k];

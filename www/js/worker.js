@@ -9,13 +9,14 @@
 //   start                                → { examples }
 //   load { key, source }                 → model info (source: see modelSource below)
 //   run { key, request }                 → { id, info, tokens, ms }
-//   view { run, sel, plot?, thumbs?, range } → { head, image?, thumbs? }
+//   view { run, sel, plot?, thumbs?, range, colormap } → { head, image?, thumbs? }
 //   row { run, place, row } · trace { run, sel } · export { run, format } · free { run }
 //   generate { key, text, maxNewTokens } · weightedSum { weights, v, dV }
 // `sel` is { place, row, layer, head }.
 
 import * as core from "./core.js";
-import { HUB, fetchModelFiles, hubUrl, pickFiles, validModelId } from "./model-files.js";
+import { HUB, fetchModelFiles, hubUrl, pickFiles, suggestions, validModelId } from "./model-files.js";
+import { lutFor } from "./render/colormap.js";
 import { paintHeatmap } from "./render/heatmap.js";
 
 function buffersOf(value, out = []) {
@@ -35,8 +36,10 @@ async function filesOf(source, id) {
   const onProgress = (progress) => self.postMessage({ id, progress });
   if (source.from === "files") return pickFiles(source.files);
   if (source.from === "url") {
+    // a folder an author names (a widget's model attribute) or the page serves; the explorer
+    // lets no link name one
     const base = new URL(source.base, self.location.href);
-    if (base.origin !== self.location.origin) throw coded("a model folder must be on this site", "foreign_host", { host: base.host });
+    if (base.protocol !== "https:" && base.protocol !== "http:") throw coded(`not a model folder: ${base.href}`, "bad_source", {});
     return fetchModelFiles((f) => new URL(f, base).href, { onProgress });
   }
   if (source.from === "hub") {
@@ -55,11 +58,17 @@ function coded(message, code, details) {
   return Object.assign(new Error(message), { code, details });
 }
 
+const suggested = new Map(); // model key → heads its headmap.json suggests
+
 async function load(id, key, source) {
   if (source.from === "toy") return core.loadToy(key, { preset: source.preset, seed: source.seed, layers: source.layers });
-  if (core.hasModel(key)) return core.loadFiles(key, null);
-  const info = await core.loadFiles(key, await filesOf(source, id));
-  return { ...info, wasmBytes: await core.wasmBytes() };
+  if (!core.hasModel(key)) {
+    const { suggestions: extra, ...files } = await filesOf(source, id);
+    await core.loadFiles(key, files);
+    suggested.set(key, suggestions(extra));
+  }
+  const info = await core.loadFiles(key, null);
+  return { ...info, suggestions: suggested.get(key) ?? [], wasmBytes: await core.wasmBytes() };
 }
 
 /** An RGBA bitmap of `width` x `height` device pixels painted by `paint(pixels)`. */
@@ -76,33 +85,35 @@ function bitmap(width, height, paint) {
  * One head painted at `cell` device pixels per cell into `width` x `height`: cell by cell when
  * cells are at least a pixel, else from the core's max-pooling, one value per pixel.
  */
-function paintHead(id, sel, { width, height, cell }, { max, queryValid, tq, tk }) {
+function paintHead(id, sel, { width, height, cell }, { max, queryValid, tq, tk, lut }) {
   if (cell >= 1) {
     const { weights, allowed } = core.head(id, sel);
-    return bitmap(width, height, (px) => paintHeatmap(px, width, height, weights, tq, tk, cell, { allowed, queryValid, max }));
+    return bitmap(width, height, (px) => paintHeatmap(px, width, height, weights, tq, tk, cell, { allowed, queryValid, max, lut }));
   }
   const pixels = core.pooled(id, sel, height, width);
   const rowValid = Array.from({ length: height }, (_, y) => queryValid[Math.floor((y * tq) / height)]);
-  return bitmap(width, height, (px) => paintHeatmap(px, width, height, pixels, height, width, 1, { queryValid: rowValid, max, grid: false }));
+  return bitmap(width, height, (px) => paintHeatmap(px, width, height, pixels, height, width, 1, { queryValid: rowValid, max, grid: false, lut }));
 }
 
 /**
  * What a view of one head draws: its numbers, and on request the main plot's image and every
- * head of the row as a thumbnail. `range` "one" colours 0–1, else 0 – each head's largest.
+ * head of the row as a thumbnail. `range` "one" colours 0–1, else 0 – each head's largest;
+ * `colormap` names the colours (viridis, magma, blues).
  */
-function view(id, sel, plot, thumbs, range) {
+function view(id, sel, plot, thumbs, range, colormap) {
   const { tq, tk, queryValid, layers, heads } = core.shape(id, sel.place, sel.row);
   const head = core.head(id, sel);
   const maxOf = (layer, h) => (range === "one" ? 1 : head.maxima[layer * heads + h] || 1);
+  const lut = lutFor(colormap);
   const out = { head };
-  if (plot) out.image = paintHead(id, sel, plot, { max: maxOf(sel.layer, sel.head), queryValid, tq, tk });
+  if (plot) out.image = paintHead(id, sel, plot, { max: maxOf(sel.layer, sel.head), queryValid, tq, tk, lut });
   if (thumbs) {
     const cell = thumbs.size / Math.max(tq, tk);
     const size = { width: Math.max(1, Math.round(cell * tk)), height: Math.max(1, Math.round(cell * tq)), cell };
     out.thumbs = [];
     for (let layer = 0; layer < layers; layer++) {
       for (let h = 0; h < heads; h++) {
-        out.thumbs.push(paintHead(id, { ...sel, layer, head: h }, size, { max: maxOf(layer, h), queryValid, tq, tk }));
+        out.thumbs.push(paintHead(id, { ...sel, layer, head: h }, size, { max: maxOf(layer, h), queryValid, tq, tk, lut }));
       }
     }
   }
@@ -116,7 +127,7 @@ self.onmessage = async ({ data }) => {
     if (op === "start") result = await core.start();
     else if (op === "load") result = await load(id, data.key, data.source);
     else if (op === "run") result = core.run(data.key, data.request);
-    else if (op === "view") result = view(data.run, data.sel, data.plot, data.thumbs, data.range);
+    else if (op === "view") result = view(data.run, data.sel, data.plot, data.thumbs, data.range, data.colormap);
     else if (op === "row") result = core.row(data.run, data.place, data.row);
     else if (op === "trace") result = core.trace(data.run, data.sel);
     else if (op === "export") result = core.exportRun(data.run, data.format);

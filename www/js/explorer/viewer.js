@@ -2,11 +2,12 @@
 // steps of the head, the weights as a table, the mixing of V, and read-outs. The worker
 // paints the cells; this module lays out labels, places the bitmaps and words the numbers.
 
-import { drawLegend, formatWeight, paintHeatmap } from "../render/heatmap.js";
+import { drawLegend, paintHeatmap } from "../render/heatmap.js";
 import { el, sizeCanvas } from "../views/dom.js";
 import { HeadGrid, thumbSize } from "../views/head-grid.js";
 import { HeatmapView } from "../views/heatmap-view.js";
 import { MixingView } from "../views/mixing.js";
+import { readoutText } from "../views/readout.js";
 import { STEPS_LIMIT, drawSteps } from "../views/steps.js";
 import { drawTable } from "../views/table.js";
 
@@ -336,17 +337,6 @@ export class Viewer {
     });
   }
 
-  /** What a token is, when it is not a plain word. */
-  describe(token) {
-    const { app } = this;
-    if (token.kind === "unknown") return app.T("tokenUnknown", { text: token.text });
-    if (token.kind === "part") return app.T("tokenPart", { k: token.part[0], n: token.part[1], text: token.text });
-    if (token.kind === "continuation") return app.T("tokenContinuation");
-    if (token.kind === "special") return app.T("tokenSpecial");
-    if (token.kind === "pad") return app.T("pad");
-    return "";
-  }
-
   readout(hit) {
     const { app, shown, trace } = this;
     const out = app.$("readout");
@@ -355,36 +345,14 @@ export class Viewer {
       delete out.dataset.weight;
       return;
     }
-    const { tk, tokens, labels } = shown;
-    const name = (side, index) => {
-      const token = side === "query" ? tokens.queries[index] : tokens.keys[index];
-      const what = this.describe(token);
-      return `“${side === "query" ? labels.queries[index] : labels.keys[index]}” (#${index + 1}${what ? `, ${what}` : ""})`;
-    };
-    if (hit.axis === "query") {
-      this.lastQuery = hit.index;
-      out.textContent = `${app.T("query")} ${name("query", hit.index)} · ${app.T("entropy")} ${shown.entropies[hit.index].toFixed(2)} / ${shown.entropyMax[hit.index].toFixed(2)}`;
-      return;
+    if (hit.axis === "query") this.lastQuery = hit.index;
+    if (hit.axis === "cell") {
+      this.lastQuery = hit.i;
+      if (trace) this.mixButton();
     }
-    if (hit.axis === "key") {
-      out.textContent = `${app.T("key")} ${name("key", hit.index)}`;
-      return;
-    }
-    this.lastQuery = hit.i;
-    if (trace) this.mixButton();
-    const k = hit.i * tk + hit.j;
-    const allowed = shown.allowed[k] !== 0;
-    const parts = [
-      `${app.T("query")} ${name("query", hit.i)} → ${app.T("key")} ${name("key", hit.j)}`,
-      `${app.T("weight")} ${formatWeight(shown.weights[k])}${allowed ? "" : ` (${app.T("masked")})`}`,
-    ];
-    if (trace) {
-      parts.push(`${app.T("score")} ${formatWeight(trace.scores.data[k])}`);
-      parts.push(`${app.T("scaled")} ${formatWeight(trace.scaled.data[k])}${allowed ? "" : " → −∞"}`);
-    }
-    parts.push(`${app.T("entropy")} ${shown.entropies[hit.i].toFixed(2)}`);
-    out.textContent = parts.join(" · ");
-    out.dataset.weight = String(shown.weights[k]);
+    const { text, weight } = readoutText(hit, shown, trace, app.T);
+    out.textContent = text;
+    if (weight !== undefined) out.dataset.weight = String(weight);
   }
 }
 

@@ -22,6 +22,26 @@ export function makeLut(stops = VIRIDIS_STOPS) {
 
 export const VIRIDIS = makeLut();
 
+/** Magma at t = 0, 0.1, …, 1 (matplotlib's, rounded): dark purple to pale yellow. */
+const MAGMA_STOPS = [
+  [0, 0, 4], [20, 14, 54], [59, 15, 112], [100, 26, 128], [140, 41, 129], [183, 55, 121],
+  [222, 73, 104], [247, 112, 92], [254, 159, 109], [254, 207, 146], [252, 253, 191],
+];
+
+/** ColorBrewer's sequential Blues, light to dark: for print and for pages with a light palette. */
+const BLUES_STOPS = [
+  [247, 251, 255], [222, 235, 247], [198, 219, 239], [158, 202, 225], [107, 174, 214],
+  [66, 146, 198], [33, 113, 181], [8, 81, 156], [8, 48, 107],
+];
+
+/** The colour maps a page or widget can name. */
+export const COLORMAPS = { viridis: VIRIDIS, magma: makeLut(MAGMA_STOPS), blues: makeLut(BLUES_STOPS) };
+
+/** The LUT of colour map `name`, viridis for a name it does not know. */
+export function lutFor(name) {
+  return COLORMAPS[name] ?? VIRIDIS;
+}
+
 /** The LUT index of `value` on the range [0, `max`]; values outside are clamped, NaN is 0. */
 export function lutIndex(value, max = 1) {
   if (!(value > 0) || !(max > 0)) return 0;

@@ -81,7 +81,7 @@ export function drawHeatmap(ctx, weights, tq, tk, { x = 0, y = 0, cell, dpr = 1,
  * Token labels: queries down the left, keys along the top (rotated when `layout.angle` is set).
  * `highlight` = { axis: "query" | "key", index } draws that label bold on a tinted band.
  */
-export function drawLabels(ctx, layout, { highlight = null, queryValid = null, keyValid = null, font = "system-ui, 'Noto Sans CJK KR', sans-serif" } = {}) {
+export function drawLabels(ctx, layout, { highlight = null, queryValid = null, keyValid = null, font = "system-ui, 'Noto Sans CJK KR', sans-serif", ink = "#222", faded = "#8a8a8a" } = {}) {
   const { left, top, cell, fontPx } = layout;
   ctx.save();
   ctx.textBaseline = "middle";
@@ -91,14 +91,14 @@ export function drawLabels(ctx, layout, { highlight = null, queryValid = null, k
     if (i % layout.queryStep !== 0 && !bold) return;
     ctx.font = fontFor(bold);
     ctx.textAlign = "right";
-    ctx.fillStyle = queryValid && !queryValid[i] ? "#8a8a8a" : bold ? "#000" : "#222";
+    ctx.fillStyle = queryValid && !queryValid[i] ? faded : ink;
     ctx.fillText(label, left - 6, top + (i + 0.5) * cell);
   });
   layout.keyLabels.forEach((label, j) => {
     const bold = highlight?.axis === "key" && highlight.index === j;
     if (j % layout.keyStep !== 0 && !bold) return;
     ctx.font = fontFor(bold);
-    ctx.fillStyle = keyValid && !keyValid[j] ? "#8a8a8a" : bold ? "#000" : "#222";
+    ctx.fillStyle = keyValid && !keyValid[j] ? faded : ink;
     const cx = left + (j + 0.5) * cell;
     if (layout.angle) {
       ctx.save();
@@ -163,7 +163,7 @@ export function drawEntropyBars(ctx, layout, entropies, maxima, { color = "#5a6c
 }
 
 /** A horizontal colour legend from 0 to `max`, with ticks, at CSS (`x`, `y`). */
-export function drawLegend(ctx, { x, y, width, height = 12, max = 1, lut = VIRIDIS, dpr = 1, fontPx = 12 }) {
+export function drawLegend(ctx, { x, y, width, height = 12, max = 1, lut = VIRIDIS, dpr = 1, fontPx = 12, ink = "#333" }) {
   const w = Math.max(1, Math.round(width * dpr));
   const h = Math.max(1, Math.round(height * dpr));
   const image = ctx.createImageData(w, h);
@@ -180,7 +180,7 @@ export function drawLegend(ctx, { x, y, width, height = 12, max = 1, lut = VIRID
   ctx.putImageData(image, Math.round(x * dpr), Math.round(y * dpr));
   ctx.save();
   ctx.font = `${fontPx}px system-ui, sans-serif`;
-  ctx.fillStyle = "#333";
+  ctx.fillStyle = ink;
   ctx.textBaseline = "top";
   for (const t of [0, 0.5, 1]) {
     ctx.textAlign = t === 0 ? "left" : t === 1 ? "right" : "center";

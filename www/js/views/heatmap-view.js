@@ -97,7 +97,7 @@ export class HeatmapView {
 
   /**
    * view: { image (the cells, plotWidth x plotHeight CSS pixels at the device's ratio), layout,
-   * tq, tk, queries, keys, queryValid, keyValid, entropies, entropyMax, label }.
+   * tq, tk, queries, keys, queryValid, keyValid, entropies, entropyMax, label, ink?, faded? }.
    */
   draw(view) {
     this.view = view;
@@ -108,7 +108,7 @@ export class HeatmapView {
     ctx.clearRect(0, 0, layout.width, layout.height);
     ctx.imageSmoothingEnabled = false;
     if (view.image) ctx.drawImage(view.image, layout.left, layout.top, layout.plotWidth, layout.plotHeight);
-    drawLabels(ctx, layout, { queryValid: view.queryValid, keyValid: view.keyValid, font: FONT });
+    drawLabels(ctx, layout, { queryValid: view.queryValid, keyValid: view.keyValid, font: FONT, ink: view.ink, faded: view.faded });
     if (view.entropies) drawEntropyBars(ctx, layout, view.entropies, view.entropyMax);
     this.canvas.setAttribute("aria-label", view.label);
     if (this.cursor && (this.cursor.i >= view.tq || this.cursor.j >= view.tk)) this.cursor = null;

@@ -1,6 +1,6 @@
-// The steps of one head: QKᵀ, ÷√d_k (or not, with scaling off), the mask, softmax and · V —
-// each a small heatmap coloured over its own range, with that range written under it, and the
-// shapes of the products below.
+// The steps of one head, from its input X through Q = XW_Q, K and V to QKᵀ, ÷√d_k (or not, with
+// scaling off), the mask, softmax and · V — each a small heatmap coloured over its own range,
+// with its shape and range written under it, and the shapes of the products below.
 
 import { tf } from "../i18n.js";
 import { formatWeight, paintHeatmap } from "../render/heatmap.js";
@@ -58,6 +58,10 @@ export function drawSteps(container, trace, lang, mask = null) {
   const { tq, tk, dK } = trace;
   const scaled = trace.scale !== 1;
   const steps = [
+    ["xQ", "step.x", null],
+    ["q", "step.q", null],
+    ["k", "step.k", null],
+    ["v", "step.v", null],
     ["scores", "step.scores", null],
     ["scaled", scaled ? "step.scaled" : "step.unscaled", null],
     ["masked", "step.masked", null],
@@ -74,8 +78,10 @@ export function drawSteps(container, trace, lang, mask = null) {
       el("figcaption", {}, el("strong", { text: t(caption) }), el("span", { text: ` ${shape} ${formatWeight(lo)} … ${formatWeight(hi)}` })),
     );
   });
+  const d = trace.dModel;
+  const projections = t("stepProjections", { tq, tk, d, dk: dK });
   const shapes = scaled
     ? t("stepShapes", { tq, tk, dk: dK, scale: trace.scale.toFixed(3) })
     : t("stepShapesNoScale", { tq, tk, dk: dK });
-  container.replaceChildren(...figures, el("p", { class: "step-note", text: shapes }));
+  container.replaceChildren(...figures, el("p", { class: "step-note", text: projections }), el("p", { class: "step-note", text: shapes }));
 }

@@ -1,0 +1,120 @@
+// Puts together dist/headmap/: the folder a blog author copies (or installs from npm) to embed
+// <attention-heatmap>. Everything is found from headmap.js's own URL, so any static host works.
+// Run by scripts/build after the wasm is built; prints the folder's sizes.
+import { cp, mkdir, readFile, rm, stat, writeFile, readdir } from "node:fs/promises";
+import { gzipSync } from "node:zlib";
+import { build } from "esbuild";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const WWW = join(ROOT, "www");
+const OUT = join(ROOT, "dist", "headmap");
+
+/** What the widget needs besides its two bundles (headmap.js and js/worker.js). */
+const FILES = [
+  "headmap.d.ts",
+  "pkg/headmap.js",
+  "pkg/headmap_bg.wasm",
+  "pkg/headmap.d.ts",
+  "pkg-hf/headmap.js",
+  "pkg-hf/headmap_bg.wasm",
+  "pkg-hf/headmap.d.ts",
+  "models/headmap-tiny-ko-en/config.json",
+  "models/headmap-tiny-ko-en/model.safetensors",
+  "models/headmap-tiny-ko-en/tokenizer.json",
+  "models/headmap-tiny-ko-en/headmap.json",
+  "models/headmap-tiny-ko-en/README.md",
+];
+
+const cargo = await readFile(join(ROOT, "Cargo.toml"), "utf8");
+const version = cargo.match(/^version = "([^"]+)"/m)[1];
+
+await rm(OUT, { recursive: true, force: true });
+await mkdir(OUT, { recursive: true });
+for (const f of FILES) await cp(join(WWW, f), join(OUT, f), { recursive: true });
+// two bundles: the element with its views (a page imports one file), and the worker with the
+// core's glue; the wasm packages stay separate files, the larger one loaded only for real models
+const bundle = (entry, outfile) =>
+  build({
+    entryPoints: [join(WWW, entry)],
+    outfile: join(OUT, outfile),
+    bundle: true,
+    format: "esm",
+    minify: true,
+    target: "es2022",
+    legalComments: "none",
+    external: ["../pkg/headmap.js", "../pkg-hf/headmap.js"],
+    logLevel: "warning",
+  });
+await bundle("headmap.js", "headmap.js");
+await bundle("js/worker.js", "js/worker.js");
+for (const pkg of ["pkg", "pkg-hf"]) {
+  await build({ entryPoints: [join(WWW, pkg, "headmap.js")], outfile: join(OUT, pkg, "headmap.js"), format: "esm", minify: true, target: "es2022", logLevel: "warning", allowOverwrite: true });
+}
+await writeFile(
+  join(OUT, "package.json"),
+  `${JSON.stringify(
+    {
+      name: "headmap-widget",
+      version,
+      description: "<attention-heatmap>: live attention heatmaps of a Transformer, computed in the browser, for blog posts",
+      license: "MIT OR Apache-2.0",
+      type: "module",
+      main: "./headmap.js",
+      types: "./headmap.d.ts",
+      exports: { ".": { types: "./headmap.d.ts", default: "./headmap.js" }, "./headmap.js": "./headmap.js", "./*": "./*" },
+      sideEffects: ["./headmap.js"],
+      files: ["headmap.js", "headmap.d.ts", "js/", "pkg/", "pkg-hf/", "models/", "README.md"],
+      keywords: ["attention", "transformer", "heatmap", "web-component", "wasm"],
+    },
+    null,
+    2,
+  )}\n`,
+);
+await writeFile(
+  join(OUT, "README.md"),
+  `# headmap-widget ${version}
+
+\`<attention-heatmap>\`: the attention weights of a Transformer, head by head, computed in the
+reader's browser — for blog posts. Copy this folder to your site (say \`/assets/headmap/\`):
+
+\`\`\`html
+<script type="module" src="/assets/headmap/headmap.js"></script>
+<attention-heatmap text="동물이 길을 건너지 않았다. 그것은 너무 피곤했다." mask="causal" layer="0" head="3"></attention-heatmap>
+\`\`\`
+
+Attributes: \`text\`, \`text2\` or \`texts\` (a padded batch), \`target\`, \`mask\` (none | padding |
+causal | cross), \`place\` (encoder_self | decoder_self | cross), \`model\` (trained — the default, a
+tiny Korean–English model; small or base — the untrained toy; or the URL of a folder with
+config.json, model.safetensors and tokenizer.json), \`layer\`, \`head\` (or all), \`scale\`, \`lang\`
+(ko | en), \`controls\` (sentence mask layer head scale save), \`view\` (heatmap | grid | steps |
+mixing | pipeline | lines), \`colormap\` (viridis | magma | blues), \`theme\` (light | dark | auto).
+Events: \`load\`, \`render\`, \`error\`. Theme with \`--headmap-bg\`, \`--headmap-fg\`,
+\`--headmap-muted\`, \`--headmap-line\`, \`--headmap-accent\`, \`--headmap-font\`, \`--headmap-radius\`.
+
+It needs \`script-src 'self' 'wasm-unsafe-eval'\` in a Content-Security-Policy; with Trusted Types
+enforced, allow the policy \`headmap\` (\`trusted-types headmap\`). What you put inside the element
+shows until it upgrades (readers without JavaScript, feed readers).
+`,
+);
+
+async function sizes(dir) {
+  const out = [];
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile()) continue;
+    const path = join(entry.parentPath ?? entry.path, entry.name);
+    const bytes = await readFile(path);
+    out.push({ path: relative(OUT, path), raw: bytes.length, gz: gzipSync(bytes, { level: 9 }).length });
+  }
+  return out;
+}
+
+const all = await sizes(OUT);
+const sum = (list) => list.reduce((a, f) => ({ raw: a.raw + f.raw, gz: a.gz + f.gz }), { raw: 0, gz: 0 });
+const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
+// what a page with a toy widget downloads: the JS it imports and the small wasm
+const toy = sum(all.filter((f) => f.path.endsWith(".js") && !f.path.startsWith("pkg-hf") || f.path === "pkg/headmap_bg.wasm"));
+const real = sum(all.filter((f) => f.path.startsWith("pkg-hf/") && !f.path.endsWith(".d.ts")));
+const model = sum(all.filter((f) => f.path.startsWith("models/")));
+console.log(`[dist] dist/headmap: toy widget ${kib(toy.gz)} gzipped (${kib(toy.raw)}), JS + toy wasm; real models add ${kib(real.gz)} gzipped; the trained model ${kib(model.raw)}`);

@@ -1,0 +1,258 @@
+// <attention-heatmap> as a blog author ships it: the built dist/headmap/ folder (and the same
+// folder packed by npm), on a sample blog page (tests/widget/blog.html) served under a strict
+// Content-Security-Policy with Trusted Types enforced, beside a hostile stylesheet.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+
+import { launchChromium } from "../../scripts/browser.mjs";
+import { serve } from "../../scripts/serve.mjs";
+import { ROOT, SHOTS } from "./harness.mjs";
+
+const DIST = join(ROOT, "dist", "headmap");
+const BLOG = join(ROOT, "tests", "widget");
+/** What a careful blog sends: no inline script, wasm allowed, Trusted Types enforced. */
+const CSP = [
+  "default-src 'self'",
+  "script-src 'self' 'wasm-unsafe-eval'",
+  "style-src 'self'",
+  "img-src 'self' data: blob:",
+  "connect-src 'self'",
+  "worker-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "require-trusted-types-for 'script'",
+  "trusted-types headmap",
+].join("; ");
+
+let browser;
+let server;
+let base;
+let scratch;
+before(async () => {
+  if (!existsSync(join(DIST, "headmap.js"))) throw new Error("dist/headmap is missing: run scripts/build");
+  scratch = await mkdtemp(join(tmpdir(), "headmap-widget-"));
+  server = await serve(BLOG, 0, { mounts: { "/assets/headmap/": DIST, "/packed/": join(scratch, "site") }, headers: { "content-security-policy": CSP } });
+  base = `http://127.0.0.1:${server.address().port}/`;
+  browser = await launchChromium();
+});
+after(async () => {
+  await browser?.close();
+  await new Promise((ok) => server?.close(ok));
+  await rm(scratch, { recursive: true, force: true });
+});
+
+async function open(path = "blog.html", { width = 1000, height = 900, touch = false, javaScript = true } = {}) {
+  const context = await browser.newContext({ viewport: { width, height }, locale: "ko-KR", hasTouch: touch, isMobile: touch, javaScriptEnabled: javaScript, acceptDownloads: true });
+  const page = await context.newPage();
+  page.consoleErrors = [];
+  page.on("console", (m) => m.type() === "error" && page.consoleErrors.push(m.text()));
+  page.on("pageerror", (e) => page.consoleErrors.push(e.message));
+  await page.addInitScript(() => {
+    globalThis.__csp = [];
+    globalThis.__events = [];
+    globalThis.__workers = 0;
+    const Native = globalThis.Worker;
+    globalThis.Worker = class extends Native {
+      constructor(...args) {
+        super(...args);
+        globalThis.__workers += 1;
+      }
+    };
+    addEventListener("securitypolicyviolation", (e) => globalThis.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
+    for (const type of ["load", "render", "error"]) {
+      document.addEventListener(type, (e) => e.target?.localName === "attention-heatmap" && globalThis.__events.push({ id: e.target.id, type, detail: e.detail }), true);
+    }
+  });
+  await page.goto(base + path);
+  return page;
+}
+
+/** Scrolls every widget into view and waits until each has drawn. */
+async function renderAll(page) {
+  const ids = await page.evaluate(() => [...document.querySelectorAll("attention-heatmap")].map((e) => e.id));
+  for (const id of ids) {
+    await page.locator(`#${id}`).scrollIntoViewIfNeeded();
+    await page.waitForFunction((i) => globalThis.__events.some((e) => e.id === i && (e.type === "render" || e.type === "error")), id, { timeout: 60000 });
+  }
+  return ids;
+}
+
+const rendered = (page, id) => page.evaluate((i) => globalThis.__events.filter((e) => e.id === i && e.type === "render").length, id);
+
+async function nextRender(page, id, action) {
+  const before = await rendered(page, id);
+  await action();
+  await page.waitForFunction(([i, n]) => globalThis.__events.filter((e) => e.id === i && e.type === "render").length > n, [id, before], { timeout: 60000 });
+  return page.evaluate((i) => globalThis.__events.filter((e) => e.id === i && e.type === "render").at(-1).detail, id);
+}
+
+describe("the widget on a blog", () => {
+  it("renders every widget under a strict CSP with Trusted Types, from one worker, with no error", async () => {
+    const page = await open();
+    const ids = await renderAll(page);
+    assert.deepEqual(ids, ["causal", "lines", "grid"]);
+    const events = await page.evaluate(() => globalThis.__events);
+    for (const id of ids) {
+      assert.ok(events.some((e) => e.id === id && e.type === "load"), `${id} fired load`);
+      assert.ok(!events.some((e) => e.id === id && e.type === "error"), `${id} fired no error`);
+    }
+    const causal = events.find((e) => e.id === "causal" && e.type === "render").detail;
+    assert.deepEqual([causal.place, causal.layer, causal.head], ["decoder_self", 0, 3], "mask=causal puts it in the decoder, layer and head as written");
+    assert.equal(await page.evaluate(() => globalThis.__workers), 1, "three widgets share one worker");
+    assert.deepEqual(await page.evaluate(() => globalThis.__csp), [], "no CSP or Trusted Types violation");
+    assert.deepEqual(page.consoleErrors, []);
+    assert.equal(await page.locator("#causal").getAttribute("role"), "figure");
+    assert.match(await page.locator("#causal").getAttribute("aria-label"), /^어텐션 히트맵: ‘동물이 길을 건너지 않았다\. 그것은 너무 피곤했다\.’의 디코더 마스크드 셀프 어텐션, 1층, 4번 헤드$/);
+    await page.screenshot({ path: join(SHOTS, "widget-blog.png"), fullPage: true });
+  });
+
+  it("keeps the host page's styles out", async () => {
+    const page = await open();
+    await renderAll(page);
+    const inside = await page.locator("#causal").evaluate((host) => {
+      const frame = host.shadowRoot.querySelector(".frame");
+      const canvas = host.shadowRoot.querySelector("canvas.heatmap");
+      const button = host.shadowRoot.querySelector("button");
+      const s = getComputedStyle(frame);
+      return { color: s.color, spacing: s.letterSpacing, font: s.fontFamily, canvas: getComputedStyle(canvas).display, button: getComputedStyle(button).backgroundColor };
+    });
+    assert.notEqual(inside.color, "rgb(255, 0, 255)");
+    assert.equal(inside.spacing, "normal");
+    assert.doesNotMatch(inside.font, /Comic Sans/);
+    assert.equal(inside.canvas, "block", "the page hides its own canvases, not the widget's");
+    assert.notEqual(inside.button, "rgb(255, 255, 0)");
+  });
+
+  it("re-renders when an attribute changes, and keeps HTML in a text as text", async () => {
+    const page = await open();
+    await renderAll(page);
+    let detail = await nextRender(page, "causal", () => page.locator("#causal").evaluate((e) => e.setAttribute("head", "1")));
+    assert.equal(detail.head, 1);
+    detail = await nextRender(page, "causal", () => page.locator("#causal").evaluate((e) => (e.layer = 1)));
+    assert.equal(detail.layer, 1, "a property sets its attribute");
+    assert.equal(await page.locator("#causal").getAttribute("layer"), "1");
+    let dialogs = 0;
+    page.on("dialog", (d) => {
+      dialogs += 1;
+      d.dismiss();
+    });
+    detail = await nextRender(page, "causal", () => page.locator("#causal").evaluate((e) => (e.text = `<img src=x onerror=alert(1)> <script>alert(2)</script> 끝`)));
+    await page.waitForTimeout(300);
+    assert.equal(dialogs, 0);
+    const shadow = await page.locator("#causal").evaluate((e) => ({ imgs: e.shadowRoot.querySelectorAll("img, script").length, label: e.getAttribute("aria-label"), table: e.shadowRoot.querySelector("table").textContent }));
+    assert.equal(shadow.imgs, 0, "nothing was injected into the widget");
+    assert.ok(shadow.table.includes("<"), "the text is shown literally");
+    detail = await nextRender(page, "causal", () => page.locator("#causal").evaluate((e) => e.setAttribute("view", "steps")));
+    await page.locator("#causal").evaluate((e) => new Promise((ok) => {
+      const check = () => (e.shadowRoot.querySelectorAll(".step").length === 9 ? ok() : setTimeout(check, 50));
+      check();
+    }));
+    detail = await nextRender(page, "causal", () => page.locator("#causal").evaluate((e) => e.setAttribute("view", "pipeline")));
+    const pipeline = await page.locator("#causal").evaluate((e) => e.shadowRoot.querySelector(".pipeline").textContent);
+    assert.match(pipeline, /d_k = d_model \/ h = 64 \/ 4 = 16/);
+    assert.match(pipeline, /h · n · m · d_k/);
+    await nextRender(page, "causal", () => page.locator("#causal").evaluate((e) => e.setAttribute("view", "mixing")));
+    await page.locator("#causal").evaluate((e) => new Promise((ok) => {
+      const check = () => (e.shadowRoot.querySelector(".mixing .total")?.textContent === "[8, 2]" ? ok() : setTimeout(check, 50));
+      check();
+    }));
+    await page.screenshot({ path: join(SHOTS, "widget-views.png"), fullPage: true });
+  });
+
+  it("fires error events with details instead of throwing", async () => {
+    const page = await open();
+    await renderAll(page);
+    await page.locator("#grid").evaluate((e) => e.setAttribute("mask", "diagonal"));
+    await page.waitForFunction(() => globalThis.__events.some((e) => e.type === "error" && e.detail.attribute === "mask"));
+    const error = await page.evaluate(() => globalThis.__events.find((e) => e.type === "error").detail);
+    assert.equal(error.code, "attribute");
+    assert.match(error.message, /^mask="diagonal": use none \| padding \| causal \| cross$/);
+    await page.locator("#grid").evaluate((e) => e.setAttribute("model", "/no/such/model/"));
+    await page.waitForFunction(() => globalThis.__events.some((e) => e.type === "error" && e.detail.code === "fetch_status"));
+    const visible = await page.locator("#grid").evaluate((e) => e.shadowRoot.querySelector(".error").textContent);
+    assert.match(visible, /config\.json: .*\/no\/such\/model\/config\.json이\(가\) 404로 응답했습니다\./, "in the page's language");
+  });
+
+  it("fits a phone, and a tap shows a read-out", async () => {
+    const page = await open("blog.html", { width: 390, height: 844, touch: true });
+    await renderAll(page);
+    const [scroll, client] = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
+    assert.ok(scroll <= client, `the page is ${scroll} px wide at 390`);
+    const widget = await page.locator("#causal").boundingBox();
+    assert.ok(widget.x >= 0 && widget.x + widget.width <= 390);
+    await page.locator("#causal").scrollIntoViewIfNeeded();
+    const point = await page.locator("#causal").evaluate((e) => {
+      const canvas = e.shadowRoot.querySelector("canvas.heatmap");
+      const box = canvas.getBoundingClientRect();
+      const probe = canvas.getContext("2d");
+      return { x: box.left + box.width * 0.5, y: box.top + box.height * 0.6, ok: Boolean(probe) };
+    });
+    await page.touchscreen.tap(point.x, point.y);
+    await page.waitForFunction(() => document.getElementById("causal").shadowRoot.querySelector(".readout").dataset.weight !== undefined);
+    assert.match(await page.locator("#causal").evaluate((e) => e.shadowRoot.querySelector(".readout").textContent), /쿼리 .* → 키 .* · 가중치/);
+    await page.screenshot({ path: join(SHOTS, "widget-phone-390.png"), fullPage: true });
+  });
+
+  it("draws the strongest line of a chosen token at the largest weight of its row", async () => {
+    const page = await open();
+    await renderAll(page);
+    await page.locator("#lines").scrollIntoViewIfNeeded();
+    // choose "it" (query 7) with the keyboard, as a reader without a mouse would
+    await page.locator("#lines").evaluate((e) => e.shadowRoot.querySelector("canvas.lines").focus());
+    for (let k = 0; k < 8; k++) await page.keyboard.press("ArrowDown");
+    const strongest = await page.locator("#lines").evaluate((e) => JSON.parse(e.shadowRoot.querySelector("canvas.lines").dataset.strongest));
+    assert.equal(strongest.query, 7);
+    const doc = JSON.parse(await page.locator("#lines").evaluate((e) => e.toJSON()));
+    const place = doc.rows[0].attention.encoder_self;
+    assert.equal(place.queries[7], "it");
+    let best = { weight: -1 };
+    place.weights[0].forEach((head, h) => head[7].forEach((w, j) => w > best.weight && (best = { weight: w, head: h, key: j })));
+    assert.equal(strongest.head, best.head);
+    assert.equal(strongest.key, best.key);
+    assert.ok(Math.abs(strongest.weight - best.weight) < 1e-6, `${strongest.weight} vs ${best.weight}`);
+    assert.match(await page.locator("#lines").evaluate((e) => e.shadowRoot.querySelector(".readout").textContent), /^“it”: the strongest line runs from “it” to/);
+    const dark = await page.locator("#lines").evaluate((e) => getComputedStyle(e.shadowRoot.querySelector(".frame")).backgroundColor);
+    assert.equal(dark, "rgb(21, 24, 31)", "theme=dark");
+  });
+
+  it("saves the figure as PNG and SVG and the weights as JSON", async () => {
+    const page = await open();
+    await renderAll(page);
+    const saved = {};
+    for (const format of ["png", "svg", "json"]) {
+      const [download] = await Promise.all([page.waitForEvent("download"), page.locator("#causal").evaluate((e, f) => e.shadowRoot.querySelector(`[data-export=${f}]`).click(), format)]);
+      saved[format] = await import("node:fs/promises").then(async (fs) => fs.readFile(await download.path()));
+    }
+    assert.deepEqual([...saved.png.subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47]);
+    assert.ok(saved.svg.toString().startsWith("<svg") && saved.svg.toString().includes("동물이"));
+    assert.equal(JSON.parse(saved.json.toString()).model_type, "toy");
+  });
+
+  it("shows what the author put inside to readers without JavaScript", async () => {
+    const page = await open("blog.html", { javaScript: false });
+    assert.ok(await page.locator("#causal table.fallback").isVisible());
+  });
+
+  it("works the same installed from the npm package", async () => {
+    const pack = join(scratch, "pack");
+    await mkdir(pack, { recursive: true });
+    execFileSync("npm", ["pack", DIST, "--pack-destination", pack, "--silent"], { stdio: "pipe" });
+    const tarball = join(pack, execFileSync("ls", [pack]).toString().trim());
+    const site = join(scratch, "site");
+    execFileSync("npm", ["install", "--prefix", site, "--no-audit", "--no-fund", "--offline", tarball], { stdio: "pipe" });
+    await writeFile(
+      join(site, "packed.html"),
+      `<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><script type="module" src="/packed/node_modules/headmap-widget/headmap.js"></script></head>
+<body><attention-heatmap id="packed" model="small" text="Minsu gave Younghee a book." view="grid"></attention-heatmap></body></html>\n`,
+    );
+    const page = await open("packed/packed.html");
+    await renderAll(page);
+    assert.ok((await page.evaluate(() => globalThis.__events)).some((e) => e.id === "packed" && e.type === "load"));
+    assert.deepEqual(page.consoleErrors, []);
+  });
+});

@@ -1,0 +1,61 @@
+// Reading <attention-heatmap>'s attributes, and the requests they make.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+
+import { DEFAULTS, parseAttributes, requestOf, sourceOf } from "../../www/js/widget/attributes.js";
+
+const BASE = "https://blog.example/posts/attention/";
+const read = (attrs) => parseAttributes(attrs, BASE);
+
+const toy = { encoderDecoder: true, places: [{ place: "encoder_self", mask: "padding" }, { place: "decoder_self", mask: "causal" }, { place: "cross", mask: "cross" }] };
+const bert = { encoderDecoder: false, places: [{ place: "encoder_self", mask: "padding" }] };
+
+describe("widget attributes", () => {
+  it("default to the seed sentence on the trained model", () => {
+    const { settings, problems } = read({});
+    assert.deepEqual(problems, []);
+    assert.deepEqual(settings, DEFAULTS);
+  });
+
+  it("read texts as a JSON array, lines, or a text and a second text", () => {
+    assert.deepEqual(read({ texts: '["a b", "c"]' }).settings.texts, ["a b", "c"]);
+    assert.deepEqual(read({ texts: "a b\n c \n\n" }).settings.texts, ["a b", "c"]);
+    assert.deepEqual(read({ text: "a", text2: "b" }).settings.texts, ["a", "b"]);
+    assert.deepEqual(read({ text: "a", text2: "  " }).settings.texts, ["a"]);
+    assert.equal(read({ texts: "[1, 2]" }).problems[0].attribute, "texts");
+  });
+
+  it("read models: trained, toy presets, and folder URLs resolved against the page", () => {
+    assert.deepEqual(read({ model: "small" }).settings.model, { from: "toy", preset: "small" });
+    assert.deepEqual(read({ model: "toy" }).settings.model, { from: "toy", preset: "small" });
+    assert.deepEqual(read({ model: "base" }).settings.model, { from: "toy", preset: "base" });
+    assert.deepEqual(read({ model: "../models/opus" }).settings.model, { from: "url", base: "https://blog.example/posts/models/opus/" });
+    assert.equal(read({ model: "javascript:alert(1)" }).problems[0].attribute, "model");
+    const assets = new URL("https://blog.example/assets/headmap/");
+    assert.equal(sourceOf({ from: "trained" }, 1, assets).base, "https://blog.example/assets/headmap/models/headmap-tiny-ko-en/");
+    assert.deepEqual(sourceOf({ from: "toy", preset: "base" }, 7, assets), { from: "toy", preset: "base", seed: 7, layers: 6 });
+  });
+
+  it("read numbers, switches and lists, and report what they cannot read", () => {
+    const { settings, problems } = read({ layer: "2", head: "all", scale: "false", controls: "sentence, mask head", lang: "ko", view: "lines", colormap: "magma", theme: "dark" });
+    assert.equal(settings.layer, 2);
+    assert.equal(settings.head, "all");
+    assert.equal(settings.scale, false);
+    assert.deepEqual(settings.controls, ["sentence", "mask", "head"]);
+    assert.equal(settings.view, "lines");
+    assert.deepEqual(problems, []);
+    assert.equal(read({ head: "all" }).settings.view, "grid", "all heads is the grid");
+    const bad = read({ layer: "-1", head: "1.5", mask: "diagonal", view: "pie", lang: "fr", theme: "neon", colormap: "jet", controls: "everything" });
+    assert.deepEqual(bad.problems.map((p) => p.attribute).sort(), ["colormap", "controls", "head", "lang", "layer", "mask", "theme", "view"]);
+    assert.equal(bad.settings.mask, null, "a value that cannot be read keeps its default");
+    assert.equal(read({ controls: "none" }).settings.controls.length, 0);
+  });
+
+  it("make requests: a batch at an encoder, one text and its target at a decoder", () => {
+    const s = read({ texts: '["a b", "c"]', mask: "causal" }).settings;
+    assert.deepEqual(requestOf(s, toy), { texts: ["a b"], place: "decoder_self", scale: true, mask: "causal" });
+    assert.deepEqual(requestOf(s, toy, "x y"), { texts: ["a b"], place: "decoder_self", scale: true, mask: "causal", targets: ["x y"] });
+    assert.deepEqual(requestOf(s, bert), { texts: ["a b", "c"], place: "encoder_self", scale: true, mask: "causal" }, "BERT made causal: a what-if at its only place");
+    assert.deepEqual(requestOf(read({ place: "cross" }).settings, bert).place, "encoder_self", "a place the model lacks falls back to its first");
+  });
+});

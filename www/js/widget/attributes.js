@@ -1,0 +1,160 @@
+// What an author writes on <attention-heatmap>, read into settings: pure functions, no DOM,
+// so they are tested in Node. A value that cannot be read falls back to its default and is
+// reported (the element fires an `error` event for it; it never throws).
+
+export const VIEWS = ["heatmap", "grid", "steps", "mixing", "pipeline", "lines"];
+export const MASKS = ["none", "padding", "causal", "cross"];
+export const PLACES = ["encoder_self", "decoder_self", "cross"];
+export const CONTROLS = ["sentence", "mask", "layer", "head", "scale", "save"];
+export const THEMES = ["light", "dark", "auto"];
+export const COLORMAP_NAMES = ["viridis", "magma", "blues"];
+export const TOY_PRESETS = ["small", "base"];
+
+/** Every attribute the element reads, kebab-case as authors write them. */
+export const ATTRIBUTES = ["text", "text2", "texts", "target", "mask", "place", "model", "layer", "head", "scale", "lang", "controls", "view", "colormap", "theme", "seed"];
+
+export const DEFAULTS = Object.freeze({
+  texts: ["동물이 길을 건너지 않았다. 그것은 너무 피곤했다."],
+  target: null, // null: the model writes its own, or the toy reads the text again
+  mask: null, // null: the place's own mask
+  place: null, // null: the place the mask belongs to, else the model's first
+  model: { from: "trained" },
+  layer: null, // null: the model's suggestion, else 0
+  head: null, // a number, "all" (the grid), or null: the suggestion, else 0
+  scale: true,
+  lang: null, // null: the page's language
+  controls: ["layer", "head"],
+  view: "heatmap",
+  colormap: "viridis",
+  theme: "light",
+  seed: 1,
+});
+
+const int = (value, min, max) => {
+  const n = Number(value);
+  return Number.isInteger(n) && n >= min && n <= max ? n : undefined;
+};
+
+/** A list written as a JSON array, or one item per line. */
+function list(value) {
+  const text = value.trim();
+  if (text.startsWith("[")) {
+    const parsed = JSON.parse(text);
+    if (!Array.isArray(parsed) || !parsed.every((x) => typeof x === "string")) throw new Error("not a list of strings");
+    return parsed;
+  }
+  return text.split("\n").map((s) => s.trim()).filter(Boolean);
+}
+
+/**
+ * Reads `attrs` (name → string, as `getAttribute` gives them; missing names are absent) into
+ * settings. `base` resolves a model folder's URL. Returns { settings, problems }, problems being
+ * [{ attribute, value, expected }] for every value that fell back to its default.
+ */
+export function parseAttributes(attrs, base) {
+  const s = { ...DEFAULTS };
+  const problems = [];
+  const bad = (attribute, expected) => problems.push({ attribute, value: attrs[attribute], expected });
+  const has = (name) => typeof attrs[name] === "string";
+
+  if (has("texts")) {
+    try {
+      const texts = list(attrs.texts);
+      if (texts.length) s.texts = texts.slice(0, 8);
+      else bad("texts", "a JSON array of sentences, or one sentence per line");
+    } catch {
+      bad("texts", "a JSON array of sentences, or one sentence per line");
+    }
+  } else if (has("text")) {
+    s.texts = [attrs.text, ...(has("text2") && attrs.text2.trim() ? [attrs.text2] : [])];
+  }
+  if (has("target")) s.target = attrs.target;
+  if (has("mask")) {
+    if (MASKS.includes(attrs.mask)) s.mask = attrs.mask;
+    else bad("mask", MASKS.join(" | "));
+  }
+  if (has("place")) {
+    if (PLACES.includes(attrs.place)) s.place = attrs.place;
+    else bad("place", PLACES.join(" | "));
+  }
+  if (has("model")) {
+    const model = attrs.model.trim();
+    if (model === "trained") s.model = { from: "trained" };
+    else if (model === "toy" || TOY_PRESETS.includes(model)) s.model = { from: "toy", preset: model === "toy" ? "small" : model };
+    else {
+      try {
+        const url = new URL(model.endsWith("/") ? model : `${model}/`, base);
+        if (url.protocol !== "https:" && url.protocol !== "http:") throw new Error("not http");
+        s.model = { from: "url", base: url.href };
+      } catch {
+        bad("model", "trained | small | base | the URL of a folder of Hugging Face files");
+      }
+    }
+  }
+  if (has("layer")) {
+    const n = int(attrs.layer, 0, 63);
+    if (n === undefined) bad("layer", "a layer number from 0");
+    else s.layer = n;
+  }
+  if (has("head")) {
+    if (attrs.head === "all") s.head = "all";
+    else {
+      const n = int(attrs.head, 0, 127);
+      if (n === undefined) bad("head", "a head number from 0, or all");
+      else s.head = n;
+    }
+  }
+  if (has("scale")) s.scale = !["false", "0", "off", "no"].includes(attrs.scale.trim().toLowerCase());
+  if (has("lang")) {
+    if (["ko", "en"].includes(attrs.lang)) s.lang = attrs.lang;
+    else bad("lang", "ko | en");
+  }
+  if (has("controls")) {
+    const names = attrs.controls.split(/[\s,]+/).filter(Boolean);
+    const unknown = names.filter((n) => !CONTROLS.includes(n) && n !== "none");
+    if (unknown.length) bad("controls", CONTROLS.join(" "));
+    s.controls = names.filter((n) => CONTROLS.includes(n));
+  }
+  if (has("view")) {
+    if (VIEWS.includes(attrs.view)) s.view = attrs.view;
+    else bad("view", VIEWS.join(" | "));
+  }
+  if (has("colormap")) {
+    if (COLORMAP_NAMES.includes(attrs.colormap)) s.colormap = attrs.colormap;
+    else bad("colormap", COLORMAP_NAMES.join(" | "));
+  }
+  if (has("theme")) {
+    if (THEMES.includes(attrs.theme)) s.theme = attrs.theme;
+    else bad("theme", THEMES.join(" | "));
+  }
+  if (has("seed")) {
+    const n = int(attrs.seed, 0, 2 ** 31 - 1);
+    if (n === undefined) bad("seed", "a whole number from 0");
+    else s.seed = n;
+  }
+  if (s.head === "all" && s.view === "heatmap") s.view = "grid";
+  return { settings: s, problems };
+}
+
+/** The model source the worker loads for `model` settings; `assets` is the widget's folder. */
+export function sourceOf(model, seed, assets) {
+  if (model.from === "toy") return { from: "toy", preset: model.preset, seed, layers: model.preset === "base" ? 6 : 2 };
+  if (model.from === "trained") return { from: "url", base: new URL("models/headmap-tiny-ko-en/", assets).href };
+  return { from: "url", base: model.base };
+}
+
+/**
+ * The request for `settings` on a model described by `info`: the texts as a padded batch, or
+ * at an encoder–decoder's decoder places one text with its target (`target`: the author's, or
+ * the model's own). The place is the author's, or the one the mask belongs to (the core picks).
+ */
+export function requestOf(settings, info, target = settings.target) {
+  const place = settings.place && info.places.some((p) => p.place === settings.place) ? settings.place : null;
+  const resolved = place ?? (settings.mask ? info.places.find((p) => p.mask === settings.mask)?.place ?? info.places[0].place : info.places[0].place);
+  const decoderSide = info.encoderDecoder && resolved !== "encoder_self";
+  const texts = decoderSide ? [settings.texts[0]] : settings.texts;
+  const request = { texts, place: resolved, scale: settings.scale };
+  if (settings.mask) request.mask = settings.mask;
+  if (decoderSide && target !== null && target !== undefined) request.targets = [target];
+  return request;
+}
