@@ -198,6 +198,14 @@ fn tiny_marian_from_spm_matches_transformers() {
 }
 
 #[test]
+fn the_tiny_model_trained_here_matches_transformers() {
+    // its weights live with the page; the references with the other fixtures
+    let model = load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("www/models/headmap-tiny-ko-en"));
+    check_model("tiny-ko-en", &model);
+    check_tokens("tiny-ko-en", &model);
+}
+
+#[test]
 fn minilm_matches_transformers() {
     // the real weights, fetched by scripts/setup; the references are committed
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/all-MiniLM-L6-v2");
