@@ -17,7 +17,9 @@ before(async () => {
 });
 after(async () => h?.close());
 
+/** The explorer on `query`; the untrained toy unless the query names a model. */
 async function open(query = "", options) {
+  if (!/[?&]model=/.test(query)) query = query ? `${query}&model=toy` : "?model=toy";
   const page = await h.page(options);
   await page.addInitScript(() => {
     globalThis.__csp = [];
@@ -31,6 +33,34 @@ async function open(query = "", options) {
 const meta = (page) => page.evaluate(() => globalThis.__headmap.meta);
 
 describe("explorer", () => {
+  it("opens on the model trained here, with the head that links 그것 to 동물", async () => {
+    const page = await h.page();
+    await page.goto(h.base);
+    await waitForRender(page);
+    const m = await meta(page);
+    const state = await page.evaluate(() => globalThis.__headmap.state);
+    assert.equal(state.model, "trained");
+    assert.equal(m.place, "encoder_self");
+    assert.deepEqual(m.queries.slice(0, 4), ["동물", "##이", "길", "##을"], "Korean word pieces");
+    for (const t of m.tokens.queries) assert.ok(!["unknown", "part"].includes(t.kind), `no [UNK] and no jamo: ${t.label}`);
+    assert.ok(await page.locator("#coverage").isHidden());
+    // the preselected head: its largest weight in the 그것 row is on 동물
+    const it = m.queries.indexOf("그것");
+    const weights = await page.evaluate(() => Array.from(globalThis.__headmap.shownWeights));
+    const row = weights.slice(it * m.tk, (it + 1) * m.tk);
+    assert.equal(m.keys[row.indexOf(Math.max(...row))], "동물", `head ${state.layer}.${state.head}`);
+    assert.match(await page.locator("#notice").textContent(), /Trained model/);
+    assert.match(await page.locator("#model-status").textContent(), /^headmap-tiny-ko-en is loaded/);
+    await page.screenshot({ path: join(SHOTS, "trained.png"), fullPage: true });
+    // cross-attention opens on the alignment head, with the model's own translation
+    await page.locator("#settings").evaluate((d) => (d.open = true));
+    await afterRender(page, () => page.locator("input[name=place][value=cross]").check());
+    const cross = await meta(page);
+    assert.equal(cross.tokens.queries[0].kind, "special", "the decoder starts from its start token");
+    assert.ok(cross.queries.includes("animal"));
+    assert.deepEqual(page.consoleErrors, []);
+  });
+
   it("opens on the first sentence, and a tab switches to the padded one with PAD keys hatched", async () => {
     const page = await open();
     let m = await meta(page);
@@ -60,7 +90,7 @@ describe("explorer", () => {
     await afterRender(page, () => page.locator("#text").fill("Minsu gave a book."));
     m = await meta(page);
     assert.deepEqual(m.queries.slice(0, 4), ["Minsu", "gave", "a", "book"]);
-    await page.locator("#rows button").nth(1).click();
+    await afterRender(page, () => page.locator("#rows button").nth(1).click());
     const examples = await page.locator("#example-buttons button").all();
     assert.equal(examples.length, 4);
     for (const button of examples) {
@@ -97,10 +127,10 @@ describe("explorer", () => {
   it("draws cross-attention as Tq x Tk with the decoder down the side", async () => {
     const page = await open("?place=cross");
     const { meta: m, layout } = await page.evaluate(() => ({ meta: globalThis.__headmap.meta, layout: globalThis.__headmap.layout }));
-    assert.equal(m.tq, 12, "the English target has 12 tokens");
+    assert.equal(m.tq, 14, "the English target has 14 tokens");
     assert.equal(m.tk, 9, "the Korean source has 9");
     assert.equal(Math.round(layout.plotWidth / layout.cell), 9);
-    assert.equal(Math.round(layout.plotHeight / layout.cell), 12);
+    assert.equal(Math.round(layout.plotHeight / layout.cell), 14);
     assert.equal(m.queries[0], "The");
     assert.equal(m.keys[0], "동물이");
     assert.ok(await page.locator("#target").isVisible());

@@ -108,8 +108,9 @@ export async function cellPoint(page, i, j) {
   return { x: box.x + layout.left + (j + 0.5) * layout.cell, y: box.y + layout.top + (i + 0.5) * layout.cell };
 }
 
-/** Moves the pointer over cell (i, j) of the main heatmap. */
+/** Moves the pointer over cell (i, j) of the main heatmap, scrolled into view first. */
 export async function hoverCell(page, i, j) {
+  await page.locator("#heatmap").scrollIntoViewIfNeeded();
   const { x, y } = await cellPoint(page, i, j);
   await page.mouse.move(x, y);
 }

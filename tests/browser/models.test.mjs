@@ -35,9 +35,10 @@ async function modelLoaded(page) {
   return model;
 }
 
+/** The explorer on the untrained toy, so the model a test loads is the only real one. */
 async function toyPage() {
   const page = await h.page();
-  await page.goto(h.base);
+  await page.goto(`${h.base}?model=toy`);
   await waitForRender(page);
   return page;
 }
@@ -120,6 +121,7 @@ describe("real models", () => {
     assert.equal(model.architecture, "bert", "the root config.json, not 1_Pooling's");
     await page.waitForFunction(() => globalThis.__headmap.meta?.keys[0] === "[CLS]");
     assert.match(await page.locator("#model-status").textContent(), /^tiny-bert is loaded from this computer/);
+    await page.waitForFunction(() => !new URLSearchParams(location.search).has("model"));
     assert.equal(new URL(page.url()).searchParams.get("model"), null, "a local folder is not put in the link");
   });
 
@@ -177,7 +179,7 @@ describe("real models", () => {
 
   it("fetches a Hub model id with progress, shows all three places, and keeps it in the cache", async () => {
     const page = await h.page();
-    await page.goto(`${h.base}?hub=${hub.path}`);
+    await page.goto(`${h.base}?model=toy&hub=${hub.path}`);
     await waitForRender(page);
     await page.locator("#model").selectOption("hub");
     await page.locator("#hub-id").fill("headmap-tests/tiny-marian");
@@ -213,7 +215,7 @@ describe("real models", () => {
 
   it("refuses ids that are not model ids, explains a missing repository, and keeps the model", async () => {
     const page = await h.page();
-    await page.goto(`${h.base}?hub=${hub.path}`);
+    await page.goto(`${h.base}?model=toy&hub=${hub.path}`);
     await waitForRender(page);
     await page.locator("#model").selectOption("hub");
     await page.locator("#hub-id").fill("../../etc/passwd");

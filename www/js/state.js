@@ -15,20 +15,20 @@ export const LANGS = ["en", "ko"];
 export const MODELS = ["toy", "trained", "minilm"];
 
 export const DEFAULTS = Object.freeze({
-  model: "toy",
+  model: "trained",
   /** A same-origin mirror of the Hub's layout (a path on this site); "" is the Hub itself. */
   hub: "",
   text: "동물이 길을 건너지 않았다. 그것은 너무 피곤했다.",
   text2: "민수가 영희에게 책을 주었다.",
-  target: "The animal didn't cross the street because it was too tired.",
+  target: "The animal did not cross the street. The animal was too tired.",
   place: null, // null: the model's first place
   mask: null, // null: the mask the place was trained with
   scale: true,
   preset: "small",
   layers: 2,
   seed: 1,
-  layer: 0,
-  head: 0,
+  layer: null, // null: the head the model suggests for the place, else 0
+  head: null,
   row: 0,
   range: "max",
   lang: null, // null: follow the browser
@@ -80,8 +80,8 @@ export async function decodeState(search, hash = "") {
   if (PRESETS.includes(p.get("preset"))) s.preset = p.get("preset");
   s.layers = intIn(p.get("layers"), 1, 12, s.layers);
   s.seed = intIn(p.get("seed"), 0, 2 ** 31 - 1, s.seed);
-  s.layer = intIn(p.get("layer"), 0, 63, s.layer);
-  s.head = intIn(p.get("head"), 0, 127, s.head);
+  s.layer = p.has("layer") ? intIn(p.get("layer"), 0, 63, s.layer) : s.layer;
+  s.head = p.has("head") ? intIn(p.get("head"), 0, 127, s.head) : s.head;
   s.row = intIn(p.get("row"), 0, 7, s.row);
   if (["max", "one"].includes(p.get("range"))) s.range = p.get("range");
   if (LANGS.includes(p.get("lang"))) s.lang = p.get("lang");

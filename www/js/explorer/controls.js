@@ -179,7 +179,8 @@ export class Controls {
           value: place,
           checked: place === current,
           disabled: !there,
-          onchange: () => this.set({ place, mask: null }),
+          // another place opens on the head the model suggests for it, if any
+          onchange: () => this.set({ place, mask: null, layer: null, head: null }),
         }),
         el("span", {}, app.T(`place.${place}`), ...(there ? [] : [el("span", { class: "tag", text: `(${app.T("notInModel")})` })])),
         el("small", { text: app.T(`place.${place}.hint`) }),

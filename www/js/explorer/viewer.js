@@ -37,12 +37,13 @@ export class Viewer {
   bind() {
     const { app } = this;
     const $ = app.$;
+    // choosing one of the two pins both: the head shown is then the reader's
     $("layer").addEventListener("change", () => {
-      app.state.layer = Number($("layer").value);
+      Object.assign(app.state, { layer: Number($("layer").value), head: Number($("head").value) });
       this.render();
     });
     $("head").addEventListener("change", () => {
-      app.state.head = Number($("head").value);
+      Object.assign(app.state, { layer: Number($("layer").value), head: Number($("head").value) });
       this.render();
     });
     $("table-details").addEventListener("toggle", () => this.drawTable());
@@ -90,10 +91,17 @@ export class Viewer {
     const state = app.state;
     const place = r.info.places[0];
     const { layers, heads, tq, tk, batch } = place;
-    state.layer = Math.min(state.layer, layers - 1);
-    state.head = Math.min(state.head, heads - 1);
+    // a head the reader chose, else the one the model suggests for this place (headmap.json)
+    const suggestion = app.model.info.suggestions?.find((x) => x.place === place.place);
+    if (state.layer !== null) state.layer = Math.min(state.layer, layers - 1);
+    if (state.head !== null) state.head = Math.min(state.head, heads - 1);
     state.row = Math.min(state.row, batch - 1);
-    const sel = { place: place.place, row: state.row, layer: state.layer, head: state.head };
+    const sel = {
+      place: place.place,
+      row: state.row,
+      layer: state.layer ?? Math.min(suggestion?.layer ?? 0, layers - 1),
+      head: state.head ?? Math.min(suggestion?.head ?? 0, heads - 1),
+    };
     app.syncUrl();
     fillSelect($("layer"), layers, sel.layer, app.T("layer"));
     fillSelect($("head"), heads, sel.head, app.T("head"));
@@ -192,7 +200,7 @@ export class Viewer {
     };
     probe.layout = layout;
     probe.shownWeights = head.weights;
-    probe.state = { ...state };
+    probe.state = { ...state, layer: sel.layer, head: sel.head };
     this.loadTrace(seq);
   }
 

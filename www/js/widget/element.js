@@ -118,7 +118,10 @@ export class AttentionHeatmap extends HTMLElement {
   attributeChangedCallback(name, old, value) {
     if (old === value) return;
     // an author's change wins over what the reader last chose for the same thing
-    if (name === "text" || name === "texts") delete this.#reader.text;
+    if (name === "text" || name === "texts" || name === "text2") {
+      delete this.#reader.text;
+      delete this.#reader.row;
+    }
     else if (name in this.#reader) delete this.#reader[name];
     if (name === "mask" || name === "place") {
       delete this.#reader.mask;
@@ -258,7 +261,7 @@ export class AttentionHeatmap extends HTMLElement {
     const pick = (reader, author, suggested) => (reader ?? (typeof author === "number" ? author : null) ?? suggested ?? 0);
     const layer = Math.min(pick(this.#reader.layer, settings.layer, suggestion?.layer), place.layers - 1);
     const head = Math.min(pick(this.#reader.head, settings.head, suggestion?.head), place.heads - 1);
-    this.#sel = { place: place.place, row: 0, layer, head };
+    this.#sel = { place: place.place, row: Math.min(this.#reader.row ?? 0, place.batch - 1), layer, head };
   }
 
   // ---- the shadow DOM -----------------------------------------------------------------------
@@ -364,6 +367,20 @@ export class AttentionHeatmap extends HTMLElement {
       });
       return sel;
     };
+    // a padded batch: the reader switches rows, to see the PAD of the shorter one
+    if (place.batch > 1) {
+      const rows = el("span", { class: "rows", role: "group", "aria-label": T("rowsLabel") });
+      for (let b = 0; b < place.batch; b++) {
+        const tab = el("button", { type: "button", "aria-pressed": String(b === this.#sel.row), text: `${T("sentence")} ${b + 1}`, title: s.texts[b] ?? "" });
+        tab.addEventListener("click", () => {
+          this.#reader.row = b;
+          this.#sel.row = b;
+          this.#draw();
+        });
+        rows.append(tab);
+      }
+      items.push(rows);
+    }
     if (s.controls.includes("layer") && place.layers > 1) items.push(select("layer", place.layers, this.#sel.layer));
     if (s.controls.includes("head") && s.view !== "lines" && s.view !== "grid") items.push(select("head", place.heads, this.#sel.head));
     if (s.controls.includes("scale")) {
@@ -409,6 +426,8 @@ export class AttentionHeatmap extends HTMLElement {
     this.#parts.note.textContent = notes.join(" ");
     this.#parts.note.hidden = !notes.length;
     const view = this.#settings.view;
+    this.#parts.legend.hidden = false;
+    this.#parts.readout.hidden = false;
     const width = Math.max(200, this.#width - 22);
     const common = { r, place, sel, tokens, labels, width };
     try {
@@ -510,8 +529,8 @@ export class AttentionHeatmap extends HTMLElement {
     const box = el("div", { class: "mixing-box" });
     const table = el("div", { class: "mixing" });
     const mixing = new MixingView(table, this.#client, this.#lang);
-    const pick = el("select", { "aria-label": T("query") });
-    pick.append(el("option", { value: "", text: T("mixing.seed") }));
+    const pick = el("select", { "aria-label": T("mixing.pick") });
+    pick.append(el("option", { value: "", text: T("mixing.articleExample") }));
     this.#shown.labels.queries.forEach((q, i) => {
       if (this.#shown.tokens.queryValid[i]) pick.append(el("option", { value: String(i), text: T("mixing.fromHead", { query: q }) }));
     });
@@ -522,7 +541,7 @@ export class AttentionHeatmap extends HTMLElement {
       const { tk, labels } = this.#shown;
       mixing.fromHead({ keys: labels.keys, weights: this.#trace.weights.data.subarray(i * tk, (i + 1) * tk), v: this.#trace.v.data, dV: this.#trace.v.cols, query: labels.queries[i] });
     });
-    box.append(el("div", { class: "mix-pick" }, pick), table);
+    box.append(el("label", { class: "mix-pick" }, el("span", { text: T("mixing.pick") }), pick), table);
     mixing.render();
     return box;
   }
@@ -545,8 +564,8 @@ export class AttentionHeatmap extends HTMLElement {
     drawPipeline(container, { n: place.tq, m: place.tk, dModel: this.#model.info.dModel, heads: place.heads, dK, scale: place.scale }, this.#lang, canvases);
     this.#parts.stage.replaceChildren(container);
     this.#shown = null;
-    this.#parts.legend.replaceChildren();
-    this.#parts.readout.textContent = "";
+    this.#parts.legend.hidden = true;
+    this.#parts.readout.hidden = true;
   }
 
   /** BertViz's two columns: every head of the layer as coloured lines; tap a token to focus it. */

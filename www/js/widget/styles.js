@@ -83,6 +83,8 @@ button:focus-visible, select:focus-visible, input:focus-visible, textarea:focus-
 .heatmap { touch-action: pan-x pan-y; }
 .readout { margin: 0.35rem 0 0; min-height: 2.6em; font-size: 0.82rem; font-variant-numeric: tabular-nums; }
 .legend { display: flex; flex-wrap: wrap; gap: 0.3rem 0.8rem; align-items: center; font-size: 0.78rem; color: var(--hm-muted); }
+.rows { display: inline-flex; flex-wrap: wrap; gap: 0.25rem; }
+.rows button[aria-pressed="true"] { background: var(--hm-accent); color: var(--hm-bg); border-color: var(--hm-accent); }
 .save { display: flex; flex-wrap: wrap; gap: 0.3rem; margin-top: 0.4rem; }
 .grid-scroll { overflow-x: auto; max-width: 100%; }
 .grid { display: grid; justify-content: start; grid-template-columns: max-content repeat(var(--heads, 4), max-content); gap: 3px; align-items: center; }
