@@ -259,6 +259,9 @@ export class Viewer {
     }
     $("scale-note").hidden = place.scale;
     $("scale-note").textContent = app.T("scaleOffNote");
+    // a trained decoder fed its target: a row predicts the next word
+    $("decoder-note").hidden = !(info.trained && info.encoderDecoder && place.place !== "encoder_self");
+    $("decoder-note").textContent = app.T("decoderRowsNote");
     const unreadable = Math.max(tokens.unreadable.queries, tokens.unreadable.keys);
     $("coverage").hidden = unreadable <= 0.5;
     $("coverage").textContent = app.T("coverage", { model: app.model.name });

@@ -422,6 +422,7 @@ export class AttentionHeatmap extends HTMLElement {
     const notes = [];
     if (place.whatIf) notes.push(T(info.trained ? "whatIfNote" : "comparisonNote", { model: architecture, trained: T(`mask.${info.places.find((p) => p.place === sel.place).mask}`), mask: T(`mask.${place.mask}`) }));
     if (!place.scale) notes.push(T("scaleOffNote"));
+    if (info.trained && info.encoderDecoder && sel.place !== "encoder_self") notes.push(T("decoderRowsNote"));
     if (Math.max(tokens.unreadable.queries, tokens.unreadable.keys) > 0.5) notes.push(T("coverage", { model: architecture }));
     this.#parts.note.textContent = notes.join(" ");
     this.#parts.note.hidden = !notes.length;
