@@ -107,6 +107,9 @@ class Torch:
         return np.concatenate([a.numpy() for a in out.attentions])
 
 
+GEMM_ONLY = "GEMM only: the forward's products (ndarray dot)"
+
+
 def stats(times):
     t = sorted(times)
     return {"median": t[len(t) // 2], "min": t[0], "max": t[-1], "runs": len(t)}
@@ -132,6 +135,7 @@ def main():
     p.add_argument("--model", type=Path, required=True)
     p.add_argument("--runs", type=int, default=20)
     p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--gemm", help="scripts/peers/gemm's binary: times the forward's products alone, in the rounds")
     p.add_argument("--out", type=Path)
     p.add_argument("--serve", choices=["onnxruntime", "torch"], help="(internal) be one engine's process")
     p.add_argument("--threads", type=int, default=1)
@@ -161,12 +165,16 @@ def main():
             pipe.name = pipe.proc.stdout.readline().strip()  # the engine says what it is once loaded
             engines.append(pipe)
 
+    peers = engines[1:]  # what returns weights to compare
+    if args.gemm:
+        engines.append(Pipe(GEMM_ONLY, [args.gemm, "serve", str(layers)]))
+
     result = {"engines": [e.name for e in engines], "missing": missing, "lengths": {}}
     for n, ids in all_ids.items():
         shape = (layers, heads, len(ids), len(ids))
         # 1. agreement with headmap's weights, before anything is timed
         reference = engines[0].weights(n, shape)
-        delta = {e.name: float(np.max(np.abs(e.weights(n, shape) - reference))) for e in engines[1:]}
+        delta = {e.name: float(np.max(np.abs(e.weights(n, shape) - reference))) for e in peers}
         # 2. warm-up, then interleaved rounds: every engine once per round
         for _ in range(args.warmup):
             for e in engines:

@@ -105,11 +105,41 @@ impl Case {
     }
 }
 
+/// Every product of a whole forward at `t` tokens, `layers` times each layer's: the time a
+/// forward would take if it ran at the GEMM's speed and did nothing else. Timed in the same
+/// rounds as the forwards, so the share is measured under the same noise.
+pub struct Forward {
+    cases: Vec<(Case, usize)>,
+}
+
+impl Forward {
+    pub fn new(t: usize, layers: usize) -> Self {
+        Forward { cases: Shape::ALL.iter().map(|&s| (Case::new(s, t), s.per_layer() * layers)).collect() }
+    }
+
+    pub fn run(&self) -> f32 {
+        self.cases.iter().map(|(case, count)| (0..*count).map(|_| case.run()).sum::<f32>()).sum()
+    }
+}
+
 /// The exports the benchmark page calls: `gemm_new(shape, t)` → a case, `gemm_run(case, reps)`
-/// runs its product `reps` times, `gemm_free(case)`. Shapes are numbered as [`Shape::ALL`].
+/// runs its product `reps` times, `gemm_free(case)` (shapes numbered as [`Shape::ALL`]);
+/// `forward_new(t, layers)` and `forward_run` for a whole forward's products.
 #[cfg(target_arch = "wasm32")]
 mod exports {
-    use super::{Case, Shape};
+    use super::{Case, Forward, Shape};
+
+    #[no_mangle]
+    pub extern "C" fn forward_new(t: u32, layers: u32) -> *mut Forward {
+        Box::into_raw(Box::new(Forward::new(t as usize, layers as usize)))
+    }
+
+    /// # Safety
+    /// `forward` comes from `forward_new` and was not freed.
+    #[no_mangle]
+    pub unsafe extern "C" fn forward_run(forward: *const Forward) -> f32 {
+        (*forward).run()
+    }
 
     #[no_mangle]
     pub extern "C" fn gemm_new(shape: u32, t: u32) -> *mut Case {

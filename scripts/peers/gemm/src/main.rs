@@ -1,12 +1,35 @@
 //! The native half: every shape at 16, 128 and 512 tokens, one JSON line each with the median,
 //! min and max of `reps` timed products (after a warm-up) and GFLOP/s at the median.
 //! Usage: headmap-peers-gemm [reps]
+//!
+//! `headmap-peers-gemm serve LAYERS` instead answers `run T` on stdin with the milliseconds of
+//! all of a forward's products at T tokens (scripts/peers/native.py times it among the forwards).
 
+use std::io::{BufRead, Write};
 use std::time::Instant;
 
-use headmap_peers_gemm::{Case, Shape};
+use headmap_peers_gemm::{Case, Forward, Shape};
+
+fn serve(layers: usize) {
+    let mut forwards = std::collections::HashMap::new();
+    let mut out = std::io::stdout().lock();
+    for line in std::io::stdin().lock().lines() {
+        let line = line.expect("stdin");
+        let t: usize = match line.split_whitespace().collect::<Vec<_>>()[..] {
+            ["run", t] => t.parse().expect("run T"),
+            _ => panic!("unknown command {line:?}"),
+        };
+        let forward = forwards.entry(t).or_insert_with(|| Forward::new(t, layers));
+        let start = Instant::now();
+        std::hint::black_box(forward.run());
+        writeln!(out, "{}", start.elapsed().as_secs_f64() * 1e3).and_then(|_| out.flush()).expect("stdout");
+    }
+}
 
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("serve") {
+        return serve(std::env::args().nth(2).and_then(|l| l.parse().ok()).unwrap_or(6));
+    }
     let reps: usize = std::env::args().nth(1).and_then(|r| r.parse().ok()).unwrap_or(20);
     for t in [16usize, 128, 512] {
         for shape in Shape::ALL {
