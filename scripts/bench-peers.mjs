@@ -35,6 +35,7 @@ const MOUNTS = {
   "/tjs-ort/": repo(tjsOrt),
   "/tjs/": repo("node_modules/@huggingface/transformers/dist"),
   "/gemm/": repo("target/peers-gemm/wasm32-unknown-unknown/release"),
+  "/gemm-relaxed/": repo("target/peers-gemm-relaxed/wasm32-unknown-unknown/release"),
 };
 // cross-origin isolated, so onnxruntime-web may use threads (SharedArrayBuffer)
 const HEADERS = {
@@ -91,6 +92,7 @@ function nativePart() {
     "--onnx", repo("bench-pkg/minilm-onnx/onnx/model.onnx"), "--model", repo("models/all-MiniLM-L6-v2"),
     "--runs", String(runs), "--warmup", String(warmup), "--out", `${OUT}/native.json`,
     "--gemm", repo("target/peers-gemm/release/headmap-peers-gemm"),
+    "--gemm-avx512", repo("target/peers-gemm-avx512/release/headmap-peers-gemm"),
   ], { stdio: ["ignore", "inherit", "pipe"], encoding: "utf8" });
   for (const line of native.stderr.split("\n")) if (line.startsWith("[native]")) say(line);
   if (native.status !== 0) throw new Error(`native.py failed:\n${native.stderr.slice(-3000)}`);

@@ -1,6 +1,6 @@
 // One engine of scripts/bench-peers in a worker of its own (so onnxruntime-web can run with 1
 // and 2 threads in one page: its thread count is fixed per wasm instance). The URL says which:
-//   engine.js?engine=headmap | ort&threads=N | tjs | gemm
+//   engine.js?engine=headmap | ort&threads=N | tjs | gemm[&variant=relaxed]
 // Messages in: { id, op: "load" | "prepare" | "run" | "weights" | "tokenize" | "gemm", … };
 // out: { id, …result } or { id, error }. Every engine times its own forward, from ids (or,
 // for headmap, the text the explorer would send) to every attention weight in JS memory.
@@ -8,6 +8,7 @@
 const params = new URL(self.location.href).searchParams;
 const kind = params.get("engine");
 const threads = Number(params.get("threads") ?? 1);
+const variant = params.get("variant") ?? ""; // the GEMM: "" (simd128, as headmap) or "relaxed"
 
 const MODEL = "/model/"; // config.json, model.safetensors, tokenizer.json
 const ONNX = "/tjs-models/minilm/onnx/model.onnx";
@@ -129,7 +130,7 @@ const engines = {
 
   /** ndarray's `dot` on MiniLM's shapes (scripts/peers/gemm), built for wasm like headmap. */
   async gemm() {
-    const { instance } = await WebAssembly.instantiate(await bytes("/gemm/headmap_peers_gemm.wasm"), {});
+    const { instance } = await WebAssembly.instantiate(await bytes(`/gemm${variant && `-${variant}`}/headmap_peers_gemm.wasm`), {});
     const { gemm_new, gemm_run, gemm_free, forward_new, forward_run } = instance.exports;
     const forwards = new Map();
     const SHAPES = [
@@ -140,7 +141,7 @@ const engines = {
       ["TxT.Tx32", 12, (t) => [t, t, 32]],
     ];
     return {
-      name: "GEMM only: the forward's products (ndarray dot)",
+      name: `GEMM only: the forward's products (ndarray dot${variant && `, ${variant} SIMD build`})`,
       /** every product of a forward at n tokens, timed in the rounds like a forward */
       prepare: (n, { layers }) => forwards.set(n, forward_new(n, layers)),
       run(n) {

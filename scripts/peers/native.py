@@ -136,6 +136,7 @@ def main():
     p.add_argument("--runs", type=int, default=20)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--gemm", help="scripts/peers/gemm's binary: times the forward's products alone, in the rounds")
+    p.add_argument("--gemm-avx512", help="the same built with matrixmultiply's AVX-512 kernel (which ndarray turns off)")
     p.add_argument("--out", type=Path)
     p.add_argument("--serve", choices=["onnxruntime", "torch"], help="(internal) be one engine's process")
     p.add_argument("--threads", type=int, default=1)
@@ -168,6 +169,8 @@ def main():
     peers = engines[1:]  # what returns weights to compare
     if args.gemm:
         engines.append(Pipe(GEMM_ONLY, [args.gemm, "serve", str(layers)]))
+    if args.gemm_avx512:
+        engines.append(Pipe(GEMM_ONLY.replace(")", ", AVX-512 kernel)"), [args.gemm_avx512, "serve", str(layers)]))
 
     result = {"engines": [e.name for e in engines], "missing": missing, "lengths": {}}
     for n, ids in all_ids.items():

@@ -14,8 +14,8 @@ what the nets held`.split(/\s+/);
 const textOf = (n) => Array.from({ length: n - 2 }, (_, i) => WORDS[i % WORDS.length]).join(" ");
 
 class Engine {
-  constructor(kind, threads = 1) {
-    this.worker = new Worker(`engine.js?engine=${kind}&threads=${threads}`, { type: "module" });
+  constructor(kind, threads = 1, variant = "") {
+    this.worker = new Worker(`engine.js?engine=${kind}&threads=${threads}&variant=${variant}`, { type: "module" });
     this.pending = new Map();
     this.next = 0;
     this.worker.onmessage = ({ data }) => {
@@ -53,10 +53,11 @@ const log = (...a) => console.log("[peers]", ...a);
 
 async function run({ lengths = [16, 128, 512], runs = 20, warmup = 3, gemmReps = 20 } = {}) {
   // 1. load every engine, one after another (load times are not the point, but cheap to keep);
-  //    the last is no forward: the forward's matrix products alone, at the GEMM's own speed
-  const gemm = new Engine("gemm");
-  const engines = [new Engine("headmap"), new Engine("ort", 1), new Engine("ort", 2), new Engine("tjs", 1), gemm];
-  const peers = engines.slice(1, -1); // the engines whose weights are compared with headmap's
+  //    the last two are no forward: the forward's matrix products alone, at the GEMM's own speed,
+  //    built as headmap is (simd128) and with relaxed SIMD (fused multiply-add)
+  const gemms = [new Engine("gemm"), new Engine("gemm", 1, "relaxed")];
+  const engines = [new Engine("headmap"), new Engine("ort", 1), new Engine("ort", 2), new Engine("tjs", 1), ...gemms];
+  const peers = engines.slice(1, -2); // the engines whose weights are compared with headmap's
   const loads = {};
   for (const e of engines) {
     const { name, loadMs, isolated } = await e.ask("load");
@@ -108,9 +109,10 @@ async function run({ lengths = [16, 128, 512], runs = 20, warmup = 3, gemmReps =
     log(`${n} tokens:`, Object.entries(lengthsOut[n].times).map(([k, v]) => `${k} ${v.median.toFixed(1)}`).join(", "));
   }
   // 4. each product shape on its own, in wasm, with nothing else running
-  const { rows } = await gemm.ask("gemm", { lengths, reps: gemmReps });
+  const { rows } = await gemms[0].ask("gemm", { lengths, reps: gemmReps });
+  const { rows: relaxed } = await gemms[1].ask("gemm", { lengths, reps: gemmReps });
   for (const e of engines) e.worker.terminate();
-  return { userAgent: navigator.userAgent, isolated: crossOriginIsolated, ids, loads, engines: engines.map((e) => e.name), lengths: lengthsOut, gemm: rows };
+  return { userAgent: navigator.userAgent, isolated: crossOriginIsolated, ids, loads, engines: engines.map((e) => e.name), lengths: lengthsOut, gemm: rows, gemmRelaxed: relaxed };
 }
 
 /** headmap's forward on this (main) thread, `count` times at n tokens, for the profiler. */

@@ -4,17 +4,26 @@
 
 // First match wins; patterns are tried against the demangled Rust path.
 export const KINDS = [
-  ["matrix products (matrixmultiply)", /matrixmultiply|gemm|ndarray::linalg/],
-  ["softmax / exp", /softmax|expf|::exp\b|libm::math::exp/],
-  ["GELU / erf", /erf|Activation::apply/],
-  ["layer norm", /LayerNorm|layer_norm/],
-  ["masks", /mask|Mask/],
-  ["copies (assign, to_owned, standard layout, memcpy)", /memcpy|memmove|assign|to_owned|as_standard_layout|clone|copy|zip|Zip/],
-  ["allocation (dlmalloc, memset)", /dlmalloc|malloc|alloc|free|memset|realloc/],
-  ["finite checks", /ensure_finite|is_finite/],
-  ["row copy to JS, serde, wasm-bindgen", /Float32Array|serde|wasm_bindgen|js_sys|head_maxima|__wbg/],
-  ["tokenizer", /tokeniz|regex|unicode/],
-  ["JS, GC and the rest", /.*/],
+  ["matrix products: kernel", /sgemm_kernel::kernel/],
+  ["matrix products: packing, loops", /matrixmultiply|ndarray::linalg/],
+  ["softmax: exp", /expf/],
+  ["GELU: erf", /erf/],
+  ["GELU: the rest of the map", /Activation::apply/],
+  ["softmax: max, sum, normalise", /softmax/],
+  ["mask (-inf where hidden)", /apply_mask|mask::/],
+  ["finite checks (ensure_finite)", /ensure_finite/],
+  ["layer norm", /LayerNorm/],
+  ["weights into the run (push_layer)", /push_layer/],
+  ["per-head copies, ÷√d_k, the block (MultiHeadAttention::forward)", /MultiHeadAttention|scaled_dot_product_attention|multi_head/],
+  ["Run.row: weights to JS (Float32Array copy)", /new_from_slice|Float32Array/],
+  ["Run.row: head maxima, allowed cells", /head_maxima|allowed|Run::row/],
+  ["allocation, memset, memcpy", /dlmalloc|malloc|alloc|free|memset|memcpy|memmove|realloc/],
+  ["copies: assign, to_owned, zip", /assign|to_owned|as_standard_layout|clone|zip|Zip|copy/],
+  ["residual adds, encode", /encode|transformer|Add|add/],
+  ["tokenizer", /tokeniz|regex|unicode|normaliz/],
+  ["serde, wasm-bindgen glue", /serde|wasm_bindgen|js_sys|__wbg|getDataViewMemory|getStringFromWasm|decode/],
+  ["GC", /\(garbage collector\)/],
+  ["the rest (JS, runtime)", /.*/],
 ];
 
 export function profileSummary(profile) {

@@ -88,6 +88,7 @@ export function printTables({ browser, native, config, runs, warmup }) {
   }
   if (browser?.gemm) {
     gemmTable("ndarray's dot (matrixmultiply 0.3.11) in wasm (simd128), MiniLM's shapes", browser.gemm, lengths, out);
+    if (browser.gemmRelaxed) gemmTable("the same built with +relaxed-simd (fused multiply-add)", browser.gemmRelaxed, lengths, out);
     const [hm, gemmOnly] = [browser.engines[0], GEMM_ONLY in browser.lengths[lengths[0]].times ? GEMM_ONLY : null];
     const median = (name) => (t) => browser.lengths[t].times[name].median;
     shareTable(browser.gemm, median(hm), gemmOnly && median(gemmOnly), "headmap wasm (forward + row copy)", lengths, config, out);
