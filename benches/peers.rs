@@ -33,7 +33,11 @@ fn load() -> Model {
 /// One unpadded row of `ids`, as `Model::run` would build it.
 fn batch(ids: &[u32]) -> Batch {
     let n = ids.len();
-    let row = Row { tokens: ids.iter().map(|id| Token::word(&id.to_string())).collect(), valid: vec![true; n], ids: ids.to_vec() };
+    let row = Row {
+        tokens: ids.iter().map(|id| Token::word(&id.to_string())).collect(),
+        valid: vec![true; n],
+        ids: ids.to_vec(),
+    };
     Batch { sources: vec![row], targets: Vec::new() }
 }
 
