@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
+# numpy comes with onnxruntime and PyTorch; without them headmap runs alone and needs none
 
 
 class Pipe:
@@ -42,6 +42,8 @@ class Pipe:
         return float(self.ask(f"run {n}"))
 
     def weights(self, n, shape):
+        import numpy as np
+
         with tempfile.NamedTemporaryFile(suffix=".f32") as f:
             self.ask(f"weights {n} {f.name}")
             return np.fromfile(f.name, dtype="<f4").reshape(shape)
@@ -52,6 +54,8 @@ class Pipe:
 
 
 def feeds(ids):
+    import numpy as np
+
     ids = np.asarray(ids, dtype=np.int64)[None, :]  # (1, T)
     return {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
 
@@ -75,6 +79,8 @@ class OnnxRuntime:
         return (time.perf_counter() - start) * 1e3
 
     def weights(self, ids):
+        import numpy as np
+
         out = dict(zip(self.outputs, self.session.run(self.outputs, feeds(ids))))
         return np.concatenate([out[f"attentions.{i}"] for i in range(sum(o.startswith("attentions.") for o in out))])
 
@@ -102,6 +108,8 @@ class Torch:
             return (time.perf_counter() - start) * 1e3
 
     def weights(self, ids):
+        import numpy as np
+
         with self.torch.inference_mode():
             out = self.forward(ids)
         return np.concatenate([a.numpy() for a in out.attentions])
@@ -176,8 +184,10 @@ def main():
     for n, ids in all_ids.items():
         shape = (layers, heads, len(ids), len(ids))
         # 1. agreement with headmap's weights, before anything is timed
-        reference = engines[0].weights(n, shape)
-        delta = {e.name: float(np.max(np.abs(e.weights(n, shape) - reference))) for e in peers}
+        delta = {}
+        if peers:
+            reference = engines[0].weights(n, shape)
+            delta = {e.name: float(abs(e.weights(n, shape) - reference).max()) for e in peers}
         # 2. warm-up, then interleaved rounds: every engine once per round
         for _ in range(args.warmup):
             for e in engines:
