@@ -101,7 +101,7 @@ describe("explorer", () => {
       assert.equal(m.queries.filter((t) => t !== "[PAD]").join(""), text.replace(/\s+/g, ""), `${id} is shown as soon as it is picked`);
       await page.locator("#table-details summary").click();
       await page.waitForFunction((k) => document.querySelectorAll("#table thead th")[1]?.textContent === k, m.keys[0]);
-      assert.match(await page.locator("#table caption").textContent(), /^Sentence 1, Encoder self-attention, layer 1, head 1/);
+      assert.match(await page.locator("#table-caption").textContent(), /^Sentence 1, Encoder self-attention, layer 1, head 1/);
       await page.locator("#table-details summary").click();
     }
     assert.ok((await page.locator("#example-buttons button[lang=ko]").count()) >= 2);
@@ -220,7 +220,7 @@ describe("explorer", () => {
     await page.locator("#table-details summary").click();
     await page.locator("#text").fill("word ".repeat(2100));
     await page.waitForFunction(() => document.getElementById("status").textContent.includes("2100"));
-    assert.equal(await page.locator("#status").textContent(), "텍스트가 토큰 2100개로, 최대 2048개를 넘습니다.");
+    assert.equal(await page.locator("#status").textContent(), "텍스트가 토큰 2100개로, 최대 2048개를 넘습니다. 텍스트를 줄이거나 더 긴 텍스트를 읽는 모델을 고르세요.");
     const words = await page.evaluate(() => {
       // what a reader sees, user text and tokens aside: labels, notes, buttons, errors
       const skip = (n) => n.closest("textarea, #example-buttons, #rows, #table, script, style, [hidden], .visually-hidden, [lang=en]");
@@ -244,7 +244,14 @@ describe("explorer", () => {
     assert.equal(await page.locator("#heatmap-area").isHidden(), true);
     await page.locator("#text").fill("word ".repeat(2100));
     await page.waitForFunction(() => /more than the maximum/.test(document.getElementById("status").textContent));
-    assert.equal(await page.locator("#status").textContent(), "the text has 2100 tokens, more than the maximum of 2048");
+    assert.equal(await page.locator("#status").textContent(), "The text has 2100 tokens, more than the maximum of 2048. Shorten the text, or choose a model that reads longer texts.");
+    // nothing of the last text stays: no tab, no note, no button speaking of it
+    assert.equal(await page.locator("#rows button").count(), 0);
+    assert.ok(await page.locator("#mixing-from-head").isHidden());
+    await page.locator("#lang").click();
+    assert.match(await page.locator("#status").textContent(), /^텍스트가 토큰 2100개로/, "the error follows the language");
+    assert.equal(await page.locator("#layer option").first().textContent(), "층 1");
+    await page.locator("#lang").click();
     assert.equal(await page.locator("#status").getAttribute("role"), "alert");
     assert.ok(await page.locator("#status").evaluate((n) => n.classList.contains("error")));
     await page.screenshot({ path: join(SHOTS, "too-long.png") });

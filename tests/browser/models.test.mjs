@@ -72,7 +72,7 @@ describe("real models", () => {
     assert.ok(meta.queries.every((t) => !/^[\u1100-\u11ff]+$/.test(t)), "no lone jamo");
     assert.ok(await page.locator("#coverage").isVisible());
     assert.match(await page.locator("#coverage").textContent(), /does not cover this script/);
-    assert.match(await page.locator("#model-status").textContent(), /all-MiniLM-L6-v2 is loaded from 127\.0\.0\.1:\d+ \(bert, up to 512 tokens\)\. It was named by the link you opened\./);
+    assert.match(await page.locator("#model-status").textContent(), /all-MiniLM-L6-v2 is loaded from this site \(bert, up to 512 tokens\)\. It was named by the link you opened\./);
     assert.equal(await page.locator("input[name=place][value=cross]").isDisabled(), true, "BERT has no decoder");
     await page.screenshot({ path: join(SHOTS, "minilm.png"), fullPage: true });
 
@@ -93,7 +93,7 @@ describe("real models", () => {
     await afterRender(page, () => page.locator("input[name=mask][value=causal]").check());
     assert.equal((await page.evaluate(() => globalThis.__headmap.meta)).mask, "causal");
     assert.ok(isHatched(await cellColor(page, 1, 3)), "the future is hatched");
-    assert.match(await page.locator("#what-if").textContent(), /What-if: bert was trained with the Padding mask here, not with the Causal mask/);
+    assert.match(await page.locator("#what-if").textContent(), /^What-if: all-MiniLM-L6-v2 was trained with the padding mask here; this runs it with the causal mask instead/);
     assert.match(await page.locator("label.option", { hasText: "Causal mask" }).textContent(), /\(what-if\)/);
     await page.screenshot({ path: join(SHOTS, "minilm-what-if-causal.png"), fullPage: true });
     await page.waitForFunction(() => location.search.includes("mask=causal"));
@@ -144,7 +144,7 @@ describe("real models", () => {
     await page.locator("#model-error").waitFor({ state: "visible" });
     assert.equal(
       await page.locator("#model-error").textContent(),
-      "the chosen files: missing model.safetensors, tokenizer.json (or source.spm + vocab.json) The model shown stays Toy Transformer (untrained, no download).",
+      "The chosen files: missing model.safetensors, tokenizer.json (or source.spm + vocab.json). Choose the model's whole folder, or all of its files. The model shown stays Toy Transformer (untrained, no download).",
     );
     assert.equal(await page.locator("#model-error").getAttribute("role"), "alert");
     assert.equal(await page.locator("#model").inputValue(), "toy");
@@ -224,8 +224,22 @@ describe("real models", () => {
     await page.locator("#hub-id").fill("headmap-tests/tiny-nothing");
     await page.locator("#hub-load").click();
     await page.waitForFunction(() => /answered 404/.test(document.getElementById("model-error").textContent));
-    assert.match(await page.locator("#model-error").textContent(), /^config\.json: .* answered 404 The model shown stays/);
-    assert.equal(await page.locator("#model").inputValue(), "toy", "back on the toy model");
+    assert.match(await page.locator("#model-error").textContent(), /^config\.json: .* answered 404\. Check the model id: the Hub has no such file for it\. The model shown stays/);
+    assert.equal(await page.locator("#model").inputValue(), "hub", "the id stays in its field, to correct it");
+    assert.equal(await page.locator("#hub-id").inputValue(), "headmap-tests/tiny-nothing");
+    assert.equal((await page.evaluate(() => globalThis.__headmap.meta)).heads, 4, "the toy is still shown");
+  });
+
+  it("says so when a link's model cannot be loaded, shows the default model, and keeps the link", async () => {
+    const page = await h.page();
+    await page.goto(`${h.base}?model=hub:headmap-tests/tiny-nothing&hub=${hub.path}`);
+    await page.waitForFunction(() => globalThis.__headmap?.ready, null, { timeout: 60000 });
+    await page.locator("#model-error").waitFor({ state: "visible" });
+    assert.match(await page.locator("#model-error").textContent(), /answered 404\. .* The model shown stays headmap-tiny-ko-en\./);
+    assert.equal((await page.evaluate(() => globalThis.__headmap.model)).architecture, "marian");
+    await page.waitForTimeout(300);
+    assert.match(page.url(), /model=hub%3Aheadmap-tests%2Ftiny-nothing/, "the link still names its model");
+    assert.equal(await page.locator("#hub-id").inputValue(), "headmap-tests/tiny-nothing");
   });
 
   it("never fetches from a host a link names", async () => {

@@ -116,8 +116,8 @@ describe("languages", () => {
 
   it("word the core's errors in Korean from their code and details", () => {
     const tooLong = { message: "the text has 2100 tokens, more than the maximum of 2048", code: "too_long", details: { code: "too_long", tokens: 2100, max: 2048 } };
-    assert.equal(errorText("en", tooLong), tooLong.message);
-    assert.equal(errorText("ko", tooLong), "텍스트가 토큰 2100개로, 최대 2048개를 넘습니다.");
+    assert.equal(errorText("ko", tooLong), "텍스트가 토큰 2100개로, 최대 2048개를 넘습니다. 텍스트를 줄이거나 더 긴 텍스트를 읽는 모델을 고르세요.");
+    assert.equal(errorText("en", tooLong), "The text has 2100 tokens, more than the maximum of 2048. Shorten the text, or choose a model that reads longer texts.", "a sentence, then what to do");
     const shape = {
       code: "file",
       details: { code: "file", file: "model.safetensors", problem: { problem: "wrong_shape", name: "a.weight", got: [48, 32], expected: [50, 32] } },
@@ -126,6 +126,7 @@ describe("languages", () => {
     const place = { code: "mask_not_for_place", details: { mask: "causal", place: "cross", expected: ["cross", "none"] } };
     assert.equal(errorText("ko", place), "인과 마스크는 크로스 어텐션에 쓸 수 없습니다: 크로스 어텐션, 마스크 없음 중에서 고르세요.");
     assert.equal(errorText("ko", { code: "something_new" }), "알 수 없는 오류가 생겼습니다 (something_new).");
+    assert.equal(errorText("en", { message: "worker stopped", code: "x" }), "Worker stopped.");
   });
 
   it("have a Korean wording for every error the core can give", async () => {

@@ -106,3 +106,23 @@ function addCopyButtons() {
 addCopyButtons();
 setLang(initialLang(), { remember: false });
 document.getElementById("lang-switch").addEventListener("click", () => setLang(lang === "ko" ? "en" : "ko", { remember: true }));
+
+// A link into the page (the contents, or a shared #section) lands on its section even while the
+// widgets above it draw and grow: for a few seconds, a widget that changes height above the
+// target brings the target back to the top, until the reader scrolls on their own.
+function holdAnchor(id) {
+  const target = id && document.getElementById(id);
+  if (!target) return;
+  let own = false;
+  const stop = () => {
+    own = true;
+  };
+  for (const type of ["wheel", "touchmove", "keydown", "pointerdown"]) addEventListener(type, stop, { once: true, passive: true });
+  const realign = () => !own && target.scrollIntoView({ block: "start" });
+  const widgets = new ResizeObserver(realign);
+  for (const w of document.querySelectorAll("attention-heatmap")) widgets.observe(w);
+  realign();
+  setTimeout(() => widgets.disconnect(), 8000);
+}
+addEventListener("hashchange", () => holdAnchor(decodeURIComponent(location.hash.slice(1))));
+if (location.hash) holdAnchor(decodeURIComponent(location.hash.slice(1)));

@@ -35,7 +35,11 @@ export const STRINGS = {
     asInPaper: "as in the paper",
     forComparison: "for comparison",
     whatIf: "what-if",
-    whatIfNote: "What-if: {model} was trained with the {trained} here, not with the {mask}; these weights answer a question it never met in training.",
+    whatIfNote: "What-if: {model} was trained with {trained} here; this runs it with {mask} instead, a question it never met in training.",
+    "maskInline.padding": "the padding mask",
+    "maskInline.causal": "the causal mask",
+    "maskInline.cross": "the source padding mask",
+    "maskInline.none": "no mask",
     scale: "Divide scores by √d_k",
     scaleOffNote: "Scores are not divided by √d_k here: the softmax saturates, as the paper warns.",
     decoderRowsNote: "Each decoder row is labelled with the token it reads and predicts the next one (teacher forcing): a row looks at the source of the word it is about to write, so alignments show one row early.",
@@ -54,6 +58,7 @@ export const STRINGS = {
     rowsLabel: "Batch row shown",
     heads: "All heads",
     "heads.hint": "Tap or click a head, or use the arrow keys.",
+    "heads.more": "More heads to the right: scroll the grid sideways.",
     readout: "Hover over a cell or a token, or tap one.",
     entropy: "Row entropy (bits)",
     table: "Weights as a table",
@@ -118,6 +123,7 @@ export const STRINGS = {
     fromLink: "It was named by the link you opened.",
     keptModel: "The model shown stays {model}.",
     localWhere: "this computer",
+    siteWhere: "this site",
     "arch.toy": "toy",
     widgetLabel: "Attention heatmap: {place}, layer {layer}, head {head}, of “{text}”",
     linesLabel: "Attention of layer {layer} as lines from {tq} queries (left) to {tk} keys (right). Use the arrow keys to choose a token.",
@@ -136,6 +142,7 @@ export const STRINGS = {
     badModelId: "That is not a model id: use owner/name, e.g. Helsinki-NLP/opus-mt-ko-en.",
     notInModel: "not in this model",
     coverage: "Most of this text is unknown to {model}: its vocabulary does not cover this script, so it sees [UNK] tokens and pieces of characters. Try a multilingual model, such as the tiny Korean–English model.",
+    coverageKo: "{model} reads Korean: most of this text is outside its vocabulary, so it sees pieces and unknown tokens. Try a Korean sentence, or MiniLM for English.",
     linkTooLong: "This text is too long to share in a link; the link keeps the other settings.",
     export: "Save",
     "export.png": "PNG image",
@@ -146,7 +153,7 @@ export const STRINGS = {
     heatmapLabel: "Attention weights of {place}, layer {layer}, head {head}: {tq} queries by {tk} keys. Use the arrow keys to read the cells.",
     gridLabel: "Layer {layer}, head {head}",
     gridCorner: "layer \\ head",
-    comparisonNote: "For comparison: the paper puts the {trained} here; this untrained model runs with the {mask} instead.",
+    comparisonNote: "For comparison: the paper puts {trained} here; this untrained model runs with {mask} instead.",
     tokenUnknown: "unknown token, stands for “{text}”",
     tokenPart: "piece {k} of {n} of “{text}”",
     tokenContinuation: "continues a word",
@@ -188,7 +195,11 @@ export const STRINGS = {
     asInPaper: "논문과 같음",
     forComparison: "비교용",
     whatIf: "가정 실험",
-    whatIfNote: "가정 실험: {model} 모델은 이 위치에서 {trained}로 학습되었고, {mask}는 학습 때 만난 적 없는 조건입니다. 아래 가중치는 그 가정에 대한 모델의 반응입니다.",
+    whatIfNote: "가정 실험: {model} 모델은 이 위치에서 {trained}로 학습되었는데, 여기서는 {mask}로 실행했습니다. 학습 때 만난 적 없는 조건에 대한 모델의 반응입니다.",
+    "maskInline.padding": "패딩 마스크",
+    "maskInline.causal": "인과 마스크",
+    "maskInline.cross": "원문 패딩 마스크",
+    "maskInline.none": "마스크 없음",
     scale: "점수를 √d_k로 나누기",
     scaleOffNote: "여기서는 점수를 √d_k로 나누지 않습니다: 논문이 경고한 대로 소프트맥스가 한쪽으로 쏠립니다.",
     decoderRowsNote: "디코더의 각 행은 자기가 읽는 토큰으로 이름 붙어 있고, 그다음 토큰을 예측합니다(교사 강요). 곧 쓸 단어의 원문을 보기 때문에 정렬은 한 행 먼저 나타납니다.",
@@ -207,6 +218,7 @@ export const STRINGS = {
     rowsLabel: "보이는 배치 행",
     heads: "모든 헤드",
     "heads.hint": "헤드를 누르거나 화살표 키를 쓰세요.",
+    "heads.more": "오른쪽에 헤드가 더 있습니다: 옆으로 밀어 보세요.",
     readout: "칸이나 토큰 위에 마우스를 올리거나 눌러 보세요.",
     entropy: "행 엔트로피 (비트)",
     table: "가중치 표",
@@ -248,7 +260,7 @@ export const STRINGS = {
     "mixing.hint": "글의 예시: ‘그것’은 ‘동물’을 70%, ‘길’을 10%, 자기 자신을 20% 참고합니다. 가중치를 바꾸면 코어가 합을 다시 계산합니다.",
     "mixing.negative": "가중치는 비율이라 음수일 수 없습니다. 소프트맥스는 모든 가중치를 0 이상으로 만듭니다.",
     "mixing.notOne": "가중치의 합이 1이 아니라 {sum}입니다: 소프트맥스의 출력은 언제나 합이 1입니다.",
-    "mixing.fromHead": "보이는 헤드의 쿼리 ‘{query}’로 채우기",
+    "mixing.fromHead": "보이는 헤드의 쿼리 ‘{query}’(으)로 채우기",
     "mixing.seed": "글의 예시로 되돌리기",
     "mixing.pick": "표를 채울 값:",
     "mixing.articleExample": "글의 예시 (0.7 / 0.1 / 0.2)",
@@ -271,6 +283,7 @@ export const STRINGS = {
     fromLink: "연 링크가 이 모델을 지정했습니다.",
     keptModel: "보이는 모델은 그대로 {model}입니다.",
     localWhere: "이 컴퓨터",
+    siteWhere: "이 사이트",
     "arch.toy": "토이",
     widgetLabel: "어텐션 히트맵: ‘{text}’의 {place}, {layer}층, {head}번 헤드",
     linesLabel: "{layer}층의 어텐션을 쿼리 {tq}개(왼쪽)에서 키 {tk}개(오른쪽)로 가는 선으로 그렸습니다. 화살표 키로 토큰을 고르세요.",
@@ -289,6 +302,7 @@ export const STRINGS = {
     badModelId: "모델 아이디가 아닙니다: 소유자/이름 형식으로 쓰세요. 예: Helsinki-NLP/opus-mt-ko-en",
     notInModel: "이 모델에는 없음",
     coverage: "이 텍스트의 대부분을 {model} 모델이 알지 못합니다: 어휘가 이 문자를 다루지 않아 [UNK] 토큰과 글자 조각으로 보입니다. 작은 한영 번역 모델처럼 여러 언어를 아는 모델을 써 보세요.",
+    coverageKo: "{model} 모델은 한국어를 읽습니다. 이 텍스트는 대부분 어휘 밖이라 조각과 모르는 토큰으로 보입니다. 한국어 문장을 넣거나, 영어는 MiniLM으로 보세요.",
     linkTooLong: "텍스트가 너무 길어 링크에 담을 수 없습니다. 링크에는 나머지 설정만 담깁니다.",
     export: "저장",
     "export.png": "PNG 그림",
@@ -299,7 +313,7 @@ export const STRINGS = {
     heatmapLabel: "{place}, {layer}층, {head}번 헤드의 어텐션 가중치: 쿼리 {tq}개 × 키 {tk}개. 화살표 키로 칸을 읽을 수 있습니다.",
     gridLabel: "{layer}층, {head}번 헤드",
     gridCorner: "층 \\ 헤드",
-    comparisonNote: "비교용: 논문은 이 위치에 {trained}를 씁니다. 학습되지 않은 이 모델을 {mask}로 실행했습니다.",
+    comparisonNote: "비교용: 논문은 이 위치에 {trained}를 씁니다. 학습되지 않은 이 모델을 {mask}(으)로 실행했습니다.",
     tokenUnknown: "모르는 토큰, ‘{text}’ 대신",
     tokenPart: "‘{text}’의 {n}조각 중 {k}번째",
     tokenContinuation: "단어의 이어지는 조각",
@@ -362,6 +376,28 @@ export const ERRORS_KO = {
   "file.missing_piece": "{file}: ‘{piece}’가 없습니다.",
 };
 
+/** What a reader can do about an error, by code: said after the error itself. */
+export const HINTS = {
+  en: {
+    too_long: "Shorten the text, or choose a model that reads longer texts.",
+    batch_too_large: "Use fewer sentences.",
+    too_large: "",
+    fetch_failed: "Check the model id and your connection; the page may be offline.",
+    fetch_status: "Check the model id: the Hub has no such file for it.",
+    files_missing: "Choose the model's whole folder, or all of its files.",
+    no_safetensors: "Choose a model published with model.safetensors.",
+    bad_model_id: "",
+  },
+  ko: {
+    too_long: "텍스트를 줄이거나 더 긴 텍스트를 읽는 모델을 고르세요.",
+    batch_too_large: "문장 수를 줄이세요.",
+    fetch_failed: "모델 아이디와 인터넷 연결을 확인하세요. 오프라인일 수 있습니다.",
+    fetch_status: "모델 아이디를 확인하세요. 허브에 그 모델의 파일이 없습니다.",
+    files_missing: "모델 폴더 전체나 모든 파일을 고르세요.",
+    no_safetensors: "model.safetensors로 공개된 모델을 고르세요.",
+  },
+};
+
 /** Korean words for the names errors mention (settings, places, masks, kinds of value). */
 const WORDS_KO = {
   mask: "마스크",
@@ -414,6 +450,16 @@ export function tf(lang, key, values) {
  * template of its code, with its details filled in and the names in them translated.
  */
 export function errorText(lang, error) {
+  const text = wordError(lang, error);
+  const hint = HINTS[lang]?.[error?.code] ?? "";
+  // a sentence, then what to do about it (a file name keeps its case: "config.json: …")
+  const first = text.split(/[\s:]/)[0];
+  const sentence = first.includes(".") ? text : text.charAt(0).toUpperCase() + text.slice(1);
+  const ended = /[.!?。]$/.test(sentence) ? sentence : `${sentence}.`;
+  return hint ? `${ended} ${hint}` : ended;
+}
+
+function wordError(lang, error) {
   const code = error?.code;
   if (lang !== "ko") return error?.message ?? String(error);
   // a file's problem is nested: { code: "file", file, problem: { problem: "wrong_shape", … } }

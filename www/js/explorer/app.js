@@ -47,6 +47,7 @@ app.chooseModel = (choice) => picker.choose(choice);
 
 let debounce = 0;
 let urlTimer = 0;
+let lastError = null; // the error shown, reworded when the language changes
 
 function busy(on) {
   $("busy").hidden = !on;
@@ -62,15 +63,26 @@ function showStatus(message, kind = "hint") {
   $("heatmap-area").hidden = Boolean(message);
 }
 
-/** Writes the state into the link, a moment after the last change. */
-function syncUrl() {
+/**
+ * Writes the state into the link, a moment after the last change. A new model, place, mask or
+ * example is a step the back button returns from (`step`); typing and picking heads are not.
+ */
+function syncUrl({ step = false } = {}) {
   clearTimeout(urlTimer);
+  pendingStep ||= step;
   urlTimer = setTimeout(async () => {
     const { search, hash, dropped } = await encodeState(state);
-    history.replaceState(null, "", `${location.pathname}${search}${hash}`);
+    const url = `${location.pathname}${search}${hash}`;
+    if (pendingStep && url !== `${location.pathname}${location.search}${location.hash}`) history.pushState(null, "", url);
+    else history.replaceState(null, "", url);
+    pendingStep = false;
     controls.linkNotice(dropped);
   }, 120);
 }
+let pendingStep = false;
+
+// Back and forward land on another view's link: show that view.
+addEventListener("popstate", () => location.reload());
 
 /** Runs the model on the current state; typing waits for a pause (`delay` ms). */
 function recompute({ delay = 0 } = {}) {
@@ -90,6 +102,7 @@ async function run() {
   const empty = request.texts.some((text) => !text.trim()) || (request.targets ?? []).some((text) => !text.trim());
   if (!request.texts[0].trim() || empty) {
     app.result = null;
+    viewer.clear();
     showStatus(app.T(!request.texts[0].trim() ? "emptyHint" : "emptyTarget"));
     return;
   }
@@ -97,18 +110,22 @@ async function run() {
   try {
     const next = await app.client.run(app.model.key, request);
     if (!next) return; // a newer request is on its way
+    lastError = null;
     app.result = next;
     app.probe.timings.computeMs = next.ms;
     showStatus(null);
     await viewer.render();
   } catch (e) {
     app.result = null;
+    viewer.clear();
     app.probe.errors.push(e.message);
     showStatus(app.errorText(e), "error");
+    lastError = e;
   } finally {
     busy(false);
   }
 }
+
 
 function afterModelChange() {
   controls.afterModelChange();
@@ -125,7 +142,8 @@ app.setLang = (lang) => {
   exporter.applyLanguage();
   viewer.applyLanguage();
   syncUrl();
-  if (!app.result) recompute();
+  if (lastError) showStatus(app.errorText(lastError), "error");
+  else if (!app.result) recompute();
 };
 
 async function main() {

@@ -69,9 +69,10 @@ export class Controls {
     $("settings").open = !matchMedia(NARROW).matches;
   }
 
-  /** Changes settings that need a new run. */
+  /** Changes settings that need a new run: a step the back button returns from. */
   set(changes) {
     Object.assign(this.app.state, changes);
+    this.app.syncUrl({ step: true });
     this.app.recompute();
   }
 
@@ -82,7 +83,9 @@ export class Controls {
 
   renderExamples() {
     const { app } = this;
-    const buttons = this.examples.map((ex) =>
+    const languages = app.model?.languages;
+    const examples = languages ? this.examples.filter((ex) => languages.includes(ex.lang)) : this.examples;
+    const buttons = examples.map((ex) =>
       el("button", {
         type: "button",
         lang: ex.lang,
@@ -101,6 +104,7 @@ export class Controls {
     app.$("text").value = ex.text;
     app.state.text = ex.text;
     app.state.row = 0;
+    app.syncUrl({ step: true });
     const info = app.model?.info;
     if (info?.canGenerate && placeFor(app.state, info) !== "encoder_self") return this.generate();
     return app.recompute();
@@ -139,6 +143,7 @@ export class Controls {
     const { app } = this;
     const info = app.model.info;
     app.$("toy-settings").hidden = app.model.choice !== "toy";
+    this.renderExamples();
     app.$("generate").hidden = !info.canGenerate;
     // a place the model lacks falls back to its first; a mask to the trained one
     if (!info.places.some((p) => p.place === app.state.place)) {

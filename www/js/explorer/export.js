@@ -20,6 +20,20 @@ export function download(blob, name) {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
+/** `text` broken into lines no wider than `width` on `ctx` (at spaces; a long word stands alone). */
+function wrap(ctx, text, width) {
+  const lines = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    const next = line ? `${line} ${word}` : word;
+    if (line && ctx.measureText(next).width > width) {
+      lines.push(line);
+      line = word;
+    } else line = next;
+  }
+  return [...lines, line];
+}
+
 export class Exporter {
   constructor(app) {
     this.app = app;
@@ -76,21 +90,25 @@ export class Exporter {
     const dpr = source.width / parseFloat(source.style.width);
     const cssW = parseFloat(source.style.width);
     const cssH = parseFloat(source.style.height);
-    const header = 30;
-    const footer = 44;
+    const width = Math.max(cssW, 280);
     const canvas = document.createElement("canvas");
-    canvas.width = Math.round(Math.max(cssW, 280) * dpr);
-    canvas.height = Math.round((cssH + header + footer) * dpr);
     const ctx = canvas.getContext("2d");
+    const font = "600 14px system-ui, 'Noto Sans CJK KR', sans-serif";
+    ctx.font = font;
+    const lines = wrap(ctx, this.title(), width - 16);
+    const header = 10 + lines.length * 20;
+    const footer = 44;
+    canvas.width = Math.round(width * dpr);
+    canvas.height = Math.round((cssH + header + footer) * dpr);
     ctx.fillStyle = "#fff";
     ctx.fillRect(0, 0, canvas.width, canvas.height);
+    // everything below is in CSS pixels; drawLegend puts its colours in device pixels itself
     ctx.scale(dpr, dpr);
     ctx.fillStyle = "#1d2230";
-    ctx.font = "600 14px system-ui, 'Noto Sans CJK KR', sans-serif";
+    ctx.font = font;
     ctx.textBaseline = "middle";
-    ctx.fillText(this.title(), 8, header / 2, Math.max(cssW, 280) - 16);
+    lines.forEach((line, k) => ctx.fillText(line, 8, 15 + k * 20));
     ctx.drawImage(source, 0, header, cssW, cssH);
-    ctx.setTransform(1, 0, 0, 1, 0, 0);
     drawLegend(ctx, { x: 8, y: cssH + header + 8, width: 200, height: 12, max: app.shown.max, dpr });
     const blob = await new Promise((resolve) => canvas.toBlob(resolve, "image/png"));
     download(blob, `${this.baseName()}.png`);

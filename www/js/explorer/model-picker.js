@@ -4,9 +4,12 @@
 
 import { validModelId } from "../model-files.js";
 
+/** The model a page opens on. */
+const DEFAULT_MODEL = "trained";
+
 /** Built-in model folders, served with the page. */
 const FOLDERS = {
-  trained: { base: "models/headmap-tiny-ko-en/", name: "headmap-tiny-ko-en" },
+  trained: { base: "models/headmap-tiny-ko-en/", name: "headmap-tiny-ko-en", languages: ["ko"] },
   minilm: { base: "models/all-MiniLM-L6-v2/", name: "all-MiniLM-L6-v2" },
 };
 
@@ -44,7 +47,19 @@ export class ModelPicker {
       this.app.$("hub-field").hidden = false;
     }
     const ok = await this.choose(choice, { fromLink });
-    if (!ok && choice !== "toy") await this.choose("toy"); // nothing loaded yet: show the toy, with the error kept
+    if (ok) return;
+    // Nothing is shown yet: show the default model, but keep the error in view, the link's
+    // model in the link (a reload retries it) and, for a Hub id, the field to retry it now.
+    const failed = this.error;
+    const fallback = choice === DEFAULT_MODEL ? "toy" : DEFAULT_MODEL;
+    await this.choose(fallback, { keepError: true });
+    this.app.state.model = choice;
+    this.app.syncUrl();
+    if (choice.startsWith("hub:")) {
+      this.app.$("model").value = "hub";
+      this.app.$("hub-field").hidden = false;
+    }
+    if (failed) this.showError(failed);
   }
 
   chooseHub(id) {
@@ -59,7 +74,7 @@ export class ModelPicker {
   source(choice, files = null, name = null) {
     const s = this.app.state;
     if (choice === "toy") return { source: { from: "toy", preset: s.preset, seed: s.seed, layers: s.layers }, name: this.app.T("model.toy"), where: null };
-    if (FOLDERS[choice]) return { source: { from: "url", base: new URL(FOLDERS[choice].base, location.href).href }, name: FOLDERS[choice].name, where: location.host };
+    if (FOLDERS[choice]) return { source: { from: "url", base: new URL(FOLDERS[choice].base, location.href).href }, name: FOLDERS[choice].name, where: "site" };
     if (choice === "local") return { source: { from: "files", files }, name: name ?? this.app.T("localName"), where: "local" };
     const id = choice.slice(4);
     return { source: { from: "hub", id, ...(s.hub && { hub: s.hub }) }, name: id, where: s.hub ? `${location.host}${s.hub}` : "huggingface.co" };
@@ -70,7 +85,7 @@ export class ModelPicker {
    * to whether it loaded. The toy's settings are part of its source, so changing them loads
    * another toy model.
    */
-  async choose(choice, { files = null, name = null, fromLink = false } = {}) {
+  async choose(choice, { files = null, name = null, fromLink = false, keepError = false } = {}) {
     const app = this.app;
     const $ = app.$;
     const { source, name: label, where } = this.source(choice, files, name);
@@ -89,12 +104,14 @@ export class ModelPicker {
         const mib = (n) => (n / 1048576).toFixed(1);
         this.setStatus(total ? "loadingFileOf" : "loadingFile", { model: label, file, loaded: mib(loaded), total: mib(total) });
       });
-      app.model = { key, info, choice, name: label, where, fromLink };
+      // the languages a model reads, where known: the examples it is offered follow them
+      app.model = { key, info, choice, name: label, where, fromLink, languages: FOLDERS[choice]?.languages ?? null };
+      if (app.state.model !== choice) app.syncUrl({ step: true });
       app.state.model = choice;
       app.probe.timings.modelLoadMs = performance.now() - loadStart;
       app.probe.model = info;
       if (info.wasmBytes) app.probe.timings.wasmBytes = info.wasmBytes;
-      this.hideError();
+      if (!keepError) this.hideError();
       this.showLoaded();
       $("model").value = choice.startsWith("hub:") ? "hub" : choice;
       await this.onLoaded();
@@ -102,7 +119,10 @@ export class ModelPicker {
     } catch (e) {
       app.probe.errors.push(e.message);
       this.showError({ error: e });
-      $("model").value = app.model ? (app.model.choice.startsWith("hub:") ? "hub" : app.model.choice) : "toy";
+      // the picker shows the model still shown, except that a failed Hub id stays in its field
+      // so it can be corrected and tried again
+      const retry = choice.startsWith("hub:");
+      $("model").value = retry ? "hub" : app.model ? (app.model.choice.startsWith("hub:") ? "hub" : app.model.choice) : "toy";
       $("hub-field").hidden = $("model").value !== "hub";
       $("local-field").hidden = $("model").value !== "local";
       this.showLoaded();
@@ -117,7 +137,8 @@ export class ModelPicker {
   showLoaded() {
     const m = this.app.model;
     if (!m || m.choice === "toy") return this.setStatus(null);
-    const values = { model: m.name, where: m.where === "local" ? this.app.T("localWhere") : m.where, architecture: m.info.architecture, max: m.info.maxTokens };
+    const where = m.where === "local" ? this.app.T("localWhere") : m.where === "site" ? this.app.T("siteWhere") : m.where;
+    const values = { model: m.name, where, architecture: m.info.architecture, max: m.info.maxTokens };
     this.setStatus("loadedFrom", values, m.fromLink ? "fromLink" : null);
   }
 
@@ -131,8 +152,8 @@ export class ModelPicker {
   showError(failure) {
     const box = this.app.$("model-error");
     const message = failure.error ? this.app.errorText(failure.error) : this.app.T(failure.key);
-    const kept = this.app.model ? ` ${this.app.T("keptModel", { model: this.app.model.name })}` : "";
-    box.textContent = `${message}${kept}`;
+    const kept = this.app.model ? this.app.T("keptModel", { model: this.app.model.name }) : "";
+    box.textContent = [message, kept].filter(Boolean).join(" ");
     box.hidden = false;
     this.error = failure;
   }

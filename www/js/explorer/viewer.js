@@ -65,9 +65,29 @@ export class Viewer {
     this.gridKey = "";
   }
 
+  /**
+   * Nothing to show (an error, an empty text): what described the last run goes, so no note,
+   * tab or button speaks of a text that is no longer there.
+   */
+  clear() {
+    const $ = this.app.$;
+    this.shown = null;
+    this.app.shown = null;
+    this.trace = null;
+    this.seq += 1;
+    for (const id of ["what-if", "scale-note", "decoder-note", "coverage", "mixing-from-head"]) $(id).hidden = true;
+    $("rows").replaceChildren();
+    $("steps").replaceChildren();
+  }
+
   applyLanguage() {
     this.mixing.setLang(this.app.lang);
     this.gridKey = ""; // the thumbnails' names change
+    const $ = this.app.$;
+    // the menus say "Layer 2" in the page's language even with nothing drawn
+    for (const [id, key] of [["layer", "layer"], ["head", "head"]]) {
+      for (const option of $(id).options) option.textContent = `${this.app.T(key)} ${Number(option.value) + 1}`;
+    }
     this.render();
   }
 
@@ -117,7 +137,8 @@ export class Viewer {
       tq,
       tk,
       width,
-      height: Math.min(Math.max(width, 260), 760),
+      // the plot fits the window, so the read-out above and the colour bar below stay in view
+      height: Math.min(Math.max(width, 260), 760, Math.max(320, innerHeight - 200)),
       queries: labels.queries,
       keys: labels.keys,
       fontPx: narrow ? 11 : 13,
@@ -162,6 +183,8 @@ export class Viewer {
     if (wantThumbs) {
       this.grid.draw({ thumbs: v.thumbs, layers, heads, selected: sel, dpr });
       this.gridKey = gridKey;
+      const scroller = $("grid-scroll");
+      $("grid-more").hidden = scroller.scrollWidth <= scroller.clientWidth + 1; // more heads to the right
     } else {
       this.grid.select(sel.layer, sel.head);
     }
@@ -243,7 +266,7 @@ export class Viewer {
       c.putImageData(image, 0, 0);
     };
     swatch("swatch-masked", (px, w, h) => paintHeatmap(px, w, h, new Float32Array(1), 1, 1, Math.max(w, h), { allowed: new Uint8Array(1) }));
-    swatch("swatch-pad", (px, w, h) => paintHeatmap(px, w, h, new Float32Array([0.6]), 1, 1, Math.max(w, h), { queryValid: [false] }));
+    swatch("swatch-pad", (px, w, h) => paintHeatmap(px, w, h, new Float32Array([0.15]), 1, 1, Math.max(w, h), { queryValid: [false] }));
   }
 
   /** The what-if, no-scaling and vocabulary notes above the heatmap. */
@@ -255,7 +278,7 @@ export class Viewer {
     $("what-if").hidden = !place.whatIf;
     if (place.whatIf) {
       const key = info.trained ? "whatIfNote" : "comparisonNote";
-      $("what-if").textContent = app.T(key, { model: app.architecture(info), trained: app.T(`mask.${trained}`), mask: app.T(`mask.${place.mask}`) });
+      $("what-if").textContent = app.T(key, { model: app.model.name, trained: app.T(`maskInline.${trained}`), mask: app.T(`maskInline.${place.mask}`) });
     }
     $("scale-note").hidden = place.scale;
     $("scale-note").textContent = app.T("scaleOffNote");
@@ -264,7 +287,8 @@ export class Viewer {
     $("decoder-note").textContent = app.T("decoderRowsNote");
     const unreadable = Math.max(tokens.unreadable.queries, tokens.unreadable.keys);
     $("coverage").hidden = unreadable <= 0.5;
-    $("coverage").textContent = app.T("coverage", { model: app.model.name });
+    // a model that reads Korean says so; others point to one that does
+    $("coverage").textContent = app.T(app.model.choice === "trained" ? "coverageKo" : "coverage", { model: app.model.name });
   }
 
   cost(place) {
@@ -288,6 +312,7 @@ export class Viewer {
     if (!shown || !app.$("table-details").open) return;
     const { tq, tk, tokens, weights, allowed } = shown;
     drawTable(app.$("table"), {
+      captionEl: app.$("table-caption"),
       weights,
       tq,
       tk,

@@ -86,9 +86,17 @@ export function drawLabels(ctx, layout, { highlight = null, queryValid = null, k
   ctx.save();
   ctx.textBaseline = "middle";
   const fontFor = (bold) => `${bold ? "600 " : ""}${fontPx}px ${font}`;
+  // a skipped label leaves a dot, so the labels shown never read as one sentence
+  const dot = (x, y) => {
+    ctx.fillStyle = faded;
+    ctx.fillRect(x - 1, y - 1, 2, 2);
+  };
   layout.queryLabels.forEach((label, i) => {
     const bold = highlight?.axis === "query" && highlight.index === i;
-    if (i % layout.queryStep !== 0 && !bold) return;
+    if (i % layout.queryStep !== 0 && !bold) {
+      if (cell >= 4) dot(left - 8, top + (i + 0.5) * cell);
+      return;
+    }
     ctx.font = fontFor(bold);
     ctx.textAlign = "right";
     ctx.fillStyle = queryValid && !queryValid[i] ? faded : ink;
@@ -96,7 +104,10 @@ export function drawLabels(ctx, layout, { highlight = null, queryValid = null, k
   });
   layout.keyLabels.forEach((label, j) => {
     const bold = highlight?.axis === "key" && highlight.index === j;
-    if (j % layout.keyStep !== 0 && !bold) return;
+    if (j % layout.keyStep !== 0 && !bold) {
+      if (cell >= 4) dot(left + (j + 0.5) * cell, top - 8);
+      return;
+    }
     ctx.font = fontFor(bold);
     ctx.fillStyle = keyValid && !keyValid[j] ? faded : ink;
     const cx = left + (j + 0.5) * cell;

@@ -8,8 +8,9 @@ export const HEAD_COLORS = [
   [227, 119, 194], [127, 127, 127], [188, 189, 34], [23, 190, 207], [57, 59, 121], [173, 73, 74],
 ];
 
-export const headColor = (h, alpha = 1) => {
-  const [r, g, b] = HEAD_COLORS[h % HEAD_COLORS.length];
+/** Head `h`'s colour; on a dark background mixed halfway to white, so no head fades into it. */
+export const headColor = (h, alpha = 1, dark = false) => {
+  const [r, g, b] = HEAD_COLORS[h % HEAD_COLORS.length].map((c) => (dark ? Math.round((c + 255) / 2) : c));
   return `rgba(${r}, ${g}, ${b}, ${alpha})`;
 };
 
@@ -53,12 +54,11 @@ export function strongest(weights, heads, tq, tk, focus = null) {
 /**
  * Draws the lines and labels. opts: `weights` [H, Tq, Tk], `heads` (which to draw), `queries`,
  * `keys` (labels), `focus` ({ side, index } or null), `font`, `ink`, `faded` (PAD labels),
- * `queryValid`, `keyValid`.
+ * `queryValid`, `keyValid`, `dark` (a dark background: lighter head colours).
  */
-export function drawLines(ctx, layout, { weights, heads, queries, keys, focus = null, font, ink = "#222", faded = "#999", queryValid = null, keyValid = null }) {
+export function drawLines(ctx, layout, { weights, heads, queries, keys, focus = null, font, ink = "#222", faded = "#999", queryValid = null, keyValid = null, dark = false }) {
   const { tq, tk, leftX, rightX } = layout;
   ctx.save();
-  ctx.lineWidth = 2;
   for (const h of heads) {
     for (let i = 0; i < tq; i++) {
       if (focus?.side === "query" && focus.index !== i) continue;
@@ -66,7 +66,10 @@ export function drawLines(ctx, layout, { weights, heads, queries, keys, focus = 
         if (focus?.side === "key" && focus.index !== j) continue;
         const w = weights[(h * tq + i) * tk + j];
         if (!(w > 0.01)) continue;
-        ctx.strokeStyle = headColor(h, Math.min(1, w * (focus ? 1 : 0.8)));
+        // weight shows twice: in how opaque and how thick a line is, so a strong line of a
+        // dim colour still stands out
+        ctx.strokeStyle = headColor(h, Math.min(1, (focus ? 0.25 : 0.1) + w * (focus ? 0.75 : 0.7)), dark);
+        ctx.lineWidth = 1 + 3 * w;
         ctx.beginPath();
         ctx.moveTo(leftX + 4, yOf(layout, i));
         ctx.lineTo(rightX - 4, yOf(layout, j));

@@ -67,7 +67,7 @@ export class MixingView {
     this.inputs = this.rows.map((r) =>
       el("input", {
         type: "number",
-        step: "0.05",
+        step: "0.0001",
         min: "0",
         max: "1",
         value: String(Number(r.weight.toFixed(4))),

@@ -19,7 +19,7 @@ export function drawPipeline(container, shape, lang, thumbs = []) {
     "div",
     { class: "heads" },
     ...Array.from({ length: heads }, (_, h) =>
-      el("div", { class: "head-box" }, el("span", { text: `${t("head")} ${h + 1}` }), ...(thumbs[h] ? [thumbs[h]] : []), el("code", { text: `[${n}, ${dK}]` })),
+      el("div", { class: "head-box" }, el("span", { text: `${t("head")} ${h + 1}` }), ...(thumbs[h] ? [thumbs[h]] : []), el("code", { text: `[${n}, ${m}] → [${n}, ${dK}]` })),
     ),
   );
   const divide = scale ? "/√d_k" : "";

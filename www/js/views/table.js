@@ -7,9 +7,11 @@ export const TABLE_LIMIT = 64;
 
 /**
  * `caption` names what the table shows (sentence, place, layer, head); `clipped(rows, cols)`
- * words a table cut to its first rows and columns. Tokens are `{ label }` objects.
+ * words a table cut to its first rows and columns. Tokens are `{ label }` objects. With
+ * `captionEl` the caption goes there (outside a table that scrolls sideways, so it is never
+ * cut off) and names the table for screen readers; else into the table's <caption>.
  */
-export function drawTable(table, { weights, tq, tk, queries, keys, allowed, caption, clipped, corner, masked }) {
+export function drawTable(table, { weights, tq, tk, queries, keys, allowed, caption, clipped, corner, masked, captionEl = null }) {
   const rows = Math.min(tq, TABLE_LIMIT);
   const cols = Math.min(tk, TABLE_LIMIT);
   const head = el("tr", {}, el("th", { scope: "col", text: corner }));
@@ -24,5 +26,11 @@ export function drawTable(table, { weights, tq, tk, queries, keys, allowed, capt
     body.push(tr);
   }
   const text = tq > rows || tk > cols ? `${caption} (${clipped(rows, cols)})` : caption;
-  table.replaceChildren(el("caption", { text }), el("thead", {}, head), el("tbody", {}, ...body));
+  if (captionEl) {
+    captionEl.textContent = text;
+    table.setAttribute("aria-labelledby", captionEl.id);
+    table.replaceChildren(el("thead", {}, head), el("tbody", {}, ...body));
+  } else {
+    table.replaceChildren(el("caption", { text }), el("thead", {}, head), el("tbody", {}, ...body));
+  }
 }

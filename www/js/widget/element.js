@@ -96,6 +96,7 @@ export class AttentionHeatmap extends HTMLElement {
 
   connectedCallback() {
     if (!this.hasAttribute("role")) this.setAttribute("role", "figure");
+    this.#reserve();
     this.#resize = new ResizeObserver(() => {
       const width = Math.round(this.clientWidth);
       if (this.#visible && width !== this.#width && this.#result) {
@@ -128,6 +129,18 @@ export class AttentionHeatmap extends HTMLElement {
       delete this.#reader.place;
     }
     this.#refresh();
+  }
+
+  /**
+   * Until its first figure a widget holds about the room the figure will take, so links into a
+   * page of widgets land where they point and nothing jumps as figures arrive.
+   */
+  #reserve() {
+    if (this.#result) return;
+    const width = Math.min(this.clientWidth || 600, 900);
+    const view = this.getAttribute("view") ?? (this.getAttribute("head") === "all" ? "grid" : "heatmap");
+    const heights = { heatmap: Math.min(width, 640) + 150, grid: Math.min(width, 640) + 320, steps: Math.min(width, 640) + 520, mixing: Math.min(width, 640) + 330, pipeline: 720, lines: 480 };
+    this.style.minHeight = `${heights[view] ?? 400}px`;
   }
 
   /** Called by the shared observer when the widget first nears the screen. */
@@ -397,6 +410,12 @@ export class AttentionHeatmap extends HTMLElement {
 
   // ---- drawing ------------------------------------------------------------------------------
 
+  /** Whether the frame is dark (theme="dark", or "auto" in a dark system theme). */
+  #isDark() {
+    const bg = getComputedStyle(this.#root.querySelector(".frame") ?? this).backgroundColor.match(/\d+/g)?.map(Number) ?? [255, 255, 255];
+    return 0.299 * bg[0] + 0.587 * bg[1] + 0.114 * bg[2] < 128;
+  }
+
   #colors() {
     const style = getComputedStyle(this);
     return { ink: style.getPropertyValue("--hm-fg").trim() || "#1d2230", faded: style.getPropertyValue("--hm-muted").trim() || "#8a8a8a" };
@@ -414,7 +433,8 @@ export class AttentionHeatmap extends HTMLElement {
     const labels = { queries: tokens.queries.map((t) => t.label), keys: tokens.keys.map((t) => t.label) };
     const info = this.#model.info;
     const architecture = info.architecture === "toy" ? T("arch.toy") : info.architecture;
-    this.#parts.title.textContent = `${T(`place.${sel.place}`)} · ${T("layer")} ${sel.layer + 1} · ${T("head")} ${sel.head + 1} · ${architecture}`;
+    const allHeads = ["lines", "pipeline", "grid"].includes(this.#settings.view);
+    this.#parts.title.textContent = [T(`place.${sel.place}`), `${T("layer")} ${sel.layer + 1}`, ...(allHeads ? [] : [`${T("head")} ${sel.head + 1}`]), architecture].join(" · ");
     if (!this.hasAttribute("aria-label") || this.#ownLabel) {
       this.#ownLabel = true;
       this.setAttribute("aria-label", T("widgetLabel", { place: T(`place.${sel.place}`), layer: sel.layer + 1, head: sel.head + 1, text: this.#effective().texts[0] }));
@@ -439,6 +459,7 @@ export class AttentionHeatmap extends HTMLElement {
       this.#fail(e);
       return;
     }
+    this.style.minHeight = "";
     this.dispatchEvent(new CustomEvent("render", { detail: this.figure }));
     if (!this.#loaded.has(this.#model.key)) {
       this.#loaded.add(this.#model.key);
@@ -586,10 +607,11 @@ export class AttentionHeatmap extends HTMLElement {
     const widest = Math.max(...labels.queries.map((l) => probe.measureText(l).width), ...labels.keys.map((l) => probe.measureText(l).width));
     const layout = layoutLines({ tq, tk, width: Math.min(width, 640), labelWidth: Math.min(widest + 14, width * 0.3), rowHeight: fontPx + 8 });
     const { ink, faded } = this.#colors();
+    const dark = this.#isDark();
     let focus = this.#reader.focus && this.#reader.focus.index < (this.#reader.focus.side === "query" ? tq : tk) ? this.#reader.focus : null;
     const paint = () => {
       const { ctx } = sizeCanvas(canvas, layout.width, layout.height);
-      drawLines(ctx, layout, { weights, heads: [...shownHeads], queries: labels.queries, keys: labels.keys, focus, font, ink, faded, queryValid: tokens.queryValid, keyValid: tokens.keyValid });
+      drawLines(ctx, layout, { weights, heads: [...shownHeads], queries: labels.queries, keys: labels.keys, focus, font, ink, faded, queryValid: tokens.queryValid, keyValid: tokens.keyValid, dark });
       const best = strongest(weights, [...shownHeads], tq, tk, focus);
       canvas.dataset.strongest = JSON.stringify(best);
       canvas.setAttribute("aria-label", T("linesLabel", { layer: sel.layer + 1, tq, tk }));
@@ -626,13 +648,13 @@ export class AttentionHeatmap extends HTMLElement {
     for (let h = 0; h < heads; h++) {
       const on = shownHeads.has(h);
       const chip = el("button", { type: "button", "aria-pressed": String(on), text: `${T("head")} ${h + 1}` });
-      if (on) chip.style.background = headColor(h);
+      if (on) chip.style.background = headColor(h, 1, dark);
       chip.addEventListener("click", () => {
         if (shownHeads.has(h) && shownHeads.size > 1) shownHeads.delete(h);
         else shownHeads.add(h);
         this.#reader.heads = [...shownHeads];
         chip.setAttribute("aria-pressed", String(shownHeads.has(h)));
-        chip.style.background = shownHeads.has(h) ? headColor(h) : "";
+        chip.style.background = shownHeads.has(h) ? headColor(h, 1, dark) : "";
         paint();
       });
       chips.append(chip);

@@ -25,6 +25,7 @@ export const STYLES = `
 }
 /* A page's styles can reach the host element, and inherited ones (colour, font, spacing) would
    flow in from it: the frame sets every inherited property it relies on itself. */
+.frame:lang(ko) { word-break: keep-all; }
 .frame {
   color: var(--hm-fg);
   background: var(--hm-bg);
