@@ -141,7 +141,7 @@ fn byte_level_korean_is_labelled_as_korean() {
     assert!(enc.tokens.iter().any(|t| t.label.contains('동')));
     let run = model.run(&request(&[text, "Minsu gave Younghee a book."])).unwrap();
     assert_eq!(run.places[0].batch(), 2);
-    assert!(run.places[0].rows[1].weights.iter().all(|v| v.is_finite()));
+    assert!(run.places[0].rows[1].weights().unwrap().iter().all(|v| v.is_finite()));
 }
 
 #[test]
@@ -214,7 +214,7 @@ fn what_if_masks_change_what_a_model_may_see() {
     let place = &causal.places[0];
     assert_eq!(place.mask, MaskKind::Causal);
     assert!(place.what_if, "labelled as a what-if");
-    for ((_, _, i, j), &w) in place.rows[0].weights.slice(ndarray::s![1..2, .., .., ..]).indexed_iter() {
+    for ((_, _, i, j), &w) in place.rows[0].weights().unwrap().slice(ndarray::s![1..2, .., .., ..]).indexed_iter() {
         if j > i {
             assert_eq!(w, 0.0, "BERT under a causal what-if mask sees no future key ({i}, {j})");
         }
@@ -222,7 +222,7 @@ fn what_if_masks_change_what_a_model_may_see() {
     let none = model.run(&with(MaskKind::None)).unwrap();
     let pad = none.places[0].rows[1].key_valid.iter().position(|v| !v).unwrap();
     assert!(
-        none.places[0].rows[1].weights.slice(ndarray::s![0, .., 0, pad..]).sum() > 0.0,
+        none.places[0].rows[1].weights().unwrap().slice(ndarray::s![0, .., 0, pad..]).sum() > 0.0,
         "without a mask PAD keys take weight"
     );
     let trained = model.run(&request(&text)).unwrap();

@@ -114,7 +114,12 @@ fn check_model(name: &str, model: &Model) {
                     let (data, shape) = tensor(&refs, &format!("case{n}.{key}.{layer}"));
                     let want = ndarray::ArrayD::from_shape_vec(shape, data).unwrap(); // (B, H, Tq, Tk)
                     for b in 0..place.batch() {
-                        let got = place.rows[b].weights.index_axis(Axis(0), layer).as_standard_layout().into_owned();
+                        let got = place.rows[b]
+                            .weights()
+                            .unwrap()
+                            .index_axis(Axis(0), layer)
+                            .as_standard_layout()
+                            .into_owned();
                         let label = format!("{name} case {n} from {how}: {key} layer {layer} row {b}");
                         worst = worst.max(assert_close(got.as_slice().unwrap(), want.index_axis(Axis(0), b), &label));
                     }

@@ -78,6 +78,12 @@ impl Mask {
         Mask { allowed: Array2::from_shape_fn((t, t), |(i, j)| j <= i) }
     }
 
+    /// Query `i` sees no key more than `window - 1` places before it (a local or sliding-window
+    /// layer: GPT-Neo's local layers, Mistral). Later keys are left to the causal mask.
+    pub fn window(tq: usize, tk: usize, window: usize) -> Self {
+        Mask { allowed: Array2::from_shape_fn((tq, tk), |(i, j)| j + window > i) }
+    }
+
     /// Keys where `key_valid` is false (PAD) are hidden from every query.
     pub fn key_padding(tq: usize, key_valid: &[bool]) -> Self {
         Mask { allowed: Array2::from_shape_fn((tq, key_valid.len()), |(_, j)| key_valid[j]) }
@@ -152,6 +158,13 @@ mod tests {
     fn combining_masks_of_other_shapes_is_an_error() {
         let err = Mask::causal(3).and(&Mask::none(3, 4)).unwrap_err();
         assert!(err.to_string().contains("mask"), "{err}");
+    }
+
+    #[test]
+    fn a_window_hides_keys_too_far_back() {
+        let m = Mask::causal(4).and(&Mask::window(4, 4, 2)).unwrap();
+        let seen: Vec<Vec<usize>> = (0..4).map(|i| (0..4).filter(|&j| m.allows(i, j)).collect()).collect();
+        assert_eq!(seen, [vec![0], vec![0, 1], vec![1, 2], vec![2, 3]], "itself and one key back");
     }
 
     #[test]

@@ -97,7 +97,7 @@ fn attention(args: &Args) -> Result<(), String> {
             let doc = serde_json::to_string(&export(&model.info().architecture, &run)).map_err(|e| e.to_string())?;
             (doc + "\n").into_bytes()
         }
-        Format::Csv => csv(&run).into_bytes(),
+        Format::Csv => csv(&run).map_err(|e| e.to_string())?.into_bytes(),
         Format::Svg => svg(&model, &run, args)?.into_bytes(),
         Format::Png => png(&svg(&model, &run, args)?)?,
     };
@@ -129,6 +129,7 @@ fn svg(model: &Model, run: &Run, args: &Args) -> Result<String, String> {
     let place = run.places.first().ok_or("the run kept no attention")?;
     let row = place.row(args.row).map_err(|e| e.to_string())?;
     let weights = row.head(args.layer, args.head).map_err(|e| e.to_string())?;
+    let weights = weights.view();
     let mask = row.mask(args.layer).map_err(|e| e.to_string())?;
     let what_if = if place.what_if { format!(" · what-if {} mask", place.mask.name()) } else { String::new() };
     let title = format!(
