@@ -158,8 +158,7 @@ impl MultiHeadAttention {
         mask: Option<&Mask>,
         scale: bool,
     ) -> Result<MultiHeadOutput> {
-        let (output, weights, fully_masked_rows) = self.run(x_q, x_kv, mask, scale, true)?;
-        Ok(MultiHeadOutput { output, weights: weights.unwrap_or_else(|| Array3::zeros((0, 0, 0))), fully_masked_rows })
+        self.run(x_q, x_kv, mask, scale, true)
     }
 
     /// The block's output (Tq, D) alone: no head's weights outlive its own step.
@@ -170,7 +169,7 @@ impl MultiHeadAttention {
         mask: Option<&Mask>,
         scale: bool,
     ) -> Result<Array2<f32>> {
-        Ok(self.run(x_q, x_kv, mask, scale, false)?.0)
+        Ok(self.run(x_q, x_kv, mask, scale, false)?.output)
     }
 
     /// Every head's weights (H, Tq, Tk) alone, without ·V or W_O: what a view draws.
@@ -195,7 +194,8 @@ impl MultiHeadAttention {
         Ok(weights)
     }
 
-    /// 1. project, 2. attend head by head, 3. concatenate and W_O.
+    /// Projects, attends head by head, concatenates and applies W_O; the weights come back
+    /// empty, (0, 0, 0), unless `keep`.
     fn run(
         &self,
         x_q: ArrayView2<f32>,
@@ -203,7 +203,7 @@ impl MultiHeadAttention {
         mask: Option<&Mask>,
         scale: bool,
         keep: bool,
-    ) -> Result<(Array2<f32>, Option<Array3<f32>>, Vec<usize>)> {
+    ) -> Result<MultiHeadOutput> {
         let p = self.project(x_q, x_kv)?;
         let (tq, tk, d_k) = (p.q.nrows(), p.k.nrows(), self.head_dim);
         let divisor = self.scale.divisor(d_k, scale);
@@ -223,7 +223,7 @@ impl MultiHeadAttention {
             fully_masked_rows = a.fully_masked_rows;
         }
         let output = self.w_o.forward(heads_out.view())?; // (Tq, D)
-        Ok((output, weights, fully_masked_rows))
+        Ok(MultiHeadOutput { output, weights: weights.unwrap_or_else(|| Array3::zeros((0, 0, 0))), fully_masked_rows })
     }
 
     /// Every step of head `head`, recomputed from the block's inputs.

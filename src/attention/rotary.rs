@@ -94,7 +94,7 @@ impl Rotary {
                     .map(|inv| {
                         let wavelen = 2.0 * std::f32::consts::PI / inv;
                         let kept = if wavelen > low_wavelen { inv / factor } else { inv };
-                        let medium = !(wavelen < high_wavelen) && !(wavelen > low_wavelen);
+                        let medium = wavelen >= high_wavelen && wavelen <= low_wavelen;
                         if medium {
                             let smooth = (old / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor);
                             (1.0 - smooth) * kept / factor + smooth * kept

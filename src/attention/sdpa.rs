@@ -122,7 +122,7 @@ fn weights_checked(
         weights += &bias;
     }
     apply_mask(&mut weights, mask);
-    let fully_masked_rows = softmax_in_place(&mut weights);
+    let fully_masked_rows = softmax_masked(&mut weights, mask);
     Ok((weights, fully_masked_rows))
 }
 
@@ -153,7 +153,7 @@ pub fn trace_steps(
     let mut masked = biased.clone().unwrap_or_else(|| scaled.clone());
     apply_mask(&mut masked, mask);
     let mut weights = masked.clone();
-    let fully_masked_rows = softmax_in_place(&mut weights);
+    let fully_masked_rows = softmax_masked(&mut weights, mask);
     let output = weights.dot(&v); // (Tq, d_v)
     Ok(Trace {
         scores,
@@ -200,6 +200,22 @@ fn apply_mask(scores: &mut Array2<f32>, mask: Option<&Mask>) {
             }
         });
     }
+}
+
+/// Softmax, then the rows that saw no key spread evenly over the mask's fallback keys, if it
+/// has any (transformers' arithmetic for such rows).
+fn softmax_masked(x: &mut Array2<f32>, mask: Option<&Mask>) -> Vec<usize> {
+    let fully_masked = softmax_in_place(x);
+    for &i in &fully_masked {
+        if let Some(keys) = mask.and_then(|m| m.fallback(i)) {
+            let n = keys.iter().filter(|&&k| k).count();
+            if n > 0 {
+                let share = 1.0 / n as f32;
+                ndarray::Zip::from(x.row_mut(i)).and(keys).for_each(|w, &k| *w = if k { share } else { 0.0 });
+            }
+        }
+    }
+    fully_masked
 }
 
 fn softmax_in_place(x: &mut Array2<f32>) -> Vec<usize> {

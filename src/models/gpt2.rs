@@ -13,7 +13,7 @@ use serde::Deserialize;
 
 use super::hf::{activation, check_sizes};
 use super::run::{attend, Batch, PlaceInfo, Run, Settings};
-use super::transformer::decoder_only;
+use super::transformer::{decoder_only, EmptyRows};
 use super::weights::Weights;
 use super::Network;
 use crate::attention::mask::MaskKind;
@@ -173,6 +173,7 @@ impl Network for Gpt2 {
             &self.places()[0],
             batch,
             settings,
+            EmptyRows::EveryKey,
             |row| nn::embed_with_positions(&self.wte, &self.wpe, &row.ids, 1.0), // (T, D)
             |i, x, mask, record| {
                 let block = &self.blocks[i];

@@ -1,8 +1,9 @@
 //! Models whose attention headmap shows, behind one interface: [`Model`].
 //!
 //! A model is a tokenizer and a network. The toy Transformer (`toy`) and, with the `hf`
-//! feature, BERT, GPT-2, BART and Marian models as Hugging Face publishes them (`bert`,
-//! `gpt2`, `bart`, loaded by `hf`) are networks: each runs a padded batch of token rows and
+//! feature, the Hugging Face families as they are published (one file each: `bert`,
+//! `roberta`, `distilbert`, `electra`, `gpt2`, `gpt_neo`, `gpt_neox`, `llama`, `bart`, `t5`,
+//! loaded by `hf`) are networks: each runs a padded batch of token rows and
 //! records the attention of the places it has. Everything around that — tokenizing, padding,
 //! feeding an encoder–decoder's decoder, what-if masks, limits, traces — is done once, here.
 
@@ -23,9 +24,25 @@ pub mod bart;
 #[cfg(feature = "hf")]
 pub mod bert;
 #[cfg(feature = "hf")]
+pub mod distilbert;
+#[cfg(feature = "hf")]
+pub mod electra;
+#[cfg(feature = "hf")]
 pub mod gpt2;
 #[cfg(feature = "hf")]
+pub mod gpt_neo;
+#[cfg(feature = "hf")]
+pub mod gpt_neox;
+#[cfg(feature = "hf")]
 pub mod hf;
+#[cfg(feature = "hf")]
+pub mod llama;
+#[cfg(feature = "hf")]
+pub mod roberta;
+#[cfg(feature = "hf")]
+pub mod rope;
+#[cfg(feature = "hf")]
+pub mod t5;
 #[cfg(feature = "hf")]
 pub mod weights;
 
