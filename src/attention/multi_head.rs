@@ -50,6 +50,9 @@ pub struct HeadShape {
 pub struct MultiHeadOutput {
     pub output: Array2<f32>,  // (Tq, D), after W_O
     pub weights: Array3<f32>, // (H, Tq, Tk)
+    /// Each head's largest weight, (H,): what a view's colour range needs, kept even when the
+    /// weights are not.
+    pub maxima: Vec<f32>,
     pub fully_masked_rows: Vec<usize>,
 }
 
@@ -161,15 +164,16 @@ impl MultiHeadAttention {
         self.run(x_q, x_kv, mask, scale, true)
     }
 
-    /// The block's output (Tq, D) alone: no head's weights outlive its own step.
-    pub fn output(
+    /// The block's output (Tq, D) and each head's largest weight, with empty weights: no
+    /// head's weights outlive its own step.
+    pub fn forward_lean(
         &self,
         x_q: ArrayView2<f32>,
         x_kv: ArrayView2<f32>,
         mask: Option<&Mask>,
         scale: bool,
-    ) -> Result<Array2<f32>> {
-        Ok(self.run(x_q, x_kv, mask, scale, false)?.output)
+    ) -> Result<MultiHeadOutput> {
+        self.run(x_q, x_kv, mask, scale, false)
     }
 
     /// Every head's weights (H, Tq, Tk) alone, without ·V or W_O: what a view draws.
@@ -211,11 +215,13 @@ impl MultiHeadAttention {
         let mut weights = keep.then(|| Array3::zeros((self.heads, tq, tk))); // (H, Tq, Tk)
         let mut heads_out = Array2::zeros((tq, self.heads * d_k)); // (Tq, H·d_k)
         let mut fully_masked_rows = Vec::new();
+        let mut maxima = Vec::with_capacity(self.heads);
         for h in 0..self.heads {
             let bias = self.head_bias(h, buckets.as_ref());
             let steps = ScoreSteps { divisor, bias: bias.as_ref().map(|b| b.view()) };
             let (q, k, v) = self.head_slices(&p, h);
             let a = sdpa::attention(q, k, v, mask, steps)?;
+            maxima.push(a.weights.iter().copied().fold(0.0f32, f32::max));
             if let Some(w) = weights.as_mut() {
                 w.index_axis_mut(Axis(0), h).assign(&a.weights);
             }
@@ -223,7 +229,8 @@ impl MultiHeadAttention {
             fully_masked_rows = a.fully_masked_rows;
         }
         let output = self.w_o.forward(heads_out.view())?; // (Tq, D)
-        Ok(MultiHeadOutput { output, weights: weights.unwrap_or_else(|| Array3::zeros((0, 0, 0))), fully_masked_rows })
+        let weights = weights.unwrap_or_else(|| Array3::zeros((0, 0, 0)));
+        Ok(MultiHeadOutput { output, weights, maxima, fully_masked_rows })
     }
 
     /// Every step of head `head`, recomputed from the block's inputs.

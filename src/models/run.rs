@@ -3,13 +3,13 @@
 //! Shared by the toy model and every real model.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use ndarray::{Array2, Array3, Array4, Axis};
 use serde::{Deserialize, Serialize};
 
 use crate::attention::mask::{Mask, MaskKind};
-use crate::attention::multi_head::{HeadTrace, MultiHeadAttention};
+use crate::attention::multi_head::{HeadTrace, MultiHeadAttention, MultiHeadOutput};
 use crate::attention::place::Place;
 use crate::cost::Cost;
 use crate::error::{Error, Result};
@@ -208,6 +208,8 @@ struct LayerRecord {
     inputs: LayerInputs,
     /// Every head's weights (H, Tq, Tk), when the run keeps them.
     weights: Option<Arc<Array3<f32>>>,
+    /// Each head's largest weight (H,), kept either way.
+    maxima: Vec<f32>,
 }
 
 /// One batch row at one place: its tokens, masks and every layer's and head's weights —
@@ -227,8 +229,6 @@ pub struct RowAttention {
     records: Vec<LayerRecord>,
     /// On demand: the last layers computed, most recent last.
     cache: Mutex<VecDeque<(usize, Arc<Array3<f32>>)>>,
-    /// Each head's largest weight, (L, H), once asked.
-    maxima: OnceLock<Array2<f32>>,
 }
 
 impl Clone for RowAttention {
@@ -244,7 +244,6 @@ impl Clone for RowAttention {
             keep: self.keep,
             records: self.records.clone(),
             cache: Mutex::new(VecDeque::new()),
-            maxima: self.maxima.clone(),
         }
     }
 }
@@ -265,7 +264,6 @@ impl RowAttention {
             keep,
             records: Vec::with_capacity(layers),
             cache: Mutex::new(VecDeque::new()),
-            maxima: OnceLock::new(),
         }
     }
 
@@ -274,17 +272,19 @@ impl RowAttention {
         self.keep
     }
 
-    /// Records the next layer: its block, its weights (H, Tq, Tk) when kept, its mask and
-    /// its inputs.
+    /// Records the next layer: its block, what the block gave (its weights, kept if this row
+    /// keeps them, and each head's maximum), its mask and its inputs.
     pub fn push_layer(
         &mut self,
         block: &Arc<MultiHeadAttention>,
-        weights: Option<Array3<f32>>,
+        out: MultiHeadOutput,
         mask: &Arc<Mask>,
         inputs: LayerInputs,
     ) {
-        let weights = if self.keep { weights.map(Arc::new) } else { None };
-        self.records.push(LayerRecord { block: Arc::clone(block), mask: Arc::clone(mask), inputs, weights });
+        let weights = (self.keep && !out.weights.is_empty()).then(|| Arc::new(out.weights));
+        let record =
+            LayerRecord { block: Arc::clone(block), mask: Arc::clone(mask), inputs, weights, maxima: out.maxima };
+        self.records.push(record);
     }
 
     pub fn layers(&self) -> usize {
@@ -347,19 +347,16 @@ impl RowAttention {
         Ok(all)
     }
 
-    /// The largest weight of every head, (L, H), for colour ranges.
+    /// The largest weight of every head, (L, H), for colour ranges: recorded as each layer
+    /// was run, so it needs no weights kept.
     pub fn maxima(&self) -> Result<Array2<f32>> {
-        if let Some(m) = self.maxima.get() {
-            return Ok(m.clone());
-        }
         let mut maxima = Array2::zeros((self.layers, self.heads)); // (L, H)
-        for layer in 0..self.records.len().min(self.layers) {
-            let w = self.layer(layer)?;
-            for (h, head) in w.axis_iter(Axis(0)).enumerate() {
-                maxima[[layer, h]] = head.iter().copied().fold(0.0f32, f32::max);
+        for (layer, record) in self.records.iter().enumerate().take(self.layers) {
+            for (h, &m) in record.maxima.iter().enumerate().take(self.heads) {
+                maxima[[layer, h]] = m;
             }
         }
-        Ok(self.maxima.get_or_init(|| maxima).clone())
+        Ok(maxima)
     }
 
     /// The mask of `layer`, (Tq, Tk).
@@ -398,17 +395,17 @@ pub(crate) fn attend(
 ) -> Result<Array2<f32>> {
     let inputs = || LayerInputs { x_q: Arc::clone(x_q), x_kv: Arc::clone(x_kv) };
     match record {
-        Some(row) if row.keeps_weights() => {
-            let a = block.forward(x_q.view(), x_kv.view(), Some(mask), scale)?;
-            row.push_layer(block, Some(a.weights), mask, inputs());
-            Ok(a.output)
-        }
         Some(row) => {
-            let output = block.output(x_q.view(), x_kv.view(), Some(mask), scale)?;
-            row.push_layer(block, None, mask, inputs());
+            let mut a = if row.keeps_weights() {
+                block.forward(x_q.view(), x_kv.view(), Some(mask), scale)?
+            } else {
+                block.forward_lean(x_q.view(), x_kv.view(), Some(mask), scale)?
+            };
+            let output = std::mem::take(&mut a.output);
+            row.push_layer(block, a, mask, inputs());
             Ok(output)
         }
-        None => block.output(x_q.view(), x_kv.view(), Some(mask), scale),
+        None => Ok(block.forward_lean(x_q.view(), x_kv.view(), Some(mask), scale)?.output),
     }
 }
 
