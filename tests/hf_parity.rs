@@ -354,6 +354,13 @@ fn check_greedy(name: &str) {
 fn greedy_decoding_matches_generate() {
     check_greedy("marian");
     check_greedy("bart");
+    // T5: tied (output scaled by d_model^-½, shared head) and untied (its own lm_head); ids from
+    // transformers 5.24 generate(num_beams=1, do_sample=False, max_new_tokens=8, use_cache=False)
+    for (name, want) in [("t5", [0, 47, 47, 47, 47, 47, 47, 47, 47]), ("t5-v1_1", [0, 47, 47, 47, 47, 70, 13, 12, 47])]
+    {
+        let out = load(&fixture(name)).generate("민수가 영희에게 책을 주었다.", 8).unwrap();
+        assert_eq!(out.ids, want, "{name}: greedy ids");
+    }
     let gpt2 = load(&fixture("gpt2"));
     assert!(gpt2.generate("a", 3).unwrap_err().to_string().contains("needs an encoder–decoder model"));
     assert!(!gpt2.info().can_generate);
