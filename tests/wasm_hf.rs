@@ -125,7 +125,8 @@ fn broken_files_are_js_errors_naming_the_file() {
 
 /// Runs reference case `case` from its texts and compares every layer, head and row of each
 /// place with what transformers computed, to 1e-4.
-fn check_parity(model: &Model, reference: &str, tensors: &[u8], case: usize, places: &[(&str, &str)]) {
+fn check_parity(model: &Model, reference: &str, tensors: &[u8], case: usize, places: &[(&str, &str)]) -> f32 {
+    let mut worst = 0f32;
     let reference: serde_json::Value = serde_json::from_str(reference).unwrap();
     let c = &reference["cases"][case];
     let texts = c.get("texts").or_else(|| c.get("sources")).unwrap();
@@ -152,10 +153,12 @@ fn check_parity(model: &Model, reference: &str, tensors: &[u8], case: usize, pla
                 assert_eq!(got.len(), per_row, "{kind} layer {layer} row {row}: shape");
                 for (i, (g, w)) in got.iter().zip(&want[row * per_row..]).enumerate() {
                     assert!((g - w).abs() <= 1e-4, "{kind} layer {layer} row {row} [{i}]: wasm {g}, transformers {w}");
+                    worst = worst.max((g - w).abs());
                 }
             }
         }
     }
+    worst
 }
 
 #[wasm_bindgen_test]
@@ -215,15 +218,17 @@ macro_rules! parity {
         let model = &$model;
         let reference = include_str!(concat!("fixtures/hf/", $dir, "/reference.json"));
         let cases = serde_json::from_str::<serde_json::Value>(reference).unwrap()["cases"].as_array().unwrap().len();
+        let mut worst = 0f32;
         for case in 0..cases {
-            check_parity(
+            worst = worst.max(check_parity(
                 model,
                 reference,
                 include_bytes!(concat!("fixtures/hf/", $dir, "/reference.safetensors")),
                 case,
                 $places,
-            );
+            ));
         }
+        wasm_bindgen_test::console_log!("{}: largest difference from transformers in wasm {worst:e}", $dir);
     }};
 }
 
