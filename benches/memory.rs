@@ -155,7 +155,8 @@ fn measure(shape: &Shape) {
     );
     println!("  model in memory            {:9.1} MB", mb(model_bytes));
     println!("  peak during the forward    {:9.1} MB  ({:.1} s)", mb(forward_peak), forward.as_secs_f64());
-    println!("  held by the run after it   {:9.1} MB  (layer inputs)", mb(held - model_bytes));
+    let what = if row.keeps_weights() { "every weight, and the layer inputs" } else { "the layer inputs" };
+    println!("  held by the run after it   {:9.1} MB  ({what})", mb(held - model_bytes));
     println!(
         "  peak while viewing         {:9.1} MB  (two layers recomputed in {:.2} s, then every head's maximum)",
         mb(view_peak),
