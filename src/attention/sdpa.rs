@@ -250,15 +250,11 @@ fn check_inputs(
     bias: Option<ArrayView2<f32>>,
 ) -> Result<()> {
     let (tq, d_k) = q.dim();
-    let tk = k.nrows();
-    if k.ncols() != d_k {
+    // the values say how many keys there are; K must match them and Q
+    let (tk, d_v) = v.map_or((k.nrows(), 1), |v| v.dim());
+    if k.dim() != (tk, d_k) {
         return Err(Error::shape("K", &[k.nrows(), k.ncols()], &[tk, d_k]));
     }
-    let d_v = match v {
-        Some(v) if v.nrows() != tk => return Err(Error::shape("V", &[v.nrows(), v.ncols()], &[tk, v.ncols()])),
-        Some(v) => v.ncols(),
-        None => 1,
-    };
     for (what, shape) in [("mask", mask.map(Mask::shape)), ("position bias", bias.map(|b| b.dim()))] {
         if let Some((mq, mk)) = shape {
             if (mq, mk) != (tq, tk) {
