@@ -306,3 +306,30 @@ impl Network for Llama {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn windows(config: serde_json::Value) -> Vec<Option<usize>> {
+        serde_json::from_value::<LlamaConfig>(config).unwrap().windows().unwrap()
+    }
+
+    #[test]
+    fn windows_as_each_family_reads_them() {
+        use serde_json::json;
+        let qwen2 = |on: bool| json!({"model_type": "qwen2", "num_hidden_layers": 3, "sliding_window": 4, "use_sliding_window": on, "max_window_layers": 1});
+        assert_eq!(windows(qwen2(true)), [None, Some(4), Some(4)], "sliding from max_window_layers on");
+        assert_eq!(windows(qwen2(false)), [None, None, None], "a window given but not used");
+        let typed = json!({"model_type": "qwen2", "num_hidden_layers": 2, "sliding_window": 8, "use_sliding_window": true,
+                           "layer_types": ["sliding_attention", "full_attention"]});
+        assert_eq!(windows(typed), [Some(8), None]);
+        assert_eq!(
+            windows(json!({"model_type": "mistral", "num_hidden_layers": 2})),
+            [Some(4096), Some(4096)],
+            "absent: 4096"
+        );
+        assert_eq!(windows(json!({"model_type": "mistral", "num_hidden_layers": 1, "sliding_window": null})), [None]);
+        assert_eq!(windows(json!({"model_type": "llama", "num_hidden_layers": 1, "sliding_window": 4})), [None]);
+    }
+}

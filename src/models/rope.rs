@@ -163,3 +163,82 @@ pub(crate) fn rotary(settings: &RopeSettings, head_dim: usize) -> Result<Rotary>
     };
     Rotary::new(dims, base as f32, scaling, settings.max_positions)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn settings(parameters: &Value) -> RopeSettings<'_> {
+        RopeSettings {
+            parameters: Some(parameters),
+            default_theta: 10000.0,
+            default_partial: 1.0,
+            max_positions: 128,
+            ..RopeSettings::default()
+        }
+    }
+
+    fn assert_freqs(got: (Vec<f32>, f32), want: &[f64], factor: f64, label: &str) {
+        for (i, (g, w)) in got.0.iter().zip(want).enumerate() {
+            assert!((f64::from(*g) - w).abs() <= 1e-6 * w.abs(), "{label}: inv_freq[{i}] {g}, transformers {w}");
+        }
+        assert!((f64::from(got.1) - factor).abs() < 1e-6, "{label}: attention factor {}, transformers {factor}", got.1);
+    }
+
+    #[test]
+    fn yarn_and_dynamic_frequencies_equal_transformers() {
+        // transformers 5.24 ROPE_INIT_FUNCTIONS for a Llama with head_dim 16, max positions 128
+        let yarn =
+            json!({"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32, "rope_theta": 10000.0});
+        let want = [
+            1.0,
+            0.19764235615730286,
+            0.025000000372529,
+            0.007905694656074047,
+            0.0024999999441206455,
+            0.0007905694656074047,
+            0.0002500000118743628,
+            7.905694656074047e-05,
+        ];
+        assert_freqs(rotary(&settings(&yarn), 16).unwrap().inv_freq(10), &want, 1.138629436111989, "yarn");
+        let mscale = json!({"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32, "rope_theta": 10000.0,
+                            "mscale": 0.707, "mscale_all_dim": 1.0, "beta_fast": 16, "beta_slow": 2});
+        let want = [
+            1.0,
+            0.07905694097280502,
+            0.025000000372529,
+            0.007905694656074047,
+            0.0024999999441206455,
+            0.0007905694656074047,
+            0.0002500000118743628,
+            7.905694656074047e-05,
+        ];
+        assert_freqs(
+            rotary(&settings(&mscale), 16).unwrap().inv_freq(10),
+            &want,
+            0.964326914892074,
+            "yarn with mscale",
+        );
+        let dynamic = json!({"rope_type": "dynamic", "factor": 2.0, "rope_theta": 10000.0});
+        let want = [
+            1.0,
+            0.26244500279426575,
+            0.06887736916542053,
+            0.018076520413160324,
+            0.0047440920025110245,
+            0.0012450632639229298,
+            0.0003267606080044061,
+            8.575667743571103e-05,
+        ];
+        assert_freqs(rotary(&settings(&dynamic), 16).unwrap().inv_freq(300), &want, 1.0, "dynamic at 300 positions");
+    }
+
+    #[test]
+    fn the_legacy_form_reads_type_and_top_level_theta() {
+        let scaling = json!({"type": "linear", "factor": 2.0});
+        let s = RopeSettings { parameters: None, scaling: Some(&scaling), theta: Some(500000.0), ..settings(&scaling) };
+        let r = rotary(&s, 8).unwrap();
+        assert_eq!((r.base, r.dims, r.scaling.clone()), (500000.0, 8, RopeScaling::Linear { factor: 2.0 }));
+    }
+}
