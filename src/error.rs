@@ -26,6 +26,9 @@ pub enum Error {
     #[error("{heads} heads do not divide d_model = {d_model}: each head takes d_model / heads columns")]
     HeadsDoNotDivide { d_model: usize, heads: usize },
 
+    #[error("{kv_heads} key/value heads do not divide {heads} query heads: each key/value head serves an equal group")]
+    KvHeadsDoNotDivide { heads: usize, kv_heads: usize },
+
     #[error("`{what}` has shape {got:?}, expected {expected:?}")]
     Shape { what: String, got: Vec<usize>, expected: Vec<usize> },
 
@@ -100,6 +103,15 @@ pub enum FileProblem {
 
     #[error("tensor `{name}` is missing")]
     MissingTensor { name: String },
+
+    #[error("not a sharded-checkpoint index: it needs a `weight_map` of tensor names to file names")]
+    NotShardIndex,
+
+    #[error("it names the shard `{shard}`, which was not given")]
+    MissingShard { shard: String },
+
+    #[error("it puts tensor `{name}` in `{shard}`, which does not hold it")]
+    TensorNotInShard { name: String, shard: String },
 
     #[error("none of the tensors {} is there", .names.join(", "))]
     NoneOfTensors { names: Vec<String> },

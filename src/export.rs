@@ -41,7 +41,21 @@ pub struct ExportPlace<'a> {
     pub query_valid: &'a [bool],
     pub key_valid: &'a [bool],
     /// `[layers][heads][Tq][Tk]`.
-    pub weights: Nested<'a>,
+    pub weights: Layers<'a>,
+}
+
+/// A row's weights serialized layer by layer, each computed (or read) only while it is written.
+pub struct Layers<'a>(pub &'a RowAttention);
+
+impl Serialize for Layers<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.0.layers()))?;
+        for layer in 0..self.0.layers() {
+            let w = self.0.layer(layer).map_err(serde::ser::Error::custom)?; // (H, Tq, Tk)
+            seq.serialize_element(&Nested(w.view().into_dyn()))?;
+        }
+        seq.end()
+    }
 }
 
 /// An array serialized as nested lists, without copying it.
@@ -80,7 +94,7 @@ pub fn export<'a>(model_type: &'a str, run: &'a Run) -> Export<'a> {
                         keys: labels(&row.keys),
                         query_valid: &row.query_valid,
                         key_valid: &row.key_valid,
-                        weights: Nested(row.weights.view().into_dyn()),
+                        weights: Layers(row),
                     };
                     (p.place.name(), place)
                 })
@@ -91,19 +105,21 @@ pub fn export<'a>(model_type: &'a str, run: &'a Run) -> Export<'a> {
 }
 
 /// One line per weight: `row,attention,layer,head,query_index,query,key_index,key,weight`.
-pub fn csv(run: &Run) -> String {
+pub fn csv(run: &Run) -> crate::error::Result<String> {
     let quote = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
     let mut out = String::from("row,attention,layer,head,query_index,query,key_index,key,weight\n");
     for p in &run.places {
         for (b, row) in p.rows.iter().enumerate() {
             let queries: Vec<String> = row.queries.iter().map(|t| quote(&t.label)).collect();
             let keys: Vec<String> = row.keys.iter().map(|t| quote(&t.label)).collect();
-            for ((l, h, i, j), w) in row.weights.indexed_iter() {
-                let _ = writeln!(out, "{b},{},{l},{h},{i},{},{j},{},{w}", p.place.name(), queries[i], keys[j]);
+            for l in 0..row.layers() {
+                for ((h, i, j), w) in row.layer(l)?.indexed_iter() {
+                    let _ = writeln!(out, "{b},{},{l},{h},{i},{},{j},{},{w}", p.place.name(), queries[i], keys[j]);
+                }
             }
         }
     }
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -125,11 +141,12 @@ mod tests {
         let w = &place["weights"];
         assert_eq!((w.as_array().unwrap().len(), w[0].as_array().unwrap().len()), (2, 4), "layers, heads");
         let got = w[1][3][2][0].as_f64().unwrap() as f32;
-        assert_eq!(got, run.places[0].rows[1].weights[[1, 3, 2, 0]]);
+        assert_eq!(got, run.places[0].rows[1].weights().unwrap()[[1, 3, 2, 0]]);
         assert_eq!(doc["rows"][0]["attention"].as_object().unwrap().len(), 3, "the toy has all three places");
-        let csv = csv(&run);
+        let csv = csv(&run).unwrap();
         let lines = csv.lines().count() - 1;
-        let per_place: usize = run.places.iter().map(|p| p.rows.iter().map(|r| r.weights.len()).sum::<usize>()).sum();
+        let per_place: usize =
+            run.places.iter().map(|p| p.rows.iter().map(|r| r.weights().unwrap().len()).sum::<usize>()).sum();
         assert_eq!(lines, per_place);
         assert!(csv.contains(r#",3,"""",2,"e","#), "a quote token is quoted and doubled");
     }

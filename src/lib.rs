@@ -4,10 +4,13 @@
 //!
 //! ```text
 //! text → tokens (tokenize) → embeddings + positions (nn, models)
-//!      → per layer Q = XW_Q, K = XW_K, V = XW_V (attention::multi_head)
-//!      → scores QKᵀ → ÷√d_k → mask → softmax → weights·V (attention::sdpa, attention::mask)
+//!      → per layer Q = XW_Q, K = XW_K, V = XW_V, Q and K turned by position in rotary models,
+//!        key/value heads shared in grouped-query ones (attention::multi_head, attention::rotary)
+//!      → scores QKᵀ → ÷√d_k (or the model's own scale) → + position bias (T5's relative one,
+//!        attention::relative) → mask → softmax → weights·V (attention::sdpa, attention::mask)
 //!      → heads concatenated → W_O
-//!      → a Run: per place, per batch row, weights (L, H, Tq, Tk) (models::run)
+//!      → a Run: per place, per batch row, weights (L, H, Tq, Tk), kept or recomputed from each
+//!        layer's inputs when asked (models::run)
 //!      → statistics and exports (stats, export)
 //!      → wasm boundary (wasm, the only module that knows JavaScript)
 //! ```
@@ -34,9 +37,9 @@ pub mod tokenize;
 pub mod wasm;
 
 pub use attention::mask::{Mask, MaskKind};
-pub use attention::multi_head::{concat_heads, split_heads, HeadTrace, MultiHeadAttention, MultiHeadOutput};
+pub use attention::multi_head::{concat_heads, split_heads, HeadShape, HeadTrace, MultiHeadAttention, MultiHeadOutput};
 pub use attention::place::Place;
-pub use attention::sdpa::{scaled_dot_product_attention, softmax_rows, trace, weighted_sum, Attention, Trace};
+pub use attention::sdpa::{scaled_dot_product_attention, softmax_rows, trace, weighted_sum, Attention, Scale, Trace};
 pub use cost::Cost;
 pub use error::{Error, FileProblem, Result};
 pub use models::run::{ModelInfo, PlaceRun, Request, Run};

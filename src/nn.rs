@@ -74,6 +74,27 @@ impl LayerNorm {
     }
 }
 
+/// Root-mean-square norm (Llama's `RMSNorm`, T5's `T5LayerNorm`): each row divided by
+/// √(mean(x²) + eps), then scaled. No centring, no bias.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RmsNorm {
+    pub weight: Array1<f32>, // (D,)
+    pub eps: f32,
+}
+
+impl RmsNorm {
+    pub fn forward(&self, x: ArrayView2<f32>) -> Array2<f32> {
+        let mut y = x.to_owned(); // (T, D)
+        for mut row in y.axis_iter_mut(Axis(0)) {
+            let mean_square = row.iter().map(|v| v * v).sum::<f32>() / row.len() as f32;
+            let inv = 1.0 / (mean_square + self.eps).sqrt();
+            row.mapv_inplace(|v| v * inv);
+        }
+        y *= &self.weight;
+        y
+    }
+}
+
 /// The activation functions of the feed-forward block, by the names Hugging Face configs use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Activation {
@@ -128,6 +149,25 @@ impl FeedForward {
         let mut h = self.inner.forward(x)?; // (T, d_ff)
         self.activation.apply(&mut h);
         self.outer.forward(h.view()) // (T, D)
+    }
+}
+
+/// The gated feed-forward block (Llama's SwiGLU MLP, T5's gated-gelu):
+/// `down(act(gate(x)) ⊙ up(x))`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GatedFeedForward {
+    pub gate: Linear, // (D, d_ff)
+    pub up: Linear,   // (D, d_ff)
+    pub down: Linear, // (d_ff, D)
+    pub activation: Activation,
+}
+
+impl GatedFeedForward {
+    pub fn forward(&self, x: ArrayView2<f32>) -> Result<Array2<f32>> {
+        let mut h = self.gate.forward(x)?; // (T, d_ff)
+        self.activation.apply(&mut h);
+        h *= &self.up.forward(x)?;
+        self.down.forward(h.view()) // (T, D)
     }
 }
 

@@ -141,3 +141,25 @@ fn a_what_if_mask_is_run_and_labelled() {
     assert_eq!((place["mask"].as_str(), place["what_if"].as_bool()), (Some("causal"), Some(true)));
     assert_eq!(place["weights"][0][0][0][1], 0.0, "the first query sees no later key");
 }
+
+#[test]
+fn a_sharded_checkpoint_and_t5_from_their_folders() {
+    let (ok, out, err) = headmap(&["attention", "--model", &fixture("llama-sharded"), "--text", "a b c"]);
+    assert!(ok, "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(doc["model_type"], "llama");
+    assert_eq!(doc["rows"][0]["attention"]["decoder_self"]["weights"].as_array().unwrap().len(), 2, "layers");
+    let (ok, out, err) = headmap(&[
+        "attention",
+        "--model",
+        &fixture("t5"),
+        "--text",
+        "민수가 책을",
+        "--target",
+        "a book",
+        "--format",
+        "svg",
+    ]);
+    assert!(ok, "{err}");
+    assert!(String::from_utf8(out).unwrap().contains("t5 · encoder_self · layer 0 · head 0"));
+}

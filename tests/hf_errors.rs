@@ -28,9 +28,16 @@ fn bert_with(config: Option<&[u8]>, weights: Option<&[u8]>, tokenizer: Option<&[
 
 /// A fixture model as its folder holds it: tokenizer.json, or source.spm + vocab.json.
 fn fixture_model(name: &str) -> Model {
+    fixture_with(name, |_| {}).unwrap()
+}
+
+/// A fixture model with its config changed by `change`.
+fn fixture_with(name: &str, change: impl FnOnce(&mut serde_json::Value)) -> Result<Model, Error> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hf").join(name);
     let optional = |f: &str| dir.join(f).exists().then(|| read(name, f));
-    let (c, w) = (read(name, "config.json"), read(name, "model.safetensors"));
+    let mut config: serde_json::Value = serde_json::from_slice(&read(name, "config.json")).unwrap();
+    change(&mut config);
+    let (c, w) = (serde_json::to_vec(&config).unwrap(), read(name, "model.safetensors"));
     let (t, spm, vocab) = (optional("tokenizer.json"), optional("source.spm"), optional("vocab.json"));
     let files = ModelFiles {
         config: &c,
@@ -38,8 +45,9 @@ fn fixture_model(name: &str) -> Model {
         tokenizer: t.as_deref(),
         source_spm: spm.as_deref(),
         vocab: vocab.as_deref(),
+        ..ModelFiles::default()
     };
-    Model::from_files(&files).unwrap()
+    Model::from_files(&files)
 }
 
 fn message(r: Result<Model, Error>) -> String {
@@ -59,10 +67,11 @@ fn config_with(change: impl FnOnce(&mut serde_json::Value)) -> Vec<u8> {
 fn malformed_or_unsupported_configs() {
     assert!(message(bert_with(Some(b"{ not json"), None, None)).starts_with("config.json: not valid JSON"));
     assert_eq!(message(bert_with(Some(b"{}"), None, None)), "config.json: it has no `model_type`");
-    let llama = config_with(|c| c["model_type"] = "llama".into());
+    let gemma = config_with(|c| c["model_type"] = "gemma".into());
     assert_eq!(
-        message(bert_with(Some(&llama), None, None)),
-        "config.json: model_type `llama` is not supported: headmap reads bert, gpt2, bart and marian"
+        message(bert_with(Some(&gemma), None, None)),
+        "config.json: model_type `gemma` is not supported: headmap reads bert, roberta, xlm-roberta, distilbert, \
+         electra, gpt2, gpt_neo, gpt_neox, llama, qwen2, mistral, bart, marian and t5"
     );
     let odd = config_with(|c| c["num_attention_heads"] = 5.into());
     assert!(message(bert_with(Some(&odd), None, None)).contains("5 heads do not divide d_model = 32"));
@@ -141,7 +150,7 @@ fn byte_level_korean_is_labelled_as_korean() {
     assert!(enc.tokens.iter().any(|t| t.label.contains('동')));
     let run = model.run(&request(&[text, "Minsu gave Younghee a book."])).unwrap();
     assert_eq!(run.places[0].batch(), 2);
-    assert!(run.places[0].rows[1].weights.iter().all(|v| v.is_finite()));
+    assert!(run.places[0].rows[1].weights().unwrap().iter().all(|v| v.is_finite()));
 }
 
 #[test]
@@ -214,7 +223,7 @@ fn what_if_masks_change_what_a_model_may_see() {
     let place = &causal.places[0];
     assert_eq!(place.mask, MaskKind::Causal);
     assert!(place.what_if, "labelled as a what-if");
-    for ((_, _, i, j), &w) in place.rows[0].weights.slice(ndarray::s![1..2, .., .., ..]).indexed_iter() {
+    for ((_, _, i, j), &w) in place.rows[0].weights().unwrap().slice(ndarray::s![1..2, .., .., ..]).indexed_iter() {
         if j > i {
             assert_eq!(w, 0.0, "BERT under a causal what-if mask sees no future key ({i}, {j})");
         }
@@ -222,7 +231,7 @@ fn what_if_masks_change_what_a_model_may_see() {
     let none = model.run(&with(MaskKind::None)).unwrap();
     let pad = none.places[0].rows[1].key_valid.iter().position(|v| !v).unwrap();
     assert!(
-        none.places[0].rows[1].weights.slice(ndarray::s![0, .., 0, pad..]).sum() > 0.0,
+        none.places[0].rows[1].weights().unwrap().slice(ndarray::s![0, .., 0, pad..]).sum() > 0.0,
         "without a mask PAD keys take weight"
     );
     let trained = model.run(&request(&text)).unwrap();
@@ -272,4 +281,77 @@ fn impossible_configs_are_refused_by_name() {
     for e in [message(bert_with(Some(b"[1, 2]"), None, None)), message(bert_with(Some(&wrong_type), None, None))] {
         assert!(!e.contains("expected struct") && !e.contains("untagged") && !e.contains("invalid type"), "{e}");
     }
+}
+
+/// Every config switch headmap does not compute is refused by name, not ignored.
+#[test]
+fn every_refused_switch_is_named() {
+    use serde_json::json;
+    type Change = Box<dyn FnOnce(&mut serde_json::Value)>;
+    let cases: Vec<(&str, Change, &str)> = vec![
+        ("roberta", Box::new(|c| c["position_embedding_type"] = "relative_key".into()), "`position_embedding_type` = relative_key is not supported"),
+        ("xlm-roberta", Box::new(|c| c["is_decoder"] = true.into()), "`is_decoder` = true is not supported"),
+        ("electra", Box::new(|c| c["add_cross_attention"] = true.into()), "`add_cross_attention` = true is not supported"),
+        ("bert", Box::new(|c| c["position_embedding_type"] = "relative_key_query".into()), "`position_embedding_type` = relative_key_query"),
+        ("gpt2-inverse-layer", Box::new(|c| c["add_cross_attention"] = true.into()), "`add_cross_attention` = true is not supported"),
+        ("gpt_neo", Box::new(|c| c["attention_layers"] = json!(["global", "sparse"])), "`attention_types` = sparse is not supported"),
+        ("gpt_neo", Box::new(|c| c["attention_layers"] = json!(["global"])), "`attention_layers` = 1 is impossible"),
+        ("llama", Box::new(|c| c["rope_parameters"]["rope_type"] = "longrope".into()), "`rope_parameters.rope_type` = longrope is not supported: headmap computes the RoPE types default, linear, dynamic, llama3 and yarn"),
+        ("llama3", Box::new(|c| c["rope_scaling"]["rope_type"] = "proportional".into()), "`rope_scaling.rope_type` = proportional is not supported"),
+        ("mistral", Box::new(|c| c["rope_parameters"] = json!({"full_attention": {"rope_type": "default"}})), "`rope_parameters.full_attention` = {…} is not supported"),
+        ("qwen2", Box::new(|c| c["layer_types"] = json!(["full_attention", "chunked_attention"])), "`layer_types` = chunked_attention is not supported"),
+        ("gpt_neox", Box::new(|c| c["rope_scaling"] = json!({"type": "su"})), "`rope_scaling.rope_type` = su is not supported"),
+        ("gpt_neox", Box::new(|c| c["rotary_pct"] = 0.1.into()), "`partial_rotary_factor` = 0.1 is impossible"),
+        ("llama", Box::new(|c| c["num_key_value_heads"] = 3.into()), "`num_key_value_heads` = 3 is impossible: it must divide num_attention_heads = 4"),
+        ("t5", Box::new(|c| c["feed_forward_proj"] = "gated-mish".into()), "`feed_forward_proj` = mish is not supported"),
+        ("t5", Box::new(|c| c["feed_forward_proj"] = "gated-gelu-new".into()), "`feed_forward_proj` = gated-gelu-new is impossible"),
+        ("t5-v1_1", Box::new(|c| c["is_decoder"] = true.into()), "`is_decoder` = true is not supported"),
+    ];
+    for (fixture, change, want) in cases {
+        let e = match fixture_with(fixture, change) {
+            Ok(_) => panic!("{fixture}: loaded, expected {want}"),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.starts_with("config.json: ") && e.contains(want), "{fixture}: {e}");
+    }
+    // the switches that change nothing headmap computes load
+    fixture_with("distilbert", |c| c["sinusoidal_pos_embds"] = true.into()).unwrap();
+    fixture_with("gpt2-inverse-layer", |c| c["reorder_and_upcast_attn"] = false.into()).unwrap();
+    fixture_with("llama", |c| c["pretraining_tp"] = 2.into()).unwrap();
+}
+
+/// A sharded checkpoint: the index must name shards that were given and tensors they hold.
+#[test]
+fn a_sharded_checkpoint_with_a_missing_or_wrong_shard_is_refused() {
+    use headmap::models::weights::{shard_names, INDEX};
+    let dir = "llama-sharded";
+    let (config, tokenizer, index) = (read(dir, "config.json"), read(dir, "tokenizer.json"), read(dir, INDEX));
+    let names = shard_names(&index).unwrap();
+    assert_eq!(names.len(), 4);
+    let bytes: Vec<Vec<u8>> = names.iter().map(|n| read(dir, n)).collect();
+    let load = |index: &[u8], shards: Vec<(&str, &[u8])>| {
+        message(Model::from_files(&ModelFiles {
+            config: &config,
+            tokenizer: Some(&tokenizer),
+            index: Some(index),
+            shards,
+            ..ModelFiles::default()
+        }))
+    };
+    let all = || names.iter().map(String::as_str).zip(bytes.iter().map(Vec::as_slice)).collect::<Vec<_>>();
+    let mut three = all();
+    three.remove(1);
+    assert_eq!(load(&index, three), format!("{INDEX}: it names the shard `{}`, which was not given", names[1]));
+    let mut moved: serde_json::Value = serde_json::from_slice(&index).unwrap();
+    moved["weight_map"]["model.norm.weight"] = names[0].clone().into();
+    let e = load(&serde_json::to_vec(&moved).unwrap(), all());
+    assert_eq!(e, format!("{INDEX}: it puts tensor `model.norm.weight` in `{}`, which does not hold it", names[0]));
+    assert!(load(b"{\"metadata\": {}}", all()).contains("not a sharded-checkpoint index"));
+    assert!(load(b"{ not json", all()).starts_with(&format!("{INDEX}: not valid JSON")));
+    let mut truncated = all();
+    truncated[2].1 = &truncated[2].1[..100];
+    assert_eq!(
+        load(&index, truncated),
+        format!("{}: not a valid safetensors file: it is damaged, truncated or of another format", names[2])
+    );
 }

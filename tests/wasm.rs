@@ -214,5 +214,5 @@ fn export_gives_the_command_lines_json_and_csv() {
     let rows: Array = get(&doc, "rows").dyn_into().unwrap();
     let place = get(&get(&rows.get(0), "attention"), "cross");
     assert_eq!(get(&place, "mask").as_string().unwrap(), "cross");
-    assert!(run.csv().starts_with("row,attention,layer,head,query_index,query,key_index,key,weight\n"));
+    assert!(run.csv().unwrap().starts_with("row,attention,layer,head,query_index,query,key_index,key,weight\n"));
 }

@@ -9,7 +9,7 @@
 //! | decoder masked self-attention  | the decoder input  | the same input       | itself and earlier places  |
 //! | decoder cross-attention        | the decoder        | the encoder's output | the whole source but PAD   |
 
-use ndarray::{Array2, ArrayView2};
+use ndarray::{Array2, ArrayView1, ArrayView2};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -65,36 +65,63 @@ impl MaskKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mask {
     allowed: Array2<bool>, // (Tq, Tk)
+    /// Where a query that may see no key spreads its weight evenly, as transformers' additive
+    /// masks make it do (every score becomes the dtype's minimum, and softmax of equal numbers
+    /// is uniform); `None`: such a row is all zeros, headmap's own convention.
+    fallback: Option<Array2<bool>>, // (Tq, Tk)
 }
 
 impl Mask {
     /// Every query sees every key.
     pub fn none(tq: usize, tk: usize) -> Self {
-        Mask { allowed: Array2::from_elem((tq, tk), true) }
+        Mask { allowed: Array2::from_elem((tq, tk), true), fallback: None }
     }
 
     /// Query `i` sees keys `0..=i`: the decoder cannot look at words it has not written yet.
     pub fn causal(t: usize) -> Self {
-        Mask { allowed: Array2::from_shape_fn((t, t), |(i, j)| j <= i) }
+        Mask { allowed: Array2::from_shape_fn((t, t), |(i, j)| j <= i), fallback: None }
+    }
+
+    /// Query `i` sees no key more than `window - 1` places before it (a local or sliding-window
+    /// layer: GPT-Neo's local layers, Mistral). Later keys are left to the causal mask.
+    pub fn window(tq: usize, tk: usize, window: usize) -> Self {
+        Mask { allowed: Array2::from_shape_fn((tq, tk), |(i, j)| j + window > i), fallback: None }
     }
 
     /// Keys where `key_valid` is false (PAD) are hidden from every query.
     pub fn key_padding(tq: usize, key_valid: &[bool]) -> Self {
-        Mask { allowed: Array2::from_shape_fn((tq, key_valid.len()), |(_, j)| key_valid[j]) }
+        Mask { allowed: Array2::from_shape_fn((tq, key_valid.len()), |(_, j)| key_valid[j]), fallback: None }
     }
 
     /// Wraps a boolean matrix, `(Tq, Tk)`, true where attention is allowed.
     pub fn from_allowed(allowed: Array2<bool>) -> Self {
-        Mask { allowed }
+        Mask { allowed, fallback: None }
     }
 
-    /// Both masks must allow a position for the result to allow it (causal + padding).
+    /// The same mask, where a query that may see no key spreads its weight evenly over the
+    /// keys `fallback` (Tq, Tk) marks: what transformers computes for such a row.
+    pub fn with_fallback(self, fallback: Array2<bool>) -> Result<Mask> {
+        if fallback.dim() != self.allowed.dim() {
+            let ((a, b), (c, d)) = (fallback.dim(), self.allowed.dim());
+            return Err(Error::shape("mask fallback", &[a, b], &[c, d]));
+        }
+        Ok(Mask { fallback: Some(fallback), ..self })
+    }
+
+    /// The keys a query that may see none spreads its weight over, if any.
+    pub fn fallback(&self, query: usize) -> Option<ArrayView1<'_, bool>> {
+        self.fallback.as_ref().map(|f| f.row(query))
+    }
+
+    /// Both masks must allow a position for the result to allow it (causal + padding). The
+    /// result has no fallback.
     pub fn and(&self, other: &Mask) -> Result<Mask> {
         if self.shape() != other.shape() {
             let (a, b) = (self.shape(), other.shape());
             return Err(Error::shape("mask", &[b.0, b.1], &[a.0, a.1]));
         }
-        Ok(Mask { allowed: ndarray::Zip::from(&self.allowed).and(&other.allowed).map_collect(|&a, &b| a && b) })
+        let allowed = ndarray::Zip::from(&self.allowed).and(&other.allowed).map_collect(|&a, &b| a && b);
+        Ok(Mask { allowed, fallback: None })
     }
 
     /// `(Tq, Tk)`.
@@ -110,7 +137,8 @@ impl Mask {
         self.allowed.view()
     }
 
-    /// Queries that may see no key at all: their weights are all zero, not NaN.
+    /// Queries that may see no key at all: their weights are all zero (or spread over the
+    /// fallback keys), never NaN.
     pub fn fully_masked_rows(&self) -> Vec<usize> {
         self.allowed.rows().into_iter().enumerate().filter(|(_, row)| !row.iter().any(|&a| a)).map(|(i, _)| i).collect()
     }
@@ -152,6 +180,13 @@ mod tests {
     fn combining_masks_of_other_shapes_is_an_error() {
         let err = Mask::causal(3).and(&Mask::none(3, 4)).unwrap_err();
         assert!(err.to_string().contains("mask"), "{err}");
+    }
+
+    #[test]
+    fn a_window_hides_keys_too_far_back() {
+        let m = Mask::causal(4).and(&Mask::window(4, 4, 2)).unwrap();
+        let seen: Vec<Vec<usize>> = (0..4).map(|i| (0..4).filter(|&j| m.allows(i, j)).collect()).collect();
+        assert_eq!(seen, [vec![0], vec![0, 1], vec![1, 2], vec![2, 3]], "itself and one key back");
     }
 
     #[test]

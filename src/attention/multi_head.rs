@@ -5,21 +5,44 @@
 //! Each head takes its own slice of d_k = d_model / h columns of the projections, so h heads
 //! cost about what one full-width head costs (h · n² · d/h = n² d).
 
+use std::sync::Arc;
+
 use ndarray::{s, Array2, Array3, ArrayView2, ArrayView3, Axis};
 
 use super::mask::Mask;
-use super::sdpa::{self, Trace};
+use super::relative::RelativePositionBias;
+use super::rotary::{Rotary, RotaryTables};
+use super::sdpa::{self, Scale, ScoreSteps, Trace};
 use crate::error::{Error, Result};
 use crate::nn::Linear;
 
-/// The four projections of one attention block.
+/// The four projections of one attention block, and what the model does between them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MultiHeadAttention {
-    pub w_q: Linear, // (D, D)
-    pub w_k: Linear, // (D, D)
-    pub w_v: Linear, // (D, D)
-    pub w_o: Linear, // (D, D)
+    pub w_q: Linear, // (D, H·d_k)
+    pub w_k: Linear, // (D, KV·d_k)
+    pub w_v: Linear, // (D, KV·d_k)
+    pub w_o: Linear, // (H·d_k, D)
     pub heads: usize,
+    /// Key/value heads (grouped-query attention): query head h reads K/V head
+    /// h / (heads / kv_heads). Equal to `heads` in the paper's attention.
+    pub kv_heads: usize,
+    /// d_k, the width of one head: D / H in the paper, set on its own by Llama-style and T5
+    /// models.
+    pub head_dim: usize,
+    pub scale: Scale,
+    /// Turns Q and K by their positions (Llama, Qwen2, Mistral, GPT-NeoX).
+    pub rotary: Option<Rotary>,
+    /// Added to the scores (T5's relative positions), shared by the blocks of a stack.
+    pub position_bias: Option<Arc<RelativePositionBias>>,
+}
+
+/// How many heads of which width a block has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeadShape {
+    pub heads: usize,
+    pub kv_heads: usize,
+    pub head_dim: usize,
 }
 
 /// The block's output with the weights of every head.
@@ -27,6 +50,9 @@ pub struct MultiHeadAttention {
 pub struct MultiHeadOutput {
     pub output: Array2<f32>,  // (Tq, D), after W_O
     pub weights: Array3<f32>, // (H, Tq, Tk)
+    /// Each head's largest weight, (H,): what a view's colour range needs, kept even when the
+    /// weights are not.
+    pub maxima: Vec<f32>,
     pub fully_masked_rows: Vec<usize>,
 }
 
@@ -36,24 +62,80 @@ pub struct MultiHeadOutput {
 pub struct HeadTrace {
     pub x_q: Array2<f32>,  // (Tq, D)
     pub x_kv: Array2<f32>, // (Tk, D)
-    pub q: Array2<f32>,    // (Tq, d_k)
-    pub k: Array2<f32>,    // (Tk, d_k)
+    pub q: Array2<f32>,    // (Tq, d_k), before any rotation
+    pub k: Array2<f32>,    // (Tk, d_k), before any rotation
     pub v: Array2<f32>,    // (Tk, d_k)
+    /// Q and K turned by their positions (rotary models): what the scores are made of.
+    pub q_rotated: Option<Array2<f32>>, // (Tq, d_k)
+    pub k_rotated: Option<Array2<f32>>, // (Tk, d_k)
+    /// The key/value head this query head reads (itself unless grouped-query).
+    pub kv_head: usize,
     pub steps: Trace,
 }
 
+/// Q, K and V of a block, every head side by side, rotated when the block rotates.
+struct Projected {
+    q: Array2<f32>, // (Tq, H·d_k)
+    k: Array2<f32>, // (Tk, KV·d_k)
+    v: Array2<f32>, // (Tk, KV·d_k)
+}
+
 impl MultiHeadAttention {
+    /// The paper's block: four (D, D) projections, `heads` heads of D / heads, ÷√d_k.
     pub fn new(w_q: Linear, w_k: Linear, w_v: Linear, w_o: Linear, heads: usize) -> Result<Self> {
         let d = w_q.d_in();
         if heads == 0 || d % heads != 0 {
             return Err(Error::HeadsDoNotDivide { d_model: d, heads });
         }
-        for (name, lin) in [("W_Q", &w_q), ("W_K", &w_k), ("W_V", &w_v), ("W_O", &w_o)] {
-            if lin.weight.dim() != (d, d) {
-                return Err(Error::shape(name, &[lin.d_in(), lin.d_out()], &[d, d]));
+        Self::with_shape(w_q, w_k, w_v, w_o, HeadShape { heads, kv_heads: heads, head_dim: d / heads })
+    }
+
+    /// A block of any head shape: `heads` query heads of `head_dim` over `kv_heads` key/value
+    /// heads, ÷√d_k until [`MultiHeadAttention::scaled`] says otherwise.
+    pub fn with_shape(w_q: Linear, w_k: Linear, w_v: Linear, w_o: Linear, shape: HeadShape) -> Result<Self> {
+        let HeadShape { heads, kv_heads, head_dim } = shape;
+        let d = w_q.d_in();
+        if heads == 0 || kv_heads == 0 || heads % kv_heads != 0 {
+            return Err(Error::KvHeadsDoNotDivide { heads, kv_heads });
+        }
+        let (inner, kv_inner) = (heads * head_dim, kv_heads * head_dim);
+        for (name, lin, want) in [
+            ("W_Q", &w_q, (d, inner)),
+            ("W_K", &w_k, (d, kv_inner)),
+            ("W_V", &w_v, (d, kv_inner)),
+            ("W_O", &w_o, (inner, d)),
+        ] {
+            if lin.weight.dim() != want {
+                return Err(Error::shape(name, &[lin.d_in(), lin.d_out()], &[want.0, want.1]));
             }
         }
-        Ok(MultiHeadAttention { w_q, w_k, w_v, w_o, heads })
+        Ok(MultiHeadAttention {
+            w_q,
+            w_k,
+            w_v,
+            w_o,
+            heads,
+            kv_heads,
+            head_dim,
+            scale: Scale::SqrtDk,
+            rotary: None,
+            position_bias: None,
+        })
+    }
+
+    /// The same block with another scale.
+    pub fn scaled(self, scale: Scale) -> Self {
+        MultiHeadAttention { scale, ..self }
+    }
+
+    /// The same block, turning Q and K by `rotary`.
+    pub fn rotated(self, rotary: Rotary) -> Self {
+        MultiHeadAttention { rotary: Some(rotary), ..self }
+    }
+
+    /// The same block, adding `bias` to its scores.
+    pub fn biased(self, bias: Arc<RelativePositionBias>) -> Self {
+        MultiHeadAttention { position_bias: Some(bias), ..self }
     }
 
     pub fn d_model(&self) -> usize {
@@ -61,11 +143,17 @@ impl MultiHeadAttention {
     }
 
     pub fn d_k(&self) -> usize {
-        self.d_model() / self.heads
+        self.head_dim
+    }
+
+    /// The key/value head query head `head` reads.
+    pub fn kv_head(&self, head: usize) -> usize {
+        head / (self.heads / self.kv_heads)
     }
 
     /// Queries from `x_q` (Tq, D), keys and values from `x_kv` (Tk, D): the same rows for
-    /// self-attention, the encoder output for cross-attention.
+    /// self-attention, the encoder output for cross-attention. `scale` false is a what-if
+    /// without the block's scaling.
     pub fn forward(
         &self,
         x_q: ArrayView2<f32>,
@@ -73,20 +161,76 @@ impl MultiHeadAttention {
         mask: Option<&Mask>,
         scale: bool,
     ) -> Result<MultiHeadOutput> {
-        let (q, k, v) = self.project(x_q, x_kv)?; // (Tq, D), (Tk, D), (Tk, D)
-        let (tq, tk, d_k) = (q.nrows(), k.nrows(), self.d_k());
+        self.run(x_q, x_kv, mask, scale, true)
+    }
+
+    /// The block's output (Tq, D) and each head's largest weight, with empty weights: no
+    /// head's weights outlive its own step.
+    pub fn forward_lean(
+        &self,
+        x_q: ArrayView2<f32>,
+        x_kv: ArrayView2<f32>,
+        mask: Option<&Mask>,
+        scale: bool,
+    ) -> Result<MultiHeadOutput> {
+        self.run(x_q, x_kv, mask, scale, false)
+    }
+
+    /// Every head's weights (H, Tq, Tk) alone, without ·V or W_O: what a view draws.
+    pub fn weights(
+        &self,
+        x_q: ArrayView2<f32>,
+        x_kv: ArrayView2<f32>,
+        mask: Option<&Mask>,
+        scale: bool,
+    ) -> Result<Array3<f32>> {
+        let p = self.project(x_q, x_kv)?;
+        let (tq, tk) = (p.q.nrows(), p.k.nrows());
+        let divisor = self.scale.divisor(self.head_dim, scale);
+        let buckets = self.position_bias.as_ref().map(|b| b.buckets(tq, tk)); // (Tq, Tk)
         let mut weights = Array3::zeros((self.heads, tq, tk)); // (H, Tq, Tk)
-        let mut heads_out = Array2::zeros((tq, self.d_model())); // (Tq, H·d_k)
-        let mut fully_masked_rows = Vec::new();
         for h in 0..self.heads {
-            let cols = s![.., h * d_k..(h + 1) * d_k];
-            let a = sdpa::scaled_dot_product_attention(q.slice(cols), k.slice(cols), v.slice(cols), mask, scale)?;
-            weights.index_axis_mut(Axis(0), h).assign(&a.weights);
-            heads_out.slice_mut(cols).assign(&a.output);
+            let bias = self.head_bias(h, buckets.as_ref());
+            let steps = ScoreSteps { divisor, bias: bias.as_ref().map(|b| b.view()) };
+            let (q, k, _) = self.head_slices(&p, h);
+            weights.index_axis_mut(Axis(0), h).assign(&sdpa::attention_weights(q, k, mask, steps)?);
+        }
+        Ok(weights)
+    }
+
+    /// Projects, attends head by head, concatenates and applies W_O; the weights come back
+    /// empty, (0, 0, 0), unless `keep`.
+    fn run(
+        &self,
+        x_q: ArrayView2<f32>,
+        x_kv: ArrayView2<f32>,
+        mask: Option<&Mask>,
+        scale: bool,
+        keep: bool,
+    ) -> Result<MultiHeadOutput> {
+        let p = self.project(x_q, x_kv)?;
+        let (tq, tk, d_k) = (p.q.nrows(), p.k.nrows(), self.head_dim);
+        let divisor = self.scale.divisor(d_k, scale);
+        let buckets = self.position_bias.as_ref().map(|b| b.buckets(tq, tk)); // (Tq, Tk)
+        let mut weights = keep.then(|| Array3::zeros((self.heads, tq, tk))); // (H, Tq, Tk)
+        let mut heads_out = Array2::zeros((tq, self.heads * d_k)); // (Tq, H·d_k)
+        let mut fully_masked_rows = Vec::new();
+        let mut maxima = Vec::with_capacity(self.heads);
+        for h in 0..self.heads {
+            let bias = self.head_bias(h, buckets.as_ref());
+            let steps = ScoreSteps { divisor, bias: bias.as_ref().map(|b| b.view()) };
+            let (q, k, v) = self.head_slices(&p, h);
+            let a = sdpa::attention(q, k, v, mask, steps)?;
+            maxima.push(a.weights.iter().copied().fold(0.0f32, f32::max));
+            if let Some(w) = weights.as_mut() {
+                w.index_axis_mut(Axis(0), h).assign(&a.weights);
+            }
+            heads_out.slice_mut(s![.., h * d_k..(h + 1) * d_k]).assign(&a.output);
             fully_masked_rows = a.fully_masked_rows;
         }
         let output = self.w_o.forward(heads_out.view())?; // (Tq, D)
-        Ok(MultiHeadOutput { output, weights, fully_masked_rows })
+        let weights = weights.unwrap_or_else(|| Array3::zeros((0, 0, 0)));
+        Ok(MultiHeadOutput { output, weights, maxima, fully_masked_rows })
     }
 
     /// Every step of head `head`, recomputed from the block's inputs.
@@ -99,25 +243,88 @@ impl MultiHeadAttention {
         head: usize,
     ) -> Result<HeadTrace> {
         Error::check_index("head", head, self.heads)?;
-        let (q, k, v) = self.project(x_q, x_kv)?;
-        let d_k = self.d_k();
-        let cols = s![.., head * d_k..(head + 1) * d_k];
-        let (q, k, v) = (q.slice(cols).to_owned(), k.slice(cols).to_owned(), v.slice(cols).to_owned());
-        let steps = sdpa::trace(q.view(), k.view(), v.view(), mask, scale)?;
-        Ok(HeadTrace { x_q: x_q.to_owned(), x_kv: x_kv.to_owned(), q, k, v, steps })
+        let (q, k, v) = self.project_unrotated(x_q, x_kv)?;
+        let g = self.kv_head(head);
+        let d = self.head_dim;
+        let q = q.slice(s![.., head * d..(head + 1) * d]).to_owned(); // (Tq, d_k)
+        let k = k.slice(s![.., g * d..(g + 1) * d]).to_owned(); // (Tk, d_k)
+        let v = v.slice(s![.., g * d..(g + 1) * d]).to_owned(); // (Tk, d_k)
+        let (q_rotated, k_rotated) = match &self.rotary {
+            Some(rotary) => {
+                let (mut qr, mut kr) = (q.clone(), k.clone());
+                rotate_qk(rotary, &mut qr, &mut kr, d)?;
+                (Some(qr), Some(kr))
+            }
+            None => (None, None),
+        };
+        let buckets = self.position_bias.as_ref().map(|b| b.buckets(q.nrows(), k.nrows()));
+        let bias = self.head_bias(head, buckets.as_ref());
+        let steps = ScoreSteps { divisor: self.scale.divisor(d, scale), bias: bias.as_ref().map(|b| b.view()) };
+        let steps = sdpa::trace_steps(
+            q_rotated.as_ref().unwrap_or(&q).view(),
+            k_rotated.as_ref().unwrap_or(&k).view(),
+            v.view(),
+            mask,
+            steps,
+        )?;
+        Ok(HeadTrace { x_q: x_q.to_owned(), x_kv: x_kv.to_owned(), q, k, v, q_rotated, k_rotated, kv_head: g, steps })
     }
 
-    fn project(&self, x_q: ArrayView2<f32>, x_kv: ArrayView2<f32>) -> Result<(Array2<f32>, Array2<f32>, Array2<f32>)> {
+    /// Head `h`'s query slice and its key/value head's slices.
+    fn head_slices<'p>(
+        &self,
+        p: &'p Projected,
+        h: usize,
+    ) -> (ArrayView2<'p, f32>, ArrayView2<'p, f32>, ArrayView2<'p, f32>) {
+        let (d, g) = (self.head_dim, self.kv_head(h));
+        let (qc, kc) = (s![.., h * d..(h + 1) * d], s![.., g * d..(g + 1) * d]);
+        (p.q.slice(qc), p.k.slice(kc), p.v.slice(kc))
+    }
+
+    fn head_bias(&self, h: usize, buckets: Option<&Array2<usize>>) -> Option<Array2<f32>> {
+        Some(self.position_bias.as_ref()?.head(h, buckets?.view())) // (Tq, Tk)
+    }
+
+    fn project(&self, x_q: ArrayView2<f32>, x_kv: ArrayView2<f32>) -> Result<Projected> {
+        let (mut q, mut k, v) = self.project_unrotated(x_q, x_kv)?;
+        if let Some(rotary) = &self.rotary {
+            rotate_qk(rotary, &mut q, &mut k, self.head_dim)?;
+        }
+        Ok(Projected { q, k, v })
+    }
+
+    fn project_unrotated(
+        &self,
+        x_q: ArrayView2<f32>,
+        x_kv: ArrayView2<f32>,
+    ) -> Result<(Array2<f32>, Array2<f32>, Array2<f32>)> {
         let d = self.d_model();
         for (name, x) in [("query input", x_q), ("key/value input", x_kv)] {
             if x.ncols() != d {
                 return Err(Error::shape(name, &[x.nrows(), x.ncols()], &[x.nrows(), d]));
             }
         }
-        let q = self.w_q.forward(x_q)?; // (Tq, D)
-        let k = self.w_k.forward(x_kv)?; // (Tk, D)
-        let v = self.w_v.forward(x_kv)?; // (Tk, D)
+        let q = self.w_q.forward(x_q)?; // (Tq, H·d_k)
+        let k = self.w_k.forward(x_kv)?; // (Tk, KV·d_k)
+        let v = self.w_v.forward(x_kv)?; // (Tk, KV·d_k)
         Ok((q, k, v))
+    }
+}
+
+/// Turns `q` (Tq, ·) and `k` (Tk, ·) by their positions 0.., every head of `head_dim`.
+fn rotate_qk(rotary: &Rotary, q: &mut Array2<f32>, k: &mut Array2<f32>, head_dim: usize) -> Result<()> {
+    let tables = rotary.tables(q.nrows().max(k.nrows()));
+    let rows = |n: usize| RotaryTables {
+        cos: tables.cos.slice(s![..n, ..]).to_owned(),
+        sin: tables.sin.slice(s![..n, ..]).to_owned(),
+    };
+    if q.nrows() == k.nrows() {
+        rotary.rotate(q.view_mut(), head_dim, &tables)?;
+        rotary.rotate(k.view_mut(), head_dim, &tables)
+    } else {
+        let (q_tables, k_tables) = (rows(q.nrows()), rows(k.nrows()));
+        rotary.rotate(q.view_mut(), head_dim, &q_tables)?;
+        rotary.rotate(k.view_mut(), head_dim, &k_tables)
     }
 }
 
@@ -159,6 +366,26 @@ mod tests {
         let wide = Linear::new("wide", Array2::zeros((4, 5)), None).unwrap();
         let err = MultiHeadAttention::new(identity(4), wide, identity(4), identity(4), 2).unwrap_err();
         assert_eq!(err.to_string(), "`W_K` has shape [4, 5], expected [4, 4]");
+    }
+
+    #[test]
+    fn grouped_query_heads_share_keys_and_values() {
+        // 4 query heads of width 1 over 2 key/value heads: heads 0, 1 read K/V 0; 2, 3 read 1
+        let w_kv = Linear::new("kv", ndarray::array![[1.0f32, 0.0], [0.0, 1.0], [0.0, 0.0], [0.0, 0.0]], None).unwrap();
+        let shape = HeadShape { heads: 4, kv_heads: 2, head_dim: 1 };
+        let mha = MultiHeadAttention::with_shape(identity(4), w_kv.clone(), w_kv, identity(4), shape).unwrap();
+        assert_eq!((0..4).map(|h| mha.kv_head(h)).collect::<Vec<_>>(), [0, 0, 1, 1]);
+        let x = ndarray::array![[1.0f32, 2.0, 3.0, 4.0], [0.5, 0.0, -1.0, 2.0]];
+        let t = mha.trace(x.view(), x.view(), None, true, 3).unwrap();
+        assert_eq!((t.kv_head, t.k.column(0).to_vec()), (1, vec![2.0, 0.0]));
+        let all = mha.forward(x.view(), x.view(), None, true).unwrap();
+        assert_eq!(all.weights.index_axis(Axis(0), 3), t.steps.weights);
+        assert_eq!(mha.weights(x.view(), x.view(), None, true).unwrap(), all.weights);
+        let odd = HeadShape { heads: 3, kv_heads: 2, head_dim: 1 };
+        assert_eq!(
+            MultiHeadAttention::with_shape(identity(4), identity(4), identity(4), identity(4), odd).unwrap_err(),
+            Error::KvHeadsDoNotDivide { heads: 3, kv_heads: 2 }
+        );
     }
 
     #[test]

@@ -20,14 +20,51 @@ pub struct Attention {
 /// Every intermediate matrix of one attention call, for showing the steps one by one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Trace {
-    pub scores: Array2<f32>,  // (Tq, Tk) QKᵀ
-    pub scaled: Array2<f32>,  // (Tq, Tk) QKᵀ / scale
-    pub masked: Array2<f32>,  // (Tq, Tk) scaled, with -∞ where the mask hides a key
+    pub scores: Array2<f32>, // (Tq, Tk) QKᵀ
+    pub scaled: Array2<f32>, // (Tq, Tk) QKᵀ / scale
+    /// A position bias added to the scaled scores (T5's relative positions), (Tq, Tk).
+    pub position_bias: Option<Array2<f32>>,
+    /// `scaled + position_bias`, (Tq, Tk), when there is a bias.
+    pub biased: Option<Array2<f32>>,
+    pub masked: Array2<f32>,  // (Tq, Tk) scaled (and biased), with -∞ where the mask hides a key
     pub weights: Array2<f32>, // (Tq, Tk) softmax of masked
     pub output: Array2<f32>,  // (Tq, d_v) weights · V
-    /// What the scores were divided by: √d_k, or 1 with scaling off.
+    /// What the scores were divided by: √d_k, 1 with scaling off or in a model that does not
+    /// scale (T5, GPT-Neo), √d_k · (layer + 1) in GPT-2's inverse-layer variant.
     pub scale: f32,
     pub fully_masked_rows: Vec<usize>,
+}
+
+/// How a model scales its scores before the mask.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scale {
+    /// ÷√d_k, the paper's.
+    SqrtDk,
+    /// Not at all: T5 (its initialisation folds the scale into W_Q) and GPT-Neo.
+    None,
+    /// ÷ this number: GPT-2 with `scale_attn_by_inverse_layer_idx` divides by √d_k · (layer + 1).
+    Divisor(f32),
+}
+
+impl Scale {
+    /// What scores of width `d_k` are divided by; `on` false (a what-if) divides by 1.
+    pub fn divisor(self, d_k: usize, on: bool) -> f32 {
+        match self {
+            _ if !on => 1.0,
+            Scale::SqrtDk => (d_k as f32).sqrt(),
+            Scale::None => 1.0,
+            Scale::Divisor(d) => d,
+        }
+    }
+}
+
+/// What happens to QKᵀ between the product and the mask.
+#[derive(Debug, Clone, Copy)]
+pub struct ScoreSteps<'a> {
+    /// What the scores are divided by (1: not at all).
+    pub divisor: f32,
+    /// Added after scaling and before the mask: a position bias, (Tq, Tk).
+    pub bias: Option<ArrayView2<'a, f32>>,
 }
 
 /// Attention of `q` (Tq, d_k) over `k` (Tk, d_k) and `v` (Tk, d_v).
@@ -41,15 +78,52 @@ pub fn scaled_dot_product_attention(
     mask: Option<&Mask>,
     scale: bool,
 ) -> Result<Attention> {
-    let mut weights = scores(q, k, v, mask)?; // (Tq, Tk)
-    let divisor = divisor(q.ncols(), scale);
-    if divisor != 1.0 {
-        weights.mapv_inplace(|s| s / divisor);
-    }
-    apply_mask(&mut weights, mask);
-    let fully_masked_rows = softmax_in_place(&mut weights);
+    let steps = ScoreSteps { divisor: Scale::SqrtDk.divisor(q.ncols(), scale), bias: None };
+    attention(q, k, v, mask, steps)
+}
+
+/// Attention with the score steps a model takes: its scale and a position bias, if any.
+pub fn attention(
+    q: ArrayView2<f32>,
+    k: ArrayView2<f32>,
+    v: ArrayView2<f32>,
+    mask: Option<&Mask>,
+    steps: ScoreSteps,
+) -> Result<Attention> {
+    check_inputs(q, k, Some(v), mask, steps.bias)?;
+    let (weights, fully_masked_rows) = weights_checked(q, k, mask, steps)?; // (Tq, Tk)
     let output = weights.dot(&v); // (Tq, d_v)
     Ok(Attention { weights, output, fully_masked_rows })
+}
+
+/// The weights alone, (Tq, Tk): what a view draws, without the values.
+pub fn attention_weights(
+    q: ArrayView2<f32>,
+    k: ArrayView2<f32>,
+    mask: Option<&Mask>,
+    steps: ScoreSteps,
+) -> Result<Array2<f32>> {
+    check_inputs(q, k, None, mask, steps.bias)?;
+    Ok(weights_checked(q, k, mask, steps)?.0)
+}
+
+fn weights_checked(
+    q: ArrayView2<f32>,
+    k: ArrayView2<f32>,
+    mask: Option<&Mask>,
+    steps: ScoreSteps,
+) -> Result<(Array2<f32>, Vec<usize>)> {
+    let mut weights = scores(q, k)?; // (Tq, Tk)
+                                     // 1. scale, 2. add the position bias, 3. mask, 4. softmax
+    if steps.divisor != 1.0 {
+        weights.mapv_inplace(|s| s / steps.divisor);
+    }
+    if let Some(bias) = steps.bias {
+        weights += &bias;
+    }
+    apply_mask(&mut weights, mask);
+    let fully_masked_rows = softmax_masked(&mut weights, mask);
+    Ok((weights, fully_masked_rows))
 }
 
 /// The same computation as [`scaled_dot_product_attention`], keeping every step.
@@ -60,15 +134,38 @@ pub fn trace(
     mask: Option<&Mask>,
     scale: bool,
 ) -> Result<Trace> {
-    let scores = scores(q, k, v, mask)?; // (Tq, Tk)
-    let divisor = divisor(q.ncols(), scale);
-    let scaled = &scores / divisor; // (Tq, Tk)
-    let mut masked = scaled.clone();
+    trace_steps(q, k, v, mask, ScoreSteps { divisor: Scale::SqrtDk.divisor(q.ncols(), scale), bias: None })
+}
+
+/// The same computation as [`attention`], keeping every step.
+pub fn trace_steps(
+    q: ArrayView2<f32>,
+    k: ArrayView2<f32>,
+    v: ArrayView2<f32>,
+    mask: Option<&Mask>,
+    steps: ScoreSteps,
+) -> Result<Trace> {
+    check_inputs(q, k, Some(v), mask, steps.bias)?;
+    let scores = scores(q, k)?; // (Tq, Tk)
+    let scaled = &scores / steps.divisor; // (Tq, Tk)
+    let position_bias = steps.bias.map(|b| b.to_owned()); // (Tq, Tk)
+    let biased = position_bias.as_ref().map(|b| &scaled + b); // (Tq, Tk)
+    let mut masked = biased.clone().unwrap_or_else(|| scaled.clone());
     apply_mask(&mut masked, mask);
     let mut weights = masked.clone();
-    let fully_masked_rows = softmax_in_place(&mut weights);
+    let fully_masked_rows = softmax_masked(&mut weights, mask);
     let output = weights.dot(&v); // (Tq, d_v)
-    Ok(Trace { scores, scaled, masked, weights, output, scale: divisor, fully_masked_rows })
+    Ok(Trace {
+        scores,
+        scaled,
+        position_bias,
+        biased,
+        masked,
+        weights,
+        output,
+        scale: steps.divisor,
+        fully_masked_rows,
+    })
 }
 
 /// Row-wise softmax of `masked` (-∞ marks a hidden key). A row with every key hidden gives
@@ -88,20 +185,11 @@ pub fn weighted_sum(weights: ArrayView1<f32>, v: ArrayView2<f32>) -> Result<Arra
     Ok(weights.dot(&v)) // (d_v,)
 }
 
-/// QKᵀ after checking every input; fails rather than let an overflow become NaN weights.
-fn scores(q: ArrayView2<f32>, k: ArrayView2<f32>, v: ArrayView2<f32>, mask: Option<&Mask>) -> Result<Array2<f32>> {
-    check_inputs(q, k, v, mask)?;
+/// QKᵀ of checked inputs; fails rather than let an overflow become NaN weights.
+fn scores(q: ArrayView2<f32>, k: ArrayView2<f32>) -> Result<Array2<f32>> {
     let scores = q.dot(&k.t()); // (Tq, Tk)
     ensure_finite("scores QKᵀ", scores.view())?;
     Ok(scores)
-}
-
-fn divisor(d_k: usize, scale: bool) -> f32 {
-    if scale {
-        (d_k as f32).sqrt()
-    } else {
-        1.0
-    }
 }
 
 fn apply_mask(scores: &mut Array2<f32>, mask: Option<&Mask>) {
@@ -112,6 +200,22 @@ fn apply_mask(scores: &mut Array2<f32>, mask: Option<&Mask>) {
             }
         });
     }
+}
+
+/// Softmax, then the rows that saw no key spread evenly over the mask's fallback keys, if it
+/// has any (transformers' arithmetic for such rows).
+fn softmax_masked(x: &mut Array2<f32>, mask: Option<&Mask>) -> Vec<usize> {
+    let fully_masked = softmax_in_place(x);
+    for &i in &fully_masked {
+        if let Some(keys) = mask.and_then(|m| m.fallback(i)) {
+            let n = keys.iter().filter(|&&k| k).count();
+            if n > 0 {
+                let share = 1.0 / n as f32;
+                ndarray::Zip::from(x.row_mut(i)).and(keys).for_each(|w, &k| *w = if k { share } else { 0.0 });
+            }
+        }
+    }
+    fully_masked
 }
 
 fn softmax_in_place(x: &mut Array2<f32>) -> Vec<usize> {
@@ -138,16 +242,24 @@ fn softmax_in_place(x: &mut Array2<f32>) -> Vec<usize> {
     fully_masked
 }
 
-fn check_inputs(q: ArrayView2<f32>, k: ArrayView2<f32>, v: ArrayView2<f32>, mask: Option<&Mask>) -> Result<()> {
+fn check_inputs(
+    q: ArrayView2<f32>,
+    k: ArrayView2<f32>,
+    v: Option<ArrayView2<f32>>,
+    mask: Option<&Mask>,
+    bias: Option<ArrayView2<f32>>,
+) -> Result<()> {
     let (tq, d_k) = q.dim();
-    let (tk, d_v) = v.dim();
+    // the values say how many keys there are; K must match them and Q
+    let (tk, d_v) = v.map_or((k.nrows(), 1), |v| v.dim());
     if k.dim() != (tk, d_k) {
         return Err(Error::shape("K", &[k.nrows(), k.ncols()], &[tk, d_k]));
     }
-    if let Some(mask) = mask {
-        let (mq, mk) = mask.shape();
-        if (mq, mk) != (tq, tk) {
-            return Err(Error::shape("mask", &[mq, mk], &[tq, tk]));
+    for (what, shape) in [("mask", mask.map(Mask::shape)), ("position bias", bias.map(|b| b.dim()))] {
+        if let Some((mq, mk)) = shape {
+            if (mq, mk) != (tq, tk) {
+                return Err(Error::shape(what, &[mq, mk], &[tq, tk]));
+            }
         }
     }
     if tq == 0 || tk == 0 || d_k == 0 || d_v == 0 {
@@ -155,7 +267,13 @@ fn check_inputs(q: ArrayView2<f32>, k: ArrayView2<f32>, v: ArrayView2<f32>, mask
     }
     ensure_finite("Q", q)?;
     ensure_finite("K", k)?;
-    ensure_finite("V", v)
+    if let Some(v) = v {
+        ensure_finite("V", v)?;
+    }
+    if let Some(bias) = bias {
+        ensure_finite("position bias", bias)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

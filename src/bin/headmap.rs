@@ -14,6 +14,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use headmap::export::{csv, export};
 use headmap::models::hf::ModelFiles;
+use headmap::models::weights::{shard_names, INDEX};
 use headmap::svg::{heatmap_svg, Heatmap};
 use headmap::{MaskKind, Model, Place, Request, Run};
 
@@ -32,7 +33,8 @@ enum Command {
 
 #[derive(clap::Args)]
 struct Args {
-    /// A model folder: config.json, model.safetensors and tokenizer.json (or source.spm + vocab.json).
+    /// A model folder: config.json, model.safetensors (or model.safetensors.index.json and its
+    /// shards) and tokenizer.json (or source.spm + vocab.json).
     #[arg(long)]
     model: PathBuf,
     /// A sentence; repeat for a padded batch.
@@ -97,7 +99,7 @@ fn attention(args: &Args) -> Result<(), String> {
             let doc = serde_json::to_string(&export(&model.info().architecture, &run)).map_err(|e| e.to_string())?;
             (doc + "\n").into_bytes()
         }
-        Format::Csv => csv(&run).into_bytes(),
+        Format::Csv => csv(&run).map_err(|e| e.to_string())?.into_bytes(),
         Format::Svg => svg(&model, &run, args)?.into_bytes(),
         Format::Png => png(&svg(&model, &run, args)?)?,
     };
@@ -111,7 +113,15 @@ fn attention(args: &Args) -> Result<(), String> {
 fn load(dir: &Path) -> Result<Model, String> {
     let read = |name: &str| std::fs::read(dir.join(name)).map_err(|e| format!("{}: {e}", dir.join(name).display()));
     let optional = |name: &str| dir.join(name).exists().then(|| read(name)).transpose();
-    let (config, weights) = (read("config.json")?, read("model.safetensors")?);
+    let config = read("config.json")?;
+    // a sharded checkpoint: its index and the shards it names, else model.safetensors
+    let index = optional(INDEX)?;
+    let shard_files = match &index {
+        Some(index) => shard_names(index).map_err(|e| format!("{}: {e}", dir.display()))?,
+        None => Vec::new(),
+    };
+    let shards = shard_files.iter().map(|name| read(name)).collect::<Result<Vec<_>, _>>()?;
+    let weights = if index.is_some() { Vec::new() } else { read("model.safetensors")? };
     let (tokenizer, source_spm, vocab) =
         (optional("tokenizer.json")?, optional("source.spm")?, optional("vocab.json")?);
     Model::from_files(&ModelFiles {
@@ -120,6 +130,8 @@ fn load(dir: &Path) -> Result<Model, String> {
         tokenizer: tokenizer.as_deref(),
         source_spm: source_spm.as_deref(),
         vocab: vocab.as_deref(),
+        index: index.as_deref(),
+        shards: shard_files.iter().map(String::as_str).zip(shards.iter().map(Vec::as_slice)).collect(),
     })
     .map_err(|e| format!("{}: {e}", dir.display()))
 }
@@ -129,6 +141,7 @@ fn svg(model: &Model, run: &Run, args: &Args) -> Result<String, String> {
     let place = run.places.first().ok_or("the run kept no attention")?;
     let row = place.row(args.row).map_err(|e| e.to_string())?;
     let weights = row.head(args.layer, args.head).map_err(|e| e.to_string())?;
+    let weights = weights.view();
     let mask = row.mask(args.layer).map_err(|e| e.to_string())?;
     let what_if = if place.what_if { format!(" · what-if {} mask", place.mask.name()) } else { String::new() };
     let title = format!(

@@ -22,6 +22,7 @@ use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
 use crate::error::{Error, FileProblem, Result};
 use crate::nn::{self, Activation, FeedForward, LayerNorm};
+use crate::tokenize::MAX_TOKENS;
 
 const LAYER_NORM_EPS: f32 = 1e-5;
 
@@ -178,7 +179,9 @@ impl Bart {
                 let positions = if side.has("embed_positions.weight") {
                     side.matrix("embed_positions.weight", [max, d])?
                 } else {
-                    marian_sinusoids(max, d)
+                    // only the positions a text can reach: a damaged config's huge maximum
+                    // must not allocate a huge table
+                    marian_sinusoids(max.min(MAX_TOKENS), d)
                 };
                 (positions, None)
             } else {
@@ -227,14 +230,14 @@ impl Bart {
 }
 
 /// Four projections `q_proj`, `k_proj`, `v_proj`, `out_proj` under `scope`.
-fn attention(scope: &Vars, d: usize, heads: usize) -> Result<MultiHeadAttention> {
-    MultiHeadAttention::new(
+fn attention(scope: &Vars, d: usize, heads: usize) -> Result<Arc<MultiHeadAttention>> {
+    Ok(Arc::new(MultiHeadAttention::new(
         scope.linear("q_proj", d, d)?,
         scope.linear("k_proj", d, d)?,
         scope.linear("v_proj", d, d)?,
         scope.linear("out_proj", d, d)?,
         heads,
-    )
+    )?))
 }
 
 fn ffn(layer: &Vars, d: usize, d_ff: usize, activation: Activation) -> Result<FeedForward> {
@@ -250,27 +253,9 @@ impl Network for Bart {
         let c = &self.config;
         let (enc, dec) = (c.encoder_attention_heads, c.decoder_attention_heads);
         vec![
-            PlaceInfo {
-                place: Place::EncoderSelf,
-                mask: MaskKind::Padding,
-                layers: c.encoder_layers,
-                heads: enc,
-                d_k: c.d_model / enc,
-            },
-            PlaceInfo {
-                place: Place::DecoderSelf,
-                mask: MaskKind::Causal,
-                layers: c.decoder_layers,
-                heads: dec,
-                d_k: c.d_model / dec,
-            },
-            PlaceInfo {
-                place: Place::Cross,
-                mask: MaskKind::Cross,
-                layers: c.decoder_layers,
-                heads: dec,
-                d_k: c.d_model / dec,
-            },
+            PlaceInfo::new(Place::EncoderSelf, MaskKind::Padding, c.encoder_layers, enc, c.d_model / enc),
+            PlaceInfo::new(Place::DecoderSelf, MaskKind::Causal, c.decoder_layers, dec, c.d_model / dec),
+            PlaceInfo::new(Place::Cross, MaskKind::Cross, c.decoder_layers, dec, c.d_model / dec),
         ]
     }
 
@@ -295,15 +280,14 @@ impl Network for Bart {
         let infos = self.places();
         let mut places: Vec<PlaceRun> = infos.iter().map(|info| PlaceRun::new(info, settings)).collect();
         let needs_decoder = settings.keeps(Place::DecoderSelf) || settings.keeps(Place::Cross);
-        let record = |p: Place, q: &Row, k: &Row| {
-            let info = &infos[p as usize];
-            settings.keeps(p).then(|| RowAttention::new(q, k, info.layers, info.heads))
+        let record = |places: &[PlaceRun], p: Place, q: &Row, k: &Row| {
+            settings.keeps(p).then(|| places[p as usize].record(q, k))
         };
         let mut hidden = Vec::with_capacity(batch.sources.len());
         for (src, tgt) in batch.sources.iter().zip(&batch.targets) {
             // 1. encoder self-attention, PAD keys masked
             let padding = place_mask(places[0].mask, src, src)?;
-            let mut enc_row = record(Place::EncoderSelf, src, src);
+            let mut enc_row = record(&places, Place::EncoderSelf, src, src);
             let x = self.encoder_embeddings.forward(&src.ids)?; // (Ts, D)
             let memory = Arc::new(transformer::encode(&self.encoder, x, &padding, settings.scale, enc_row.as_mut())?);
             places[0].rows.extend(enc_row);
@@ -313,7 +297,7 @@ impl Network for Bart {
                 let causal = place_mask(places[1].mask, tgt, tgt)?;
                 let source_padding = place_mask(places[2].mask, tgt, src)?;
                 let (mut self_row, mut cross_row) =
-                    (record(Place::DecoderSelf, tgt, tgt), record(Place::Cross, tgt, src));
+                    (record(&places, Place::DecoderSelf, tgt, tgt), record(&places, Place::Cross, tgt, src));
                 let y = self.decode(
                     src,
                     tgt,
@@ -331,14 +315,6 @@ impl Network for Bart {
         }
         places.retain(|p| settings.keeps(p.place));
         Ok(Run { places, hidden })
-    }
-
-    fn block(&self, place: Place, layer: usize) -> Option<&MultiHeadAttention> {
-        match place {
-            Place::EncoderSelf => self.encoder.get(layer).map(|l| &l.self_attn),
-            Place::DecoderSelf => self.decoder.get(layer).map(|l| &l.self_attn),
-            Place::Cross => self.decoder.get(layer).map(|l| &l.cross_attn),
-        }
     }
 
     /// Greedy decoding, as transformers' `generate(num_beams=1, do_sample=False)`: from the

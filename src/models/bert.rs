@@ -1,14 +1,19 @@
 //! BERT (`BertModel`): bert-base, MiniLM, KLUE-BERT …, mirroring transformers'
 //! `models/bert/modeling_bert.py`. Its layer is the post-LN encoder layer of `transformer`
 //! with GELU; token types are all type 0 here (one sentence per row).
+//!
+//! RoBERTa, XLM-RoBERTa and ELECTRA (`roberta.rs`, `electra.rs`) share these layers and this
+//! config; only their embeddings differ.
+
+use std::sync::Arc;
 
 use ndarray::Array2;
 use serde::Deserialize;
 
 use super::hf::{activation, check_sizes};
-use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, RowAttention, Run, Settings};
+use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, Row, Run, Settings};
 use super::transformer::{self, EncoderLayer};
-use super::weights::Weights;
+use super::weights::{Vars, Weights};
 use super::{place_mask, Network};
 use crate::attention::mask::MaskKind;
 use crate::attention::multi_head::MultiHeadAttention;
@@ -16,7 +21,8 @@ use crate::attention::place::Place;
 use crate::error::{Error, FileProblem, Result};
 use crate::nn::{self, FeedForward, LayerNorm};
 
-/// `config.json` of a BERT model, with transformers' defaults.
+/// `config.json` of a BERT model (and of RoBERTa, XLM-RoBERTa and ELECTRA, which use the same
+/// names), with transformers' defaults.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
 pub struct BertConfig {
@@ -31,6 +37,8 @@ pub struct BertConfig {
     pub layer_norm_eps: f64,
     pub pad_token_id: Option<u32>,
     pub position_embedding_type: String,
+    pub is_decoder: bool,
+    pub add_cross_attention: bool,
 }
 
 impl Default for BertConfig {
@@ -47,8 +55,99 @@ impl Default for BertConfig {
             layer_norm_eps: 1e-12,
             pad_token_id: Some(0),
             position_embedding_type: "absolute".into(),
+            is_decoder: false,
+            add_cross_attention: false,
         }
     }
+}
+
+impl BertConfig {
+    /// Fails on impossible sizes and on the switches headmap does not implement.
+    pub(crate) fn check(&self) -> Result<()> {
+        check_sizes(&[
+            ("vocab_size", self.vocab_size),
+            ("hidden_size", self.hidden_size),
+            ("num_hidden_layers", self.num_hidden_layers),
+            ("num_attention_heads", self.num_attention_heads),
+            ("intermediate_size", self.intermediate_size),
+            ("max_position_embeddings", self.max_position_embeddings),
+            ("type_vocab_size", self.type_vocab_size),
+        ])?;
+        if self.position_embedding_type != "absolute" {
+            // transformers 5 ignores this key and would run a relative checkpoint as absolute
+            let problem = FileProblem::unsupported(
+                "position_embedding_type",
+                &self.position_embedding_type,
+                "headmap reads absolute positions only",
+            );
+            return Err(Error::file("config.json", problem));
+        }
+        for (setting, on, reason) in [
+            ("is_decoder", self.is_decoder, "headmap reads this family as an encoder only"),
+            ("add_cross_attention", self.add_cross_attention, "headmap reads this family as an encoder only"),
+        ] {
+            if on {
+                return Err(Error::file("config.json", FileProblem::unsupported(setting, true, reason)));
+            }
+        }
+        Ok(())
+    }
+
+    /// The one place: encoder self-attention with padding.
+    pub(crate) fn place(&self) -> PlaceInfo {
+        let heads = self.num_attention_heads;
+        PlaceInfo::new(Place::EncoderSelf, MaskKind::Padding, self.num_hidden_layers, heads, self.hidden_size / heads)
+    }
+
+    /// The encoder layers under `root` (`encoder.layer.N`).
+    pub(crate) fn layers(&self, root: &Vars) -> Result<Vec<EncoderLayer>> {
+        let (d, eps) = (self.hidden_size, self.layer_norm_eps as f32);
+        let act = activation("hidden_act", &self.hidden_act)?;
+        (0..self.num_hidden_layers)
+            .map(|i| {
+                let l = root.pp("encoder.layer").pp(i);
+                let attention = l.pp("attention");
+                Ok(EncoderLayer {
+                    self_attn: Arc::new(MultiHeadAttention::new(
+                        attention.pp("self").linear("query", d, d)?,
+                        attention.pp("self").linear("key", d, d)?,
+                        attention.pp("self").linear("value", d, d)?,
+                        attention.pp("output").linear("dense", d, d)?,
+                        self.num_attention_heads,
+                    )?),
+                    self_attn_norm: attention.pp("output").layer_norm("LayerNorm", d, eps)?,
+                    ffn: FeedForward {
+                        inner: l.pp("intermediate").linear("dense", d, self.intermediate_size)?,
+                        outer: l.pp("output").linear("dense", self.intermediate_size, d)?,
+                        activation: act,
+                    },
+                    final_norm: l.pp("output").layer_norm("LayerNorm", d, eps)?,
+                })
+            })
+            .collect()
+    }
+}
+
+/// Runs every source row of `batch` through post-LN encoder `layers` from the embeddings
+/// `embed` gives it, recording encoder self-attention (padding mask, or a what-if).
+pub(crate) fn encode_rows(
+    info: &PlaceInfo,
+    layers: &[EncoderLayer],
+    batch: &Batch,
+    settings: &Settings,
+    embed: impl Fn(&Row) -> Result<Array2<f32>>,
+) -> Result<Run> {
+    let mut place = PlaceRun::new(info, settings);
+    let mut hidden = Vec::with_capacity(batch.sources.len());
+    for row in &batch.sources {
+        let x = embed(row)?; // (T, D)
+        let mask = place_mask(place.mask, row, row)?;
+        let mut record = place.record(row, row);
+        let out = transformer::encode(layers, x, &mask, settings.scale, Some(&mut record))?;
+        place.rows.push(record);
+        hidden.push(Hidden { encoder: Some(out), decoder: None });
+    }
+    Ok(Run { places: vec![place], hidden })
 }
 
 pub struct Bert {
@@ -63,49 +162,11 @@ pub struct Bert {
 impl Bert {
     pub fn load(w: Weights, config: BertConfig) -> Result<Self> {
         let c = &config;
-        check_sizes(&[
-            ("vocab_size", c.vocab_size),
-            ("hidden_size", c.hidden_size),
-            ("num_hidden_layers", c.num_hidden_layers),
-            ("num_attention_heads", c.num_attention_heads),
-            ("intermediate_size", c.intermediate_size),
-            ("max_position_embeddings", c.max_position_embeddings),
-            ("type_vocab_size", c.type_vocab_size),
-        ])?;
-        if c.position_embedding_type != "absolute" {
-            let problem = FileProblem::unsupported(
-                "position_embedding_type",
-                &c.position_embedding_type,
-                "headmap reads absolute positions only",
-            );
-            return Err(Error::file("config.json", problem));
-        }
+        c.check()?;
         let w = w.with_prefix_of("embeddings.word_embeddings.weight", &["", "bert."])?;
         let root = w.root();
         let (d, eps) = (c.hidden_size, c.layer_norm_eps as f32);
-        let act = activation("hidden_act", &c.hidden_act)?;
-        let layers = (0..c.num_hidden_layers)
-            .map(|i| {
-                let l = root.pp("encoder.layer").pp(i);
-                let attention = l.pp("attention");
-                Ok(EncoderLayer {
-                    self_attn: MultiHeadAttention::new(
-                        attention.pp("self").linear("query", d, d)?,
-                        attention.pp("self").linear("key", d, d)?,
-                        attention.pp("self").linear("value", d, d)?,
-                        attention.pp("output").linear("dense", d, d)?,
-                        c.num_attention_heads,
-                    )?,
-                    self_attn_norm: attention.pp("output").layer_norm("LayerNorm", d, eps)?,
-                    ffn: FeedForward {
-                        inner: l.pp("intermediate").linear("dense", d, c.intermediate_size)?,
-                        outer: l.pp("output").linear("dense", c.intermediate_size, d)?,
-                        activation: act,
-                    },
-                    final_norm: l.pp("output").layer_norm("LayerNorm", d, eps)?,
-                })
-            })
-            .collect::<Result<_>>()?;
+        let layers = c.layers(&root)?;
         let embeddings = root.pp("embeddings");
         Ok(Bert {
             word: embeddings.matrix("word_embeddings.weight", [c.vocab_size, d])?,
@@ -124,15 +185,7 @@ impl Network for Bert {
     }
 
     fn places(&self) -> Vec<PlaceInfo> {
-        let c = &self.config;
-        let heads = c.num_attention_heads;
-        vec![PlaceInfo {
-            place: Place::EncoderSelf,
-            mask: MaskKind::Padding,
-            layers: c.num_hidden_layers,
-            heads,
-            d_k: c.hidden_size / heads,
-        }]
+        vec![self.config.place()]
     }
 
     fn d_model(&self) -> usize {
@@ -145,23 +198,10 @@ impl Network for Bert {
 
     /// Encoder self-attention with the padding mask it was trained with (or a what-if mask).
     fn forward(&self, batch: &Batch, settings: &Settings) -> Result<Run> {
-        let info = &self.places()[0];
-        let mut place = PlaceRun::new(info, settings);
-        let mut hidden = Vec::with_capacity(batch.sources.len());
-        for row in &batch.sources {
+        encode_rows(&self.config.place(), &self.layers, batch, settings, |row| {
             let mut x = nn::embed_with_positions(&self.word, &self.position, &row.ids, 1.0)?; // (T, D)
             x += &self.token_type.row(0);
-            let x = self.embedding_norm.forward(x.view());
-            let mask = place_mask(place.mask, row, row)?;
-            let mut record = RowAttention::new(row, row, info.layers, info.heads);
-            let out = transformer::encode(&self.layers, x, &mask, settings.scale, Some(&mut record))?;
-            place.rows.push(record);
-            hidden.push(Hidden { encoder: Some(out), decoder: None });
-        }
-        Ok(Run { places: vec![place], hidden })
-    }
-
-    fn block(&self, place: Place, layer: usize) -> Option<&MultiHeadAttention> {
-        (place == Place::EncoderSelf).then(|| self.layers.get(layer).map(|l| &l.self_attn)).flatten()
+            Ok(self.embedding_norm.forward(x.view()))
+        })
     }
 }

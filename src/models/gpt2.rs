@@ -1,6 +1,10 @@
 //! GPT-2 (`GPT2Model`): gpt2, distilgpt2, KoGPT2 …, mirroring transformers'
 //! `models/gpt2/modeling_gpt2.py`. Pre-LN decoder blocks with causal self-attention. Its
 //! `Conv1D` layers store weights as (d_in, d_out), and `c_attn` holds Q, K and V side by side.
+//!
+//! Two switches from the Stanford CRFM replications: `scale_attn_by_inverse_layer_idx` divides
+//! layer i's scores by √d_k · (i + 1) instead of √d_k, and `reorder_and_upcast_attn` computes
+//! the same product in f32 (which headmap always does: it changes nothing here).
 
 use std::sync::Arc;
 
@@ -8,12 +12,14 @@ use ndarray::{s, Array2};
 use serde::Deserialize;
 
 use super::hf::{activation, check_sizes};
-use super::run::{Batch, Hidden, LayerInputs, PlaceInfo, PlaceRun, RowAttention, Run, Settings};
+use super::run::{attend, Batch, PlaceInfo, Run, Settings};
+use super::transformer::{decoder_only, EmptyRows};
 use super::weights::Weights;
-use super::{place_mask, Network};
+use super::Network;
 use crate::attention::mask::MaskKind;
 use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
+use crate::attention::sdpa::Scale;
 use crate::error::{Error, FileProblem, Result};
 use crate::nn::{self, FeedForward, LayerNorm, Linear};
 
@@ -31,6 +37,8 @@ pub struct Gpt2Config {
     pub layer_norm_epsilon: f64,
     pub scale_attn_weights: bool,
     pub scale_attn_by_inverse_layer_idx: bool,
+    pub reorder_and_upcast_attn: bool,
+    pub add_cross_attention: bool,
     pub eos_token_id: Option<u32>,
 }
 
@@ -47,6 +55,8 @@ impl Default for Gpt2Config {
             layer_norm_epsilon: 1e-5,
             scale_attn_weights: true,
             scale_attn_by_inverse_layer_idx: false,
+            reorder_and_upcast_attn: false,
+            add_cross_attention: false,
             eos_token_id: Some(50256),
         }
     }
@@ -54,7 +64,7 @@ impl Default for Gpt2Config {
 
 struct Block {
     ln_1: LayerNorm,
-    attn: MultiHeadAttention, // attn.c_attn split in three + attn.c_proj
+    attn: Arc<MultiHeadAttention>, // attn.c_attn split in three + attn.c_proj
     ln_2: LayerNorm,
     mlp: FeedForward, // mlp.c_fc, mlp.c_proj
 }
@@ -79,17 +89,9 @@ impl Gpt2 {
             ("n_positions", c.n_positions),
             ("n_inner", inner),
         ])?;
-        if !c.scale_attn_weights {
+        if c.add_cross_attention {
             let problem =
-                FileProblem::unsupported("scale_attn_weights", false, "headmap reads GPT-2's ÷√d_k scaling only");
-            return Err(Error::file("config.json", problem));
-        }
-        if c.scale_attn_by_inverse_layer_idx {
-            let problem = FileProblem::unsupported(
-                "scale_attn_by_inverse_layer_idx",
-                true,
-                "headmap reads GPT-2's ÷√d_k scaling only",
-            );
+                FileProblem::unsupported("add_cross_attention", true, "headmap reads GPT-2 as a decoder on its own");
             return Err(Error::file("config.json", problem));
         }
         let w = w.with_prefix_of("wte.weight", &["", "transformer."])?;
@@ -105,15 +107,16 @@ impl Gpt2 {
                     let bias = qkv.bias.as_ref().map(|b| b.slice(s![k * d..(k + 1) * d]).to_owned());
                     Linear::new(&format!("h.{i}.attn.c_attn[{k}]"), qkv.weight.slice(cols).to_owned(), bias)
                 };
+                let attn = MultiHeadAttention::new(
+                    part(0)?,
+                    part(1)?,
+                    part(2)?,
+                    h.pp("attn").conv1d("c_proj", d, d)?,
+                    c.n_head,
+                )?;
                 Ok(Block {
                     ln_1: h.layer_norm("ln_1", d, eps)?,
-                    attn: MultiHeadAttention::new(
-                        part(0)?,
-                        part(1)?,
-                        part(2)?,
-                        h.pp("attn").conv1d("c_proj", d, d)?,
-                        c.n_head,
-                    )?,
+                    attn: Arc::new(attn.scaled(c.scale(i))),
                     ln_2: h.layer_norm("ln_2", d, eps)?,
                     mlp: FeedForward {
                         inner: h.pp("mlp").conv1d("c_fc", d, inner)?,
@@ -133,6 +136,19 @@ impl Gpt2 {
     }
 }
 
+impl Gpt2Config {
+    /// Layer `layer`'s scale: ÷√d_k, times (layer + 1) with `scale_attn_by_inverse_layer_idx`.
+    fn scale(&self, layer: usize) -> Scale {
+        let d_k = (self.n_embd / self.n_head) as f32;
+        match (self.scale_attn_weights, self.scale_attn_by_inverse_layer_idx) {
+            (true, false) => Scale::SqrtDk,
+            (true, true) => Scale::Divisor(d_k.sqrt() * (layer + 1) as f32),
+            (false, true) => Scale::Divisor((layer + 1) as f32),
+            (false, false) => Scale::None,
+        }
+    }
+}
+
 impl Network for Gpt2 {
     fn architecture(&self) -> &str {
         "gpt2"
@@ -140,13 +156,7 @@ impl Network for Gpt2 {
 
     fn places(&self) -> Vec<PlaceInfo> {
         let c = &self.config;
-        vec![PlaceInfo {
-            place: Place::DecoderSelf,
-            mask: MaskKind::Causal,
-            layers: c.n_layer,
-            heads: c.n_head,
-            d_k: c.n_embd / c.n_head,
-        }]
+        vec![PlaceInfo::new(Place::DecoderSelf, MaskKind::Causal, c.n_layer, c.n_head, c.n_embd / c.n_head)]
     }
 
     fn d_model(&self) -> usize {
@@ -159,28 +169,21 @@ impl Network for Gpt2 {
 
     /// Causal self-attention (PAD keys masked too) as it was trained, or a what-if mask.
     fn forward(&self, batch: &Batch, settings: &Settings) -> Result<Run> {
-        let info = &self.places()[0];
-        let mut place = PlaceRun::new(info, settings);
-        let mut hidden = Vec::with_capacity(batch.sources.len());
-        for row in &batch.sources {
-            let mut x = nn::embed_with_positions(&self.wte, &self.wpe, &row.ids, 1.0)?; // (T, D)
-            let mask = place_mask(place.mask, row, row)?;
-            let mut record = RowAttention::new(row, row, info.layers, info.heads);
-            for block in &self.blocks {
+        decoder_only(
+            &self.places()[0],
+            batch,
+            settings,
+            EmptyRows::EveryKey,
+            |row| nn::embed_with_positions(&self.wte, &self.wpe, &row.ids, 1.0), // (T, D)
+            |i, x, mask, record| {
+                let block = &self.blocks[i];
                 let h = Arc::new(block.ln_1.forward(x.view())); // (T, D)
-                let a = block.attn.forward(h.view(), h.view(), Some(&mask), settings.scale)?;
-                x += &a.output;
+                *x += &attend(&block.attn, &h, &h, mask, settings.scale, record)?;
                 let h2 = block.ln_2.forward(x.view());
-                x += &block.mlp.forward(h2.view())?;
-                record.push_layer(&a.weights, &mask, LayerInputs { x_q: Arc::clone(&h), x_kv: h });
-            }
-            place.rows.push(record);
-            hidden.push(Hidden { encoder: None, decoder: Some(self.ln_f.forward(x.view())) });
-        }
-        Ok(Run { places: vec![place], hidden })
-    }
-
-    fn block(&self, place: Place, layer: usize) -> Option<&MultiHeadAttention> {
-        (place == Place::DecoderSelf).then(|| self.blocks.get(layer).map(|b| &b.attn)).flatten()
+                *x += &block.mlp.forward(h2.view())?;
+                Ok(())
+            },
+            |x| self.ln_f.forward(x.view()),
+        )
     }
 }

@@ -1,12 +1,19 @@
-//! A Hugging Face model as it is published — `config.json`, `model.safetensors` and a
-//! tokenizer — loaded with no conversion step into a [`Model`]: BERT, GPT-2, BART and
-//! Marian families.
+//! A Hugging Face model as it is published — `config.json`, `model.safetensors` (or a sharded
+//! checkpoint's index and shards) and a tokenizer — loaded with no conversion step into a
+//! [`Model`], dispatched by `model_type` to its family's file.
 
 use serde::Deserialize;
 
 use super::bart::{Bart, BartConfig};
 use super::bert::{Bert, BertConfig};
+use super::distilbert::{DistilBert, DistilBertConfig};
+use super::electra::{Electra, ElectraConfig};
 use super::gpt2::{Gpt2, Gpt2Config};
+use super::gpt_neo::{GptNeo, GptNeoConfig};
+use super::gpt_neox::{GptNeoX, GptNeoXConfig};
+use super::llama::{Llama, LlamaConfig};
+use super::roberta::Roberta;
+use super::t5::{T5Config, T5};
 use super::weights::Weights;
 use super::{Model, Network};
 use crate::error::{Error, FileProblem, Result};
@@ -15,26 +22,66 @@ use crate::tokenize::hf::TextTokenizer;
 use crate::tokenize::Tokenizer;
 
 /// The `model_type`s headmap reads.
-pub const SUPPORTED: [&str; 4] = ["bert", "gpt2", "bart", "marian"];
+pub const SUPPORTED: [&str; 14] = [
+    "bert",
+    "roberta",
+    "xlm-roberta",
+    "distilbert",
+    "electra",
+    "gpt2",
+    "gpt_neo",
+    "gpt_neox",
+    "llama",
+    "qwen2",
+    "mistral",
+    "bart",
+    "marian",
+    "t5",
+];
 
 /// The largest size a config may give any dimension: beyond it a file is damaged or hostile,
 /// and believing it would allocate without bound.
 const MAX_SIZE: usize = 1 << 20;
 
 /// The files of one model, as bytes. A tokenizer comes as `tokenizer.json`, or for Marian as
-/// `source.spm` with `vocab.json`.
+/// `source.spm` with `vocab.json`. Weights come as `model.safetensors`, or as a sharded
+/// checkpoint: `model.safetensors.index.json` and the shards it names.
 #[derive(Default)]
 pub struct ModelFiles<'a> {
     pub config: &'a [u8],
+    /// `model.safetensors`; unused (may be empty) when `index` is given.
     pub weights: &'a [u8],
     pub tokenizer: Option<&'a [u8]>,
     pub source_spm: Option<&'a [u8]>,
     pub vocab: Option<&'a [u8]>,
+    /// `model.safetensors.index.json` of a sharded checkpoint.
+    pub index: Option<&'a [u8]>,
+    /// The shards, by file name (`model-00001-of-00002.safetensors`; a folder before it is
+    /// ignored).
+    pub shards: Vec<(&'a str, &'a [u8])>,
 }
 
 #[derive(Deserialize)]
 struct Probe {
     model_type: Option<String>,
+}
+
+/// A token id that configs give as one number or as a list (Llama 3's several `eos_token_id`s).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum TokenIds {
+    One(u32),
+    Many(Vec<u32>),
+}
+
+impl TokenIds {
+    /// The one id, or the first of the list (0 for an empty list).
+    pub fn first(&self) -> u32 {
+        match self {
+            TokenIds::One(id) => *id,
+            TokenIds::Many(ids) => ids.first().copied().unwrap_or(0),
+        }
+    }
 }
 
 impl Model {
@@ -43,7 +90,10 @@ impl Model {
     pub fn from_files(files: &ModelFiles) -> Result<Self> {
         let probe: Probe = parse_config(files.config)?;
         let model_type = probe.model_type.ok_or_else(|| Error::file("config.json", FileProblem::NoModelType))?;
-        let weights = Weights::parse(files.weights, "model.safetensors")?;
+        let weights = match files.index {
+            Some(index) => Weights::sharded(index, &files.shards)?,
+            None => Weights::parse(files.weights, "model.safetensors")?,
+        };
         let tokenizer = match (files.tokenizer, files.source_spm, files.vocab) {
             (Some(json), _, _) => TextTokenizer::from_json(json, "tokenizer.json")?,
             (None, Some(spm), Some(vocab)) => TextTokenizer::from_marian(spm, vocab)?,
@@ -68,10 +118,47 @@ impl Model {
                 let pad = check_vocab(cfg.vocab_size, cfg.pad_token_id.unwrap_or(0))?;
                 (Box::new(Bert::load(weights, cfg)?), pad)
             }
+            "roberta" | "xlm-roberta" => {
+                let cfg: BertConfig = parse_config(files.config)?;
+                let pad = check_vocab(cfg.vocab_size, cfg.pad_token_id.unwrap_or(1))?;
+                (Box::new(Roberta::load(weights, cfg, &model_type)?), pad)
+            }
+            "distilbert" => {
+                let cfg: DistilBertConfig = parse_config(files.config)?;
+                let pad = check_vocab(cfg.vocab_size, cfg.pad_token_id.unwrap_or(0))?;
+                (Box::new(DistilBert::load(weights, cfg)?), pad)
+            }
+            "electra" => {
+                let cfg: ElectraConfig = parse_config(files.config)?;
+                let pad = check_vocab(cfg.bert.vocab_size, cfg.bert.pad_token_id.unwrap_or(0))?;
+                (Box::new(Electra::load(weights, cfg)?), pad)
+            }
+            // decoder-only models pad with their end-of-text token, as transformers' examples do
             "gpt2" => {
                 let cfg: Gpt2Config = parse_config(files.config)?;
                 let pad = check_vocab(cfg.vocab_size, cfg.eos_token_id.unwrap_or(0))?;
                 (Box::new(Gpt2::load(weights, cfg)?), pad)
+            }
+            "gpt_neo" => {
+                let cfg: GptNeoConfig = parse_config(files.config)?;
+                let pad = check_vocab(cfg.vocab_size, cfg.eos_token_id.as_ref().map_or(0, TokenIds::first))?;
+                (Box::new(GptNeo::load(weights, cfg)?), pad)
+            }
+            "gpt_neox" => {
+                let cfg: GptNeoXConfig = parse_config(files.config)?;
+                let pad = check_vocab(cfg.vocab_size, cfg.eos_token_id.as_ref().map_or(0, TokenIds::first))?;
+                (Box::new(GptNeoX::load(weights, cfg)?), pad)
+            }
+            "llama" | "qwen2" | "mistral" => {
+                let mut cfg: LlamaConfig = parse_config(files.config)?;
+                cfg.model_type = model_type.clone();
+                let pad = check_vocab(cfg.vocab_size, cfg.eos_token_id.as_ref().map_or(0, TokenIds::first))?;
+                (Box::new(Llama::load(weights, cfg)?), pad)
+            }
+            "t5" => {
+                let cfg: T5Config = parse_config(files.config)?;
+                let pad = check_vocab(cfg.vocab_size, cfg.pad_token_id.unwrap_or(0))?;
+                (Box::new(T5::load(weights, cfg)?), pad)
             }
             "bart" | "marian" => {
                 let cfg: BartConfig = parse_config(files.config)?;

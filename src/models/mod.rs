@@ -1,15 +1,16 @@
 //! Models whose attention headmap shows, behind one interface: [`Model`].
 //!
 //! A model is a tokenizer and a network. The toy Transformer (`toy`) and, with the `hf`
-//! feature, BERT, GPT-2, BART and Marian models as Hugging Face publishes them (`bert`,
-//! `gpt2`, `bart`, loaded by `hf`) are networks: each runs a padded batch of token rows and
+//! feature, the Hugging Face families as they are published (one file each: `bert`,
+//! `roberta`, `distilbert`, `electra`, `gpt2`, `gpt_neo`, `gpt_neox`, `llama`, `bart`, `t5`,
+//! loaded by `hf`) are networks: each runs a padded batch of token rows and
 //! records the attention of the places it has. Everything around that — tokenizing, padding,
 //! feeding an encoder–decoder's decoder, what-if masks, limits, traces — is done once, here.
 
 use std::sync::Arc;
 
 use crate::attention::mask::MaskKind;
-use crate::attention::multi_head::{HeadTrace, MultiHeadAttention};
+use crate::attention::multi_head::HeadTrace;
 use crate::attention::place::Place;
 use crate::error::{Error, Result};
 use crate::tokenize::{Encoded, Token, TokenKind, Tokenizer};
@@ -23,13 +24,29 @@ pub mod bart;
 #[cfg(feature = "hf")]
 pub mod bert;
 #[cfg(feature = "hf")]
+pub mod distilbert;
+#[cfg(feature = "hf")]
+pub mod electra;
+#[cfg(feature = "hf")]
 pub mod gpt2;
+#[cfg(feature = "hf")]
+pub mod gpt_neo;
+#[cfg(feature = "hf")]
+pub mod gpt_neox;
 #[cfg(feature = "hf")]
 pub mod hf;
 #[cfg(feature = "hf")]
+pub mod llama;
+#[cfg(feature = "hf")]
+pub mod roberta;
+#[cfg(feature = "hf")]
+pub mod rope;
+#[cfg(feature = "hf")]
+pub mod t5;
+#[cfg(feature = "hf")]
 pub mod weights;
 
-use run::{check_size, Batch, ModelInfo, PlaceInfo, Request, Row, Run, Settings};
+use run::{check_size, Batch, ModelInfo, PlaceInfo, Request, Row, Run, Settings, Store};
 
 /// The most sentences in one padded batch.
 pub const MAX_BATCH: usize = 8;
@@ -44,10 +61,9 @@ pub(crate) trait Network {
     fn d_model(&self) -> usize;
     /// The most tokens one row may have.
     fn max_tokens(&self) -> usize;
-    /// Runs a padded batch; keeps the places `settings` asks for.
+    /// Runs a padded batch; keeps the places `settings` asks for, each layer recorded with
+    /// its block and inputs (see [`run::attend`]) so its weights and traces can be given again.
     fn forward(&self, batch: &Batch, settings: &Settings) -> Result<Run>;
-    /// The attention block at `place` in `layer`.
-    fn block(&self, place: Place, layer: usize) -> Option<&MultiHeadAttention>;
     /// For an encoder–decoder model fed like transformers feeds labels: the decoder's start
     /// token id. `None` feeds the target as it is (the toy model).
     fn decoder_start(&self) -> Option<u32> {
@@ -138,9 +154,11 @@ impl Model {
         self.run_batch(&Batch { sources, targets }, &settings)
     }
 
-    /// Runs rows of ids as given (already padded, targets already shifted).
+    /// Runs rows of ids as given (already padded, targets already shifted). A run whose
+    /// weights fit in [`run::KEEP_ALL_BYTES`] keeps them all; a larger one keeps each layer's
+    /// inputs and recomputes a layer's weights when asked, unless `settings.store` says.
     pub fn run_batch(&self, batch: &Batch, settings: &Settings) -> Result<Run> {
-        let mut weights = 0usize;
+        let (mut weights, mut largest_layer) = (0usize, 0usize);
         for info in self.info.places.iter().filter(|p| settings.keeps(p.place)) {
             let (queries, keys) = match info.place {
                 Place::EncoderSelf => (&batch.sources, &batch.sources),
@@ -149,11 +167,18 @@ impl Model {
                 Place::Cross => (&batch.targets, &batch.sources),
             };
             let (tq, tk) = (queries.first().map_or(0, |r| r.ids.len()), keys.first().map_or(0, |r| r.ids.len()));
-            let per_row = info.layers.saturating_mul(info.heads).saturating_mul(tq).saturating_mul(tk);
-            weights = weights.saturating_add(per_row.saturating_mul(queries.len()));
+            let per_layer = info.heads.saturating_mul(tq).saturating_mul(tk);
+            largest_layer = largest_layer.max(per_layer);
+            weights = weights.saturating_add(per_layer.saturating_mul(info.layers).saturating_mul(queries.len()));
         }
-        check_size(weights)?;
-        self.net.forward(batch, settings)
+        // what must exist at once is one layer of one row
+        check_size(largest_layer)?;
+        let store = match settings.store {
+            Store::Auto if weights.saturating_mul(4) <= run::KEEP_ALL_BYTES => Store::All,
+            Store::Auto => Store::OnDemand,
+            chosen => chosen,
+        };
+        self.net.forward(batch, &Settings { store, ..settings.clone() })
     }
 
     /// Checks the request's place and mask against the model.
@@ -164,7 +189,7 @@ impl Model {
             (None, Some(mask)) => self.info.places.iter().find(|p| p.mask == mask).or(self.info.places.first()),
             (None, None) => None,
         };
-        let mut settings = Settings { scale: request.scale.unwrap_or(true), what_if: None, keep: Place::ALL.to_vec() };
+        let mut settings = Settings { scale: request.scale.unwrap_or(true), ..Settings::trained() };
         if let Some(info) = place {
             settings.keep = vec![info.place];
             let mask = request.mask.unwrap_or(info.mask);
@@ -183,13 +208,7 @@ impl Model {
 
     /// Every step of one head, recomputed from the block and inputs that made `run`.
     pub fn trace(&self, run: &Run, place: Place, row: usize, layer: usize, head: usize) -> Result<HeadTrace> {
-        let place_run = run.place(place)?;
-        let attention = place_run.row(row)?;
-        let inputs = attention.inputs(layer)?;
-        let layers = self.info.place(place)?.layers;
-        let block =
-            self.net.block(place, layer).ok_or(Error::NoSuch { what: "layer".into(), index: layer, count: layers })?;
-        block.trace(inputs.x_q.view(), inputs.x_kv.view(), Some(attention.mask(layer)?), place_run.scale, head)
+        run.place(place)?.row(row)?.trace(layer, head)
     }
 
     /// An encoder–decoder model's greedy continuation of `text`, as transformers'

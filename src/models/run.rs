@@ -2,12 +2,14 @@
 //! attention is used, per batch row, every layer's and head's weights in one array.
 //! Shared by the toy model and every real model.
 
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 
-use ndarray::{s, Array2, Array3, Array4, ArrayView2, Axis};
+use ndarray::{Array2, Array3, Array4, Axis};
 use serde::{Deserialize, Serialize};
 
 use crate::attention::mask::{Mask, MaskKind};
+use crate::attention::multi_head::{HeadTrace, MultiHeadAttention, MultiHeadOutput};
 use crate::attention::place::Place;
 use crate::cost::Cost;
 use crate::error::{Error, Result};
@@ -86,12 +88,32 @@ pub struct Settings {
     /// The places whose weights are kept; the others are computed only as far as the kept
     /// ones need them.
     pub keep: Vec<Place>,
+    /// Whether a kept place stores every layer's weights or recomputes them when asked.
+    pub store: Store,
 }
 
+/// Where a run's weights live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Store {
+    /// Every layer's weights when the run's fit in [`KEEP_ALL_BYTES`], else on demand.
+    Auto,
+    /// Every layer's weights, computed once.
+    All,
+    /// Each layer's inputs only; a layer's weights are recomputed through its block when a
+    /// view asks, and the last few are cached. Memory: the inputs plus a few layers.
+    OnDemand,
+}
+
+/// Up to this many bytes of weights a run keeps whole; beyond it, it keeps layer inputs.
+pub const KEEP_ALL_BYTES: usize = 128 << 20;
+
+/// How many computed layers an on-demand row keeps: the layer a view shows and the last one.
+const CACHED_LAYERS: usize = 2;
+
 impl Settings {
-    /// Every place with its trained mask, scaled.
+    /// Every place with its trained mask, scaled, weights stored as they fit.
     pub fn trained() -> Self {
-        Settings { scale: true, what_if: None, keep: Place::ALL.to_vec() }
+        Settings { scale: true, what_if: None, keep: Place::ALL.to_vec(), store: Store::Auto }
     }
 
     /// The mask `place` runs with: the what-if's, or `trained`.
@@ -116,8 +138,32 @@ pub struct PlaceInfo {
     pub mask: MaskKind,
     pub layers: usize,
     pub heads: usize,
+    /// Key/value heads: `heads` unless grouped-query attention, where query head h shares the
+    /// keys and values of K/V head h / (heads / kv_heads).
+    pub kv_heads: usize,
     /// The width of one head's queries and keys.
     pub d_k: usize,
+    /// Per layer, how many keys a local (sliding-window) layer lets a query see, itself
+    /// included, or `None` for a layer that sees every key its mask allows. GPT-Neo's local
+    /// layers, Mistral's and some Qwen2 layers are windowed.
+    pub windows: Vec<Option<usize>>,
+}
+
+impl PlaceInfo {
+    /// A place whose `layers` layers all have `heads` heads of `d_k`, none grouped or windowed.
+    pub fn new(place: Place, mask: MaskKind, layers: usize, heads: usize, d_k: usize) -> Self {
+        PlaceInfo { place, mask, layers, heads, kv_heads: heads, d_k, windows: vec![None; layers] }
+    }
+
+    /// The same place with `kv_heads` key/value heads.
+    pub fn grouped(self, kv_heads: usize) -> Self {
+        PlaceInfo { kv_heads, ..self }
+    }
+
+    /// The same place with per-layer windows.
+    pub fn windowed(self, windows: Vec<Option<usize>>) -> Self {
+        PlaceInfo { windows, ..self }
+    }
 }
 
 /// What a model is, for a page to build its menus.
@@ -147,15 +193,28 @@ impl ModelInfo {
     }
 }
 
-/// The inputs of one layer's attention block, kept so any head can be traced step by step.
+/// The inputs of one layer's attention block, kept so any head can be recomputed and traced.
 #[derive(Debug, Clone)]
 pub struct LayerInputs {
     pub x_q: Arc<Array2<f32>>,  // (Tq, D)
     pub x_kv: Arc<Array2<f32>>, // (Tk, D)
 }
 
-/// One batch row at one place: its tokens, masks and every layer's and head's weights.
+/// What one layer of a row needs to give its weights again: the block, its inputs and mask.
 #[derive(Debug, Clone)]
+struct LayerRecord {
+    block: Arc<MultiHeadAttention>,
+    mask: Arc<Mask>,
+    inputs: LayerInputs,
+    /// Every head's weights (H, Tq, Tk), when the run keeps them.
+    weights: Option<Arc<Array3<f32>>>,
+    /// Each head's largest weight (H,), kept either way.
+    maxima: Vec<f32>,
+}
+
+/// One batch row at one place: its tokens, masks and every layer's and head's weights —
+/// kept, or recomputed from the layer's inputs when asked (see [`Store`]).
+#[derive(Debug)]
 pub struct RowAttention {
     /// The query side's tokens (padded to Tq).
     pub queries: Vec<Token>,
@@ -163,74 +222,190 @@ pub struct RowAttention {
     pub keys: Vec<Token>,
     pub query_valid: Vec<bool>,
     pub key_valid: Vec<bool>,
-    /// (L, H, Tq, Tk), row-major: layer, head, query, key.
-    pub weights: Array4<f32>,
-    /// Per layer, the mask the layer applied, (Tq, Tk). Layers usually share one.
-    masks: Vec<Arc<Mask>>,
-    inputs: Vec<LayerInputs>,
+    layers: usize,
+    heads: usize,
+    scale: bool,
+    keep: bool,
+    records: Vec<LayerRecord>,
+    /// On demand: the last layers computed, most recent last.
+    cache: Mutex<VecDeque<(usize, Arc<Array3<f32>>)>>,
+}
+
+impl Clone for RowAttention {
+    fn clone(&self) -> Self {
+        RowAttention {
+            queries: self.queries.clone(),
+            keys: self.keys.clone(),
+            query_valid: self.query_valid.clone(),
+            key_valid: self.key_valid.clone(),
+            layers: self.layers,
+            heads: self.heads,
+            scale: self.scale,
+            keep: self.keep,
+            records: self.records.clone(),
+            cache: Mutex::new(VecDeque::new()),
+        }
+    }
 }
 
 impl RowAttention {
     /// An empty row of `layers` × `heads` weights over the given tokens, filled layer by layer
-    /// with [`RowAttention::push_layer`].
-    pub fn new(queries: &Row, keys: &Row, layers: usize, heads: usize) -> Self {
-        let (tq, tk) = (queries.tokens.len(), keys.tokens.len());
+    /// with [`RowAttention::push_layer`]; `keep` stores every layer's weights, else they are
+    /// recomputed when asked. `scale` false runs without the blocks' scaling (a what-if).
+    pub fn new(queries: &Row, keys: &Row, layers: usize, heads: usize, scale: bool, keep: bool) -> Self {
         RowAttention {
             queries: queries.tokens.clone(),
             keys: keys.tokens.clone(),
             query_valid: queries.valid.clone(),
             key_valid: keys.valid.clone(),
-            weights: Array4::zeros((layers, heads, tq, tk)),
-            masks: Vec::with_capacity(layers),
-            inputs: Vec::with_capacity(layers),
+            layers,
+            heads,
+            scale,
+            keep,
+            records: Vec::with_capacity(layers),
+            cache: Mutex::new(VecDeque::new()),
         }
     }
 
-    /// Records the next layer: its weights (H, Tq, Tk), its mask and its inputs.
-    pub fn push_layer(&mut self, weights: &Array3<f32>, mask: &Arc<Mask>, inputs: LayerInputs) {
-        let layer = self.inputs.len();
-        if layer < self.weights.dim().0 {
-            self.weights.index_axis_mut(Axis(0), layer).assign(weights);
-        }
-        self.masks.push(Arc::clone(mask));
-        self.inputs.push(inputs);
+    /// Whether this row stores every layer's weights (else it recomputes them).
+    pub fn keeps_weights(&self) -> bool {
+        self.keep
+    }
+
+    /// Records the next layer: its block, what the block gave (its weights, kept if this row
+    /// keeps them, and each head's maximum), its mask and its inputs.
+    pub fn push_layer(
+        &mut self,
+        block: &Arc<MultiHeadAttention>,
+        out: MultiHeadOutput,
+        mask: &Arc<Mask>,
+        inputs: LayerInputs,
+    ) {
+        let weights = (self.keep && !out.weights.is_empty()).then(|| Arc::new(out.weights));
+        let record =
+            LayerRecord { block: Arc::clone(block), mask: Arc::clone(mask), inputs, weights, maxima: out.maxima };
+        self.records.push(record);
     }
 
     pub fn layers(&self) -> usize {
-        self.weights.dim().0
+        self.layers
     }
 
     pub fn heads(&self) -> usize {
-        self.weights.dim().1
+        self.heads
     }
 
     /// (Tq, Tk).
     pub fn size(&self) -> (usize, usize) {
-        (self.weights.dim().2, self.weights.dim().3)
+        (self.queries.len(), self.keys.len())
+    }
+
+    fn record(&self, layer: usize) -> Result<&LayerRecord> {
+        Error::check_index("layer", layer, self.records.len())?;
+        Ok(&self.records[layer])
+    }
+
+    /// Every head's weights in `layer`, (H, Tq, Tk): stored, cached, or computed now.
+    pub fn layer(&self, layer: usize) -> Result<Arc<Array3<f32>>> {
+        let record = self.record(layer)?;
+        if let Some(w) = &record.weights {
+            return Ok(Arc::clone(w));
+        }
+        let cached = |cache: &VecDeque<(usize, Arc<Array3<f32>>)>| {
+            cache.iter().find(|(l, _)| *l == layer).map(|(_, w)| Arc::clone(w))
+        };
+        if let Some(w) = self.cache.lock().ok().and_then(|c| cached(&c)) {
+            return Ok(w);
+        }
+        let LayerInputs { x_q, x_kv } = &record.inputs;
+        let weights = Arc::new(record.block.weights(x_q.view(), x_kv.view(), Some(&record.mask), self.scale)?);
+        if let Ok(mut cache) = self.cache.lock() {
+            if cache.len() >= CACHED_LAYERS {
+                cache.pop_front();
+            }
+            cache.push_back((layer, Arc::clone(&weights)));
+        }
+        Ok(weights)
     }
 
     /// The weights of one head, (Tq, Tk).
-    pub fn head(&self, layer: usize, head: usize) -> Result<ArrayView2<'_, f32>> {
+    pub fn head(&self, layer: usize, head: usize) -> Result<Array2<f32>> {
         Error::check_index("layer", layer, self.layers())?;
         Error::check_index("head", head, self.heads())?;
-        Ok(self.weights.slice(s![layer, head, .., ..]))
+        Ok(self.layer(layer)?.index_axis(Axis(0), head).to_owned())
+    }
+
+    /// Every layer's and head's weights, (L, H, Tq, Tk), refused when larger than
+    /// [`MAX_WEIGHT_BYTES`]: a whole row for an export or one copy to a page.
+    pub fn weights(&self) -> Result<Array4<f32>> {
+        let (tq, tk) = self.size();
+        check_size(self.layers.saturating_mul(self.heads).saturating_mul(tq).saturating_mul(tk))?;
+        let mut all = Array4::zeros((self.layers, self.heads, tq, tk)); // (L, H, Tq, Tk)
+        for layer in 0..self.records.len().min(self.layers) {
+            all.index_axis_mut(Axis(0), layer).assign(&*self.layer(layer)?);
+        }
+        Ok(all)
+    }
+
+    /// The largest weight of every head, (L, H), for colour ranges: recorded as each layer
+    /// was run, so it needs no weights kept.
+    pub fn maxima(&self) -> Result<Array2<f32>> {
+        let mut maxima = Array2::zeros((self.layers, self.heads)); // (L, H)
+        for (layer, record) in self.records.iter().enumerate().take(self.layers) {
+            for (h, &m) in record.maxima.iter().enumerate().take(self.heads) {
+                maxima[[layer, h]] = m;
+            }
+        }
+        Ok(maxima)
     }
 
     /// The mask of `layer`, (Tq, Tk).
     pub fn mask(&self, layer: usize) -> Result<&Mask> {
-        Error::check_index("layer", layer, self.masks.len())?;
-        Ok(&self.masks[layer])
+        Ok(&self.record(layer)?.mask)
     }
 
     /// The inputs of `layer`'s attention block.
     pub fn inputs(&self, layer: usize) -> Result<&LayerInputs> {
-        Error::check_index("layer", layer, self.inputs.len())?;
-        Ok(&self.inputs[layer])
+        Ok(&self.record(layer)?.inputs)
+    }
+
+    /// Every step of `head` in `layer`, recomputed from the layer's block and inputs.
+    pub fn trace(&self, layer: usize, head: usize) -> Result<HeadTrace> {
+        let record = self.record(layer)?;
+        let LayerInputs { x_q, x_kv } = &record.inputs;
+        record.block.trace(x_q.view(), x_kv.view(), Some(&record.mask), self.scale, head)
     }
 
     /// Queries that could see no key in `layer`: their weights are all zero.
     pub fn fully_masked_rows(&self, layer: usize) -> Result<Vec<usize>> {
         Ok(self.mask(layer)?.fully_masked_rows())
+    }
+}
+
+/// Runs `block` with queries from `x_q` over `x_kv` and records the layer in `record`, if
+/// any: the block's output (Tq, D). A row that does not keep weights gets none: each head's
+/// weights live only while that head is computed.
+pub(crate) fn attend(
+    block: &Arc<MultiHeadAttention>,
+    x_q: &Arc<Array2<f32>>,
+    x_kv: &Arc<Array2<f32>>,
+    mask: &Arc<Mask>,
+    scale: bool,
+    record: Option<&mut RowAttention>,
+) -> Result<Array2<f32>> {
+    let inputs = || LayerInputs { x_q: Arc::clone(x_q), x_kv: Arc::clone(x_kv) };
+    match record {
+        Some(row) => {
+            let mut a = if row.keeps_weights() {
+                block.forward(x_q.view(), x_kv.view(), Some(mask), scale)?
+            } else {
+                block.forward_lean(x_q.view(), x_kv.view(), Some(mask), scale)?
+            };
+            let output = std::mem::take(&mut a.output);
+            row.push_layer(block, a, mask, inputs());
+            Ok(output)
+        }
+        None => Ok(block.forward_lean(x_q.view(), x_kv.view(), Some(mask), scale)?.output),
     }
 }
 
@@ -246,6 +421,9 @@ pub struct PlaceRun {
     /// The width of one head's queries and keys.
     pub d_k: usize,
     pub rows: Vec<RowAttention>,
+    layers: usize,
+    heads: usize,
+    keep: bool,
 }
 
 impl PlaceRun {
@@ -258,7 +436,15 @@ impl PlaceRun {
             scale: settings.scale,
             d_k: info.d_k,
             rows: Vec::new(),
+            layers: info.layers,
+            heads: info.heads,
+            keep: settings.store != Store::OnDemand,
         }
+    }
+
+    /// An empty record of one batch row, `queries` over `keys`, as this place stores it.
+    pub fn record(&self, queries: &Row, keys: &Row) -> RowAttention {
+        RowAttention::new(queries, keys, self.layers, self.heads, self.scale, self.keep)
     }
 
     pub fn batch(&self) -> usize {
@@ -320,7 +506,8 @@ impl Run {
     }
 }
 
-/// Bytes of attention weights a run may keep: beyond this a page would run out of memory.
+/// Bytes of attention weights that may be handed over at once (a whole row, an export, one
+/// layer computed on demand): beyond this a page would run out of memory.
 pub const MAX_WEIGHT_BYTES: usize = 1 << 30;
 
 /// Fails with [`Error::TooLarge`] when `weights` f32 values would pass [`MAX_WEIGHT_BYTES`].

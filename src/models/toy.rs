@@ -5,10 +5,12 @@
 //! trained model has learnt. Its layers are the post-LN layers of `transformer`, the same
 //! computation as BART's; its tokens are words (UAX #29), embedded by their spelling.
 
+use std::sync::Arc;
+
 use ndarray::{Array1, Array2};
 use serde::Serialize;
 
-use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, RowAttention, Run, Settings};
+use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, Run, Settings};
 use super::transformer::{self, DecoderLayer, DecoderPlaces, EncoderLayer};
 use super::{place_mask, Network};
 use crate::attention::multi_head::MultiHeadAttention;
@@ -145,7 +147,7 @@ impl Network for ToyNet {
             (Place::Cross, c.decoder_layers),
         ]
         .into_iter()
-        .map(|(place, layers)| PlaceInfo { place, mask: place.paper_mask(), layers, heads: c.heads, d_k: c.d_k() })
+        .map(|(place, layers)| PlaceInfo::new(place, place.paper_mask(), layers, c.heads, c.d_k()))
         .collect()
     }
 
@@ -170,9 +172,7 @@ impl Network for ToyNet {
         for (b, src) in batch.sources.iter().enumerate() {
             // 1. encoder self-attention
             let padding = place_mask(encoder.mask, src, src)?;
-            let mut enc_row = settings
-                .keeps(Place::EncoderSelf)
-                .then(|| RowAttention::new(src, src, enc_info.layers, enc_info.heads));
+            let mut enc_row = settings.keeps(Place::EncoderSelf).then(|| encoder.record(src, src));
             let memory = transformer::encode(
                 &self.encoder,
                 self.embed(&src.tokens),
@@ -187,12 +187,8 @@ impl Network for ToyNet {
                 let tgt = batch.targets.get(b).unwrap_or(src);
                 let self_mask = place_mask(decoder.mask, tgt, tgt)?;
                 let cross_mask = place_mask(cross.mask, tgt, src)?;
-                let mut self_row = settings
-                    .keeps(Place::DecoderSelf)
-                    .then(|| RowAttention::new(tgt, tgt, self_info.layers, self_info.heads));
-                let mut cross_row = settings
-                    .keeps(Place::Cross)
-                    .then(|| RowAttention::new(tgt, src, cross_info.layers, cross_info.heads));
+                let mut self_row = settings.keeps(Place::DecoderSelf).then(|| decoder.record(tgt, tgt));
+                let mut cross_row = settings.keeps(Place::Cross).then(|| cross.record(tgt, src));
                 let memory = std::sync::Arc::new(memory);
                 let places = DecoderPlaces {
                     self_mask: &self_mask,
@@ -213,14 +209,6 @@ impl Network for ToyNet {
         let places = [encoder, decoder, cross].into_iter().filter(|p| settings.keeps(p.place)).collect();
         Ok(Run { places, hidden })
     }
-
-    fn block(&self, place: Place, layer: usize) -> Option<&MultiHeadAttention> {
-        match place {
-            Place::EncoderSelf => self.encoder.get(layer).map(|l| &l.self_attn),
-            Place::DecoderSelf => self.decoder.get(layer).map(|l| &l.self_attn),
-            Place::Cross => self.decoder.get(layer).map(|l| &l.cross_attn),
-        }
-    }
 }
 
 /// Glorot-uniform weights, as untrained PyTorch-style layers start.
@@ -234,15 +222,15 @@ fn linear(cfg: &ToyConfig, name: &str, d_in: usize, d_out: usize) -> Result<Line
     Linear::new(name, glorot(cfg.seed, name, d_in, d_out), Some(Array1::zeros(d_out)))
 }
 
-fn attention_block(cfg: &ToyConfig, name: &str) -> Result<MultiHeadAttention> {
+fn attention_block(cfg: &ToyConfig, name: &str) -> Result<Arc<MultiHeadAttention>> {
     let d = cfg.d_model;
-    MultiHeadAttention::new(
+    Ok(Arc::new(MultiHeadAttention::new(
         linear(cfg, &format!("{name}.w_q"), d, d)?,
         linear(cfg, &format!("{name}.w_k"), d, d)?,
         linear(cfg, &format!("{name}.w_v"), d, d)?,
         linear(cfg, &format!("{name}.w_o"), d, d)?,
         cfg.heads,
-    )
+    )?))
 }
 
 fn feed_forward(cfg: &ToyConfig, name: &str) -> Result<FeedForward> {

@@ -7,12 +7,16 @@
 //!                 y₁ → cross-attention (Q from y₁, K·V from the encoder output) → Add & Norm = y₂
 //!                 y₂ → FFN → Add & Norm
 //! ```
+//!
+//! Decoder-only models (GPT-2, GPT-Neo, GPT-NeoX, Llama-style) run their own pre-norm blocks
+//! through [`decoder_only`], which gives each layer its mask (a window where a layer has one).
 
 use std::sync::Arc;
 
 use ndarray::Array2;
 
-use super::run::{LayerInputs, RowAttention};
+use super::place_mask;
+use super::run::{attend, Batch, Hidden, PlaceInfo, PlaceRun, Row, RowAttention, Run, Settings};
 use crate::attention::mask::Mask;
 use crate::attention::multi_head::MultiHeadAttention;
 use crate::error::Result;
@@ -21,7 +25,7 @@ use crate::nn::{FeedForward, LayerNorm};
 /// One post-LN encoder layer (BART's `encoder.layers.N`, BERT's `encoder.layer.N`).
 #[derive(Debug, Clone)]
 pub struct EncoderLayer {
-    pub self_attn: MultiHeadAttention,
+    pub self_attn: Arc<MultiHeadAttention>,
     pub self_attn_norm: LayerNorm,
     pub ffn: FeedForward,
     pub final_norm: LayerNorm,
@@ -30,9 +34,9 @@ pub struct EncoderLayer {
 /// One post-LN decoder layer (BART's `decoder.layers.N`).
 #[derive(Debug, Clone)]
 pub struct DecoderLayer {
-    pub self_attn: MultiHeadAttention,
+    pub self_attn: Arc<MultiHeadAttention>,
     pub self_attn_norm: LayerNorm,
-    pub cross_attn: MultiHeadAttention,
+    pub cross_attn: Arc<MultiHeadAttention>,
     pub cross_attn_norm: LayerNorm,
     pub ffn: FeedForward,
     pub final_norm: LayerNorm,
@@ -49,14 +53,10 @@ pub fn encode(
 ) -> Result<Array2<f32>> {
     let mut x = Arc::new(x);
     for layer in layers {
-        let a = layer.self_attn.forward(x.view(), x.view(), Some(mask), scale)?;
-        let x1 = layer.self_attn_norm.forward((&*x + &a.output).view()); // (T, D)
+        let a = attend(&layer.self_attn, &x, &x, mask, scale, record.as_deref_mut())?;
+        let x1 = layer.self_attn_norm.forward((&*x + &a).view()); // (T, D)
         let f = layer.ffn.forward(x1.view())?;
-        let next = layer.final_norm.forward((&x1 + &f).view());
-        if let Some(row) = record.as_deref_mut() {
-            row.push_layer(&a.weights, mask, LayerInputs { x_q: Arc::clone(&x), x_kv: Arc::clone(&x) });
-        }
-        x = Arc::new(next);
+        x = Arc::new(layer.final_norm.forward((&x1 + &f).view()));
     }
     Ok(Arc::unwrap_or_clone(x))
 }
@@ -81,19 +81,86 @@ pub fn decode(
     let DecoderPlaces { self_mask, cross_mask, mut self_record, mut cross_record } = places;
     let mut y = Arc::new(y);
     for layer in layers {
-        let a = layer.self_attn.forward(y.view(), y.view(), Some(self_mask), scale)?;
-        let y1 = Arc::new(layer.self_attn_norm.forward((&*y + &a.output).view())); // (Tt, D)
-        let c = layer.cross_attn.forward(y1.view(), memory.view(), Some(cross_mask), scale)?;
-        let y2 = layer.cross_attn_norm.forward((&*y1 + &c.output).view());
+        let a = attend(&layer.self_attn, &y, &y, self_mask, scale, self_record.as_deref_mut())?;
+        let y1 = Arc::new(layer.self_attn_norm.forward((&*y + &a).view())); // (Tt, D)
+        let c = attend(&layer.cross_attn, &y1, memory, cross_mask, scale, cross_record.as_deref_mut())?;
+        let y2 = layer.cross_attn_norm.forward((&*y1 + &c).view());
         let f = layer.ffn.forward(y2.view())?;
-        let next = layer.final_norm.forward((&y2 + &f).view());
-        if let Some(row) = self_record.as_deref_mut() {
-            row.push_layer(&a.weights, self_mask, LayerInputs { x_q: Arc::clone(&y), x_kv: Arc::clone(&y) });
-        }
-        if let Some(row) = cross_record.as_deref_mut() {
-            row.push_layer(&c.weights, cross_mask, LayerInputs { x_q: y1, x_kv: Arc::clone(memory) });
-        }
-        y = Arc::new(next);
+        y = Arc::new(layer.final_norm.forward((&y2 + &f).view()));
     }
     Ok(Arc::unwrap_or_clone(y))
+}
+
+/// What a query that may see no key gets in a windowed layer — a PAD query at the end of a
+/// right-padded row whose window holds only PAD keys — as each family's transformers code
+/// computes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EmptyRows {
+    /// One additive mask (Llama-style sliding windows): every score becomes the same minimum,
+    /// so the weight spreads evenly over every key.
+    EveryKey,
+    /// Two additive masks (GPT-Neo's local layers): keys both hide fall to −∞, so the weight
+    /// spreads over the keys exactly one of them hides.
+    OnceMasked,
+}
+
+/// The masks of one row in a decoder-only stack: `place`'s mask, narrowed to a window in the
+/// layers that have one (`info.windows`), one `Arc` per distinct window.
+pub(crate) fn layer_masks(
+    info: &PlaceInfo,
+    mask: crate::attention::mask::MaskKind,
+    row: &Row,
+    empty: EmptyRows,
+) -> Result<Vec<Arc<Mask>>> {
+    let base = place_mask(mask, row, row)?;
+    let t = row.ids.len();
+    let mut windowed: Vec<(usize, Arc<Mask>)> = Vec::new();
+    (0..info.layers)
+        .map(|layer| match info.windows.get(layer).copied().flatten() {
+            None => Ok(Arc::clone(&base)),
+            Some(w) => {
+                if let Some((_, m)) = windowed.iter().find(|(size, _)| *size == w) {
+                    return Ok(Arc::clone(m));
+                }
+                let layer = Mask::causal(t).and(&Mask::window(t, t, w))?;
+                let narrowed = base.and(&layer)?;
+                let fallback = match empty {
+                    EmptyRows::EveryKey => ndarray::Array2::from_elem((t, t), true),
+                    EmptyRows::OnceMasked => {
+                        ndarray::Zip::from(base.allowed()).and(layer.allowed()).map_collect(|&b, &l| b != l)
+                    }
+                };
+                let m = Arc::new(narrowed.with_fallback(fallback)?);
+                windowed.push((w, Arc::clone(&m)));
+                Ok(m)
+            }
+        })
+        .collect()
+}
+
+/// Runs every source row of `batch` through a decoder-only stack and records its
+/// self-attention: `embed` gives a row's input (T, D), `layer(i, x, mask, record)` runs
+/// layer i on the residual stream in place, `finish` gives the last hidden state.
+pub(crate) fn decoder_only(
+    info: &PlaceInfo,
+    batch: &Batch,
+    settings: &Settings,
+    empty: EmptyRows,
+    embed: impl Fn(&Row) -> Result<Array2<f32>>,
+    layer: impl Fn(usize, &mut Array2<f32>, &Arc<Mask>, Option<&mut RowAttention>) -> Result<()>,
+    finish: impl Fn(Array2<f32>) -> Array2<f32>,
+) -> Result<Run> {
+    let mut place = PlaceRun::new(info, settings);
+    let mut hidden = Vec::with_capacity(batch.sources.len());
+    for row in &batch.sources {
+        let mut x = embed(row)?; // (T, D)
+        let masks = layer_masks(info, place.mask, row, empty)?;
+        let mut record = place.record(row, row);
+        for (i, mask) in masks.iter().enumerate() {
+            layer(i, &mut x, mask, Some(&mut record))?;
+        }
+        place.rows.push(record);
+        hidden.push(Hidden { encoder: None, decoder: Some(finish(x)) });
+    }
+    Ok(Run { places: vec![place], hidden })
 }

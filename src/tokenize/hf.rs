@@ -34,6 +34,7 @@ struct MarianVocab {
 impl TextTokenizer {
     /// From a `tokenizer.json`; `source` names the file in errors.
     pub fn from_json(bytes: &[u8], source: &str) -> Result<Self> {
+        check_json(bytes).ok_or_else(|| Error::file(source, FileProblem::NotTokenizer))?;
         let mut inner = Tokenizer::from_bytes(bytes).map_err(|_| Error::file(source, FileProblem::NotTokenizer))?;
         // headmap pads batches itself, and refuses over-long text instead of cutting it silently
         inner.with_padding(None);
@@ -176,6 +177,26 @@ impl TextTokenizer {
             None => self.inner.id_to_token(id),
         }
     }
+}
+
+/// Whether `bytes` can go to the tokenizers crate without making it panic: its deserializers
+/// `expect` where they should fail, on a syntax error inside `decoder` and on a damaged
+/// `Precompiled` character map. The whole file must be JSON, and every Precompiled
+/// normaliser must deserialize on its own (where the crate returns an error).
+fn check_json(bytes: &[u8]) -> Option<()> {
+    fn precompiled_ok(value: &serde_json::Value) -> bool {
+        match value {
+            serde_json::Value::Object(map) => {
+                let ok = map.get("type").and_then(|t| t.as_str()) != Some("Precompiled")
+                    || serde_json::from_str::<tokenizers::normalizers::Precompiled>(&value.to_string()).is_ok();
+                ok && map.values().all(precompiled_ok)
+            }
+            serde_json::Value::Array(items) => items.iter().all(precompiled_ok),
+            _ => true,
+        }
+    }
+    let value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    precompiled_ok(&value).then_some(())
 }
 
 fn unknown(piece: &str, text: &str) -> Token {

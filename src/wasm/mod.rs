@@ -42,7 +42,16 @@ export type Place = "encoder_self" | "decoder_self" | "cross";
 export type MaskKind = "none" | "padding" | "causal" | "cross";
 export interface ToySettings { preset?: "small" | "base"; seed?: number; layers?: number }
 export interface RunRequest { texts: string[]; targets?: string[]; place?: Place; mask?: MaskKind; scale?: boolean }
-export interface PlaceInfo { place: Place; mask: MaskKind; layers: number; heads: number; dK: number }
+/**
+ * One attention place. `kvHeads` < `heads` in grouped-query attention: query head h shares the
+ * keys and values of K/V head floor(h / (heads / kvHeads)). `windows[layer]` is how many keys a
+ * local (sliding-window) layer lets a query see, itself included; null for a layer that sees
+ * every key its mask allows (GPT-Neo's local layers, Mistral, some Qwen2 layers are windowed).
+ */
+export interface PlaceInfo {
+  place: Place; mask: MaskKind; layers: number; heads: number; kvHeads: number; dK: number;
+  windows: (number | null)[];
+}
 export interface ModelInfo {
   architecture: string; trained: boolean; places: PlaceInfo[]; encoderDecoder: boolean;
   canGenerate: boolean; maxTokens: number; maxBatch: number; dModel: number;
@@ -67,10 +76,18 @@ export interface RowWeights extends RowTokens {
   /** [L, H] */ maxima: Float32Array;
 }
 export interface Matrix { rows: number; cols: number; data: Float32Array }
+/**
+ * Every step of one head. `scale` is what the scores were divided by: √dK, 1 where the model does
+ * not scale (T5, GPT-Neo) or scaling is off, √dK·(layer+1) for GPT-2's inverse-layer variant.
+ * Rotary models add `qRotated`/`kRotated` (Q and K turned by position; the scores use them);
+ * T5 adds `positionBias` (its relative position bias for this head) and `biased` = scaled + bias,
+ * which `masked` starts from. `kvHead` is the key/value head this query head reads.
+ */
 export interface HeadTrace {
-  row: number; layer: number; head: number; tq: number; tk: number; dModel: number; dK: number; scale: number;
-  xQ: Matrix; xKv: Matrix; q: Matrix; k: Matrix; v: Matrix;
-  scores: Matrix; scaled: Matrix; masked: Matrix; weights: Matrix; output: Matrix; fullyMaskedRows: number[];
+  row: number; layer: number; head: number; kvHead: number; tq: number; tk: number; dModel: number; dK: number;
+  scale: number; xQ: Matrix; xKv: Matrix; q: Matrix; k: Matrix; v: Matrix; qRotated?: Matrix; kRotated?: Matrix;
+  scores: Matrix; scaled: Matrix; positionBias?: Matrix; biased?: Matrix; masked: Matrix; weights: Matrix;
+  output: Matrix; fullyMaskedRows: number[];
 }
 export interface Example { id: string; lang: string; text: string; note: string }
 "#;
@@ -324,12 +341,12 @@ impl Run {
     /// `[L, H, Tq, Tk]`, `allowed` `[L, Tq, Tk]` and each head's largest weight `[L, H]`.
     pub fn row(&self, place_name: &str, row: usize) -> Result<RowWeightsJs, JsValue> {
         let r = self.row_at(place_name, row)?;
-        let weights = r.weights.as_standard_layout();
+        let weights = r.weights().map_err(js_error)?; // (L, H, Tq, Tk), refused when too large
         let mut allowed = Vec::with_capacity(r.layers() * r.size().0 * r.size().1);
         for layer in 0..r.layers() {
             allowed.extend(r.mask(layer).map_err(js_error)?.allowed().iter().map(|&a| u8::from(a)));
         }
-        let maxima = stats::head_maxima(r.weights.view());
+        let maxima = r.maxima().map_err(js_error)?;
         typed(&RowWeights {
             tokens: RowTokens::of(r),
             weights: Float32Array::from(weights.as_slice().unwrap_or(&[])),
@@ -341,7 +358,7 @@ impl Run {
     /// The weights of one head: `Float32Array` `[Tq, Tk]`.
     pub fn head(&self, place_name: &str, row: usize, layer: usize, head: usize) -> Result<Float32Array, JsValue> {
         let w = self.row_at(place_name, row)?.head(layer, head).map_err(js_error)?;
-        Ok(Float32Array::from(w.as_standard_layout().as_slice().unwrap_or(&[])))
+        Ok(Float32Array::from(w.as_slice().unwrap_or(&[])))
     }
 
     /// Which cells of `layer` the mask lets through: `Uint8Array` `[Tq, Tk]`, 1 where query i
@@ -354,9 +371,8 @@ impl Run {
 
     /// The entropy in bits of every query row of every head of `layer`: `Float32Array` `[H, Tq]`.
     pub fn entropies(&self, place_name: &str, row: usize, layer: usize) -> Result<Float32Array, JsValue> {
-        let r = self.row_at(place_name, row)?;
-        Error::check_index("layer", layer, r.layers()).map_err(js_error)?;
-        let bits = stats::row_entropy_bits(r.weights.index_axis(ndarray::Axis(0), layer));
+        let weights = self.row_at(place_name, row)?.layer(layer).map_err(js_error)?;
+        let bits = stats::row_entropy_bits(weights.view());
         Ok(Float32Array::from(bits.as_slice().unwrap_or(&[])))
     }
 
@@ -370,7 +386,7 @@ impl Run {
 
     /// The largest weight of every head: `Float32Array` `[L, H]`.
     pub fn maxima(&self, place_name: &str, row: usize) -> Result<Float32Array, JsValue> {
-        let m = stats::head_maxima(self.row_at(place_name, row)?.weights.view());
+        let m = self.row_at(place_name, row)?.maxima().map_err(js_error)?;
         Ok(Float32Array::from(m.as_slice().unwrap_or(&[])))
     }
 
@@ -387,7 +403,7 @@ impl Run {
         let r = self.row_at(place_name, row)?;
         let w = r.head(layer, head).map_err(js_error)?;
         let mask = r.mask(layer).map_err(js_error)?;
-        let pooled = stats::max_pool(w, Some(mask.allowed()), height, width);
+        let pooled = stats::max_pool(w.view(), Some(mask.allowed()), height, width);
         Ok(Float32Array::from(pooled.as_slice().unwrap_or(&[])))
     }
 
@@ -397,8 +413,8 @@ impl Run {
     }
 
     /// The run as CSV, one line per weight.
-    pub fn csv(&self) -> String {
-        crate::export::csv(&self.run)
+    pub fn csv(&self) -> Result<String, JsValue> {
+        crate::export::csv(&self.run).map_err(js_error)
     }
 }
 
@@ -434,6 +450,10 @@ struct StepsOut {
     scale: f32,
     scores: MatrixOut,
     scaled: MatrixOut,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    position_bias: Option<MatrixOut>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    biased: Option<MatrixOut>,
     masked: MatrixOut,
     weights: MatrixOut,
     output: MatrixOut,
@@ -449,6 +469,8 @@ impl StepsOut {
             scale: t.scale,
             scores: MatrixOut::of(&t.scores),
             scaled: MatrixOut::of(&t.scaled),
+            position_bias: t.position_bias.as_ref().map(MatrixOut::of),
+            biased: t.biased.as_ref().map(MatrixOut::of),
             masked: MatrixOut::of(&t.masked),
             weights: MatrixOut::of(&t.weights),
             output: MatrixOut::of(&t.output),
@@ -464,6 +486,7 @@ struct TraceOut {
     row: usize,
     layer: usize,
     head: usize,
+    kv_head: usize,
     d_model: usize,
     d_k: usize,
     x_q: MatrixOut,
@@ -471,6 +494,10 @@ struct TraceOut {
     q: MatrixOut,
     k: MatrixOut,
     v: MatrixOut,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    q_rotated: Option<MatrixOut>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    k_rotated: Option<MatrixOut>,
     #[serde(flatten)]
     steps: StepsOut,
 }
@@ -481,6 +508,7 @@ impl TraceOut {
             row,
             layer,
             head,
+            kv_head: t.kv_head,
             d_model: t.x_q.ncols(),
             d_k: t.q.ncols(),
             x_q: MatrixOut::of(&t.x_q),
@@ -488,6 +516,8 @@ impl TraceOut {
             q: MatrixOut::of(&t.q),
             k: MatrixOut::of(&t.k),
             v: MatrixOut::of(&t.v),
+            q_rotated: t.q_rotated.as_ref().map(MatrixOut::of),
+            k_rotated: t.k_rotated.as_ref().map(MatrixOut::of),
             steps: StepsOut::of(&t.steps),
         }
     }
