@@ -70,7 +70,7 @@ fn serve(model: &Model, ids_path: &str) {
             ["run", n] => format!("{}", forward_ms(model, &batches[n]).0),
             ["weights", n, path] => {
                 let (_, run) = forward_ms(model, &batches[n]);
-                let weights = &run.places[0].rows[0].weights; // (L, H, T, T)
+                let weights = run.places[0].rows[0].weights().expect("weights"); // (L, H, T, T)
                 let bytes: Vec<u8> = weights.iter().flat_map(|w| w.to_le_bytes()).collect();
                 std::fs::write(path, bytes).unwrap_or_else(|e| panic!("{path}: {e}"));
                 "ok".to_string()

@@ -68,12 +68,15 @@ pub enum Error {
     #[error("this run would keep {megabytes} MB of attention weights, more than the {max} MB headmap allows: use shorter text, fewer sentences or fewer layers")]
     TooLarge { megabytes: usize, max: usize },
 
-    /// A model file that cannot be used: which file, and what is wrong with it.
+    /// A model file that cannot be used: which file, and what is wrong with it. (Only real
+    /// models read files: the toy-only wasm leaves file problems out, 3 KB of a widget.)
+    #[cfg(feature = "hf")]
     #[error("{file}: {problem}")]
     File { file: String, problem: FileProblem },
 }
 
 /// What is wrong with a model file, worded for a person (never a parser's own message).
+#[cfg(feature = "hf")]
 #[derive(Debug, Clone, PartialEq, thiserror::Error, Serialize)]
 #[serde(tag = "problem", rename_all = "snake_case")]
 pub enum FileProblem {
@@ -151,6 +154,7 @@ impl Error {
         Error::Shape { what: what.into(), got: got.to_vec(), expected: expected.to_vec() }
     }
 
+    #[cfg(feature = "hf")]
     pub fn file(file: impl Into<String>, problem: FileProblem) -> Self {
         Error::File { file: file.into(), problem }
     }
@@ -198,6 +202,7 @@ impl FileProblem {
 }
 
 /// "a, b and c".
+#[cfg(feature = "hf")]
 fn and_list(items: &[String]) -> String {
     match items {
         [] => String::new(),

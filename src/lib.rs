@@ -41,7 +41,9 @@ pub use attention::multi_head::{concat_heads, split_heads, HeadShape, HeadTrace,
 pub use attention::place::Place;
 pub use attention::sdpa::{scaled_dot_product_attention, softmax_rows, trace, weighted_sum, Attention, Scale, Trace};
 pub use cost::Cost;
-pub use error::{Error, FileProblem, Result};
+#[cfg(feature = "hf")]
+pub use error::FileProblem;
+pub use error::{Error, Result};
 pub use models::run::{ModelInfo, PlaceRun, Request, Run};
 pub use models::toy::ToyConfig;
 pub use models::Model;

@@ -161,9 +161,9 @@ mod tests {
     fn causal_is_lower_triangular_with_the_diagonal() {
         let m = Mask::causal(3);
         let want = [[true, false, false], [true, true, false], [true, true, true]];
-        for i in 0..3 {
-            for j in 0..3 {
-                assert_eq!(m.allows(i, j), want[i][j], "causal ({i}, {j})");
+        for (i, row) in want.iter().enumerate() {
+            for (j, &allowed) in row.iter().enumerate() {
+                assert_eq!(m.allows(i, j), allowed, "causal ({i}, {j})");
             }
         }
     }

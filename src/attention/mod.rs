@@ -5,6 +5,8 @@
 pub mod mask;
 pub mod multi_head;
 pub mod place;
+#[cfg(feature = "hf")]
 pub mod relative;
+#[cfg(feature = "hf")]
 pub mod rotary;
 pub mod sdpa;

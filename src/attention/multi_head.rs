@@ -5,12 +5,15 @@
 //! Each head takes its own slice of d_k = d_model / h columns of the projections, so h heads
 //! cost about what one full-width head costs (h · n² · d/h = n² d).
 
+#[cfg(feature = "hf")]
 use std::sync::Arc;
 
 use ndarray::{s, Array2, Array3, ArrayView2, ArrayView3, Axis};
 
 use super::mask::Mask;
+#[cfg(feature = "hf")]
 use super::relative::RelativePositionBias;
+#[cfg(feature = "hf")]
 use super::rotary::{Rotary, RotaryTables};
 use super::sdpa::{self, Scale, ScoreSteps, Trace};
 use crate::error::{Error, Result};
@@ -31,9 +34,13 @@ pub struct MultiHeadAttention {
     /// models.
     pub head_dim: usize,
     pub scale: Scale,
+    // Only real models say where tokens are inside attention; the toy-only wasm leaves both
+    // hooks out (their code is 7 KB of a widget's 150 KB gzipped budget).
     /// Turns Q and K by their positions (Llama, Qwen2, Mistral, GPT-NeoX).
+    #[cfg(feature = "hf")]
     pub rotary: Option<Rotary>,
     /// Added to the scores (T5's relative positions), shared by the blocks of a stack.
+    #[cfg(feature = "hf")]
     pub position_bias: Option<Arc<RelativePositionBias>>,
 }
 
@@ -118,7 +125,9 @@ impl MultiHeadAttention {
             kv_heads,
             head_dim,
             scale: Scale::SqrtDk,
+            #[cfg(feature = "hf")]
             rotary: None,
+            #[cfg(feature = "hf")]
             position_bias: None,
         })
     }
@@ -129,11 +138,13 @@ impl MultiHeadAttention {
     }
 
     /// The same block, turning Q and K by `rotary`.
+    #[cfg(feature = "hf")]
     pub fn rotated(self, rotary: Rotary) -> Self {
         MultiHeadAttention { rotary: Some(rotary), ..self }
     }
 
     /// The same block, adding `bias` to its scores.
+    #[cfg(feature = "hf")]
     pub fn biased(self, bias: Arc<RelativePositionBias>) -> Self {
         MultiHeadAttention { position_bias: Some(bias), ..self }
     }
@@ -187,7 +198,7 @@ impl MultiHeadAttention {
         let p = self.project(x_q, x_kv)?;
         let (tq, tk) = (p.q.nrows(), p.k.nrows());
         let divisor = self.scale.divisor(self.head_dim, scale);
-        let buckets = self.position_bias.as_ref().map(|b| b.buckets(tq, tk)); // (Tq, Tk)
+        let buckets = self.buckets(tq, tk); // (Tq, Tk)
         let mut weights = Array3::zeros((self.heads, tq, tk)); // (H, Tq, Tk)
         for h in 0..self.heads {
             let bias = self.head_bias(h, buckets.as_ref());
@@ -211,7 +222,7 @@ impl MultiHeadAttention {
         let p = self.project(x_q, x_kv)?;
         let (tq, tk, d_k) = (p.q.nrows(), p.k.nrows(), self.head_dim);
         let divisor = self.scale.divisor(d_k, scale);
-        let buckets = self.position_bias.as_ref().map(|b| b.buckets(tq, tk)); // (Tq, Tk)
+        let buckets = self.buckets(tq, tk); // (Tq, Tk)
         let mut weights = keep.then(|| Array3::zeros((self.heads, tq, tk))); // (H, Tq, Tk)
         let mut heads_out = Array2::zeros((tq, self.heads * d_k)); // (Tq, H·d_k)
         let mut fully_masked_rows = Vec::new();
@@ -249,15 +260,14 @@ impl MultiHeadAttention {
         let q = q.slice(s![.., head * d..(head + 1) * d]).to_owned(); // (Tq, d_k)
         let k = k.slice(s![.., g * d..(g + 1) * d]).to_owned(); // (Tk, d_k)
         let v = v.slice(s![.., g * d..(g + 1) * d]).to_owned(); // (Tk, d_k)
-        let (q_rotated, k_rotated) = match &self.rotary {
-            Some(rotary) => {
-                let (mut qr, mut kr) = (q.clone(), k.clone());
-                rotate_qk(rotary, &mut qr, &mut kr, d)?;
-                (Some(qr), Some(kr))
-            }
-            None => (None, None),
+        let (q_rotated, k_rotated) = if self.rotates() {
+            let (mut qr, mut kr) = (q.clone(), k.clone());
+            self.rotate(&mut qr, &mut kr)?;
+            (Some(qr), Some(kr))
+        } else {
+            (None, None)
         };
-        let buckets = self.position_bias.as_ref().map(|b| b.buckets(q.nrows(), k.nrows()));
+        let buckets = self.buckets(q.nrows(), k.nrows());
         let bias = self.head_bias(head, buckets.as_ref());
         let steps = ScoreSteps { divisor: self.scale.divisor(d, scale), bias: bias.as_ref().map(|b| b.view()) };
         let steps = sdpa::trace_steps(
@@ -281,15 +291,61 @@ impl MultiHeadAttention {
         (p.q.slice(qc), p.k.slice(kc), p.v.slice(kc))
     }
 
+    /// T5's bucket of each (query, key) distance, (Tq, Tk), when the block adds a bias.
+    #[cfg(feature = "hf")]
+    fn buckets(&self, tq: usize, tk: usize) -> Option<Array2<usize>> {
+        self.position_bias.as_ref().map(|b| b.buckets(tq, tk))
+    }
+    #[cfg(not(feature = "hf"))]
+    fn buckets(&self, _tq: usize, _tk: usize) -> Option<Array2<usize>> {
+        None
+    }
+
+    #[cfg(feature = "hf")]
     fn head_bias(&self, h: usize, buckets: Option<&Array2<usize>>) -> Option<Array2<f32>> {
         Some(self.position_bias.as_ref()?.head(h, buckets?.view())) // (Tq, Tk)
+    }
+    #[cfg(not(feature = "hf"))]
+    fn head_bias(&self, _h: usize, _buckets: Option<&Array2<usize>>) -> Option<Array2<f32>> {
+        None
+    }
+
+    #[cfg(feature = "hf")]
+    fn rotates(&self) -> bool {
+        self.rotary.is_some()
+    }
+    #[cfg(not(feature = "hf"))]
+    fn rotates(&self) -> bool {
+        false
+    }
+
+    /// Turns `q` (Tq, ·) and `k` (Tk, ·) by their positions 0.., every head, if the block
+    /// rotates.
+    #[cfg(feature = "hf")]
+    fn rotate(&self, q: &mut Array2<f32>, k: &mut Array2<f32>) -> Result<()> {
+        let Some(rotary) = &self.rotary else { return Ok(()) };
+        let tables = rotary.tables(q.nrows().max(k.nrows()));
+        let rows = |n: usize| RotaryTables {
+            cos: tables.cos.slice(s![..n, ..]).to_owned(),
+            sin: tables.sin.slice(s![..n, ..]).to_owned(),
+        };
+        if q.nrows() == k.nrows() {
+            rotary.rotate(q.view_mut(), self.head_dim, &tables)?;
+            rotary.rotate(k.view_mut(), self.head_dim, &tables)
+        } else {
+            let (q_tables, k_tables) = (rows(q.nrows()), rows(k.nrows()));
+            rotary.rotate(q.view_mut(), self.head_dim, &q_tables)?;
+            rotary.rotate(k.view_mut(), self.head_dim, &k_tables)
+        }
+    }
+    #[cfg(not(feature = "hf"))]
+    fn rotate(&self, _q: &mut Array2<f32>, _k: &mut Array2<f32>) -> Result<()> {
+        Ok(())
     }
 
     fn project(&self, x_q: ArrayView2<f32>, x_kv: ArrayView2<f32>) -> Result<Projected> {
         let (mut q, mut k, v) = self.project_unrotated(x_q, x_kv)?;
-        if let Some(rotary) = &self.rotary {
-            rotate_qk(rotary, &mut q, &mut k, self.head_dim)?;
-        }
+        self.rotate(&mut q, &mut k)?;
         Ok(Projected { q, k, v })
     }
 
@@ -308,23 +364,6 @@ impl MultiHeadAttention {
         let k = self.w_k.forward(x_kv)?; // (Tk, KV·d_k)
         let v = self.w_v.forward(x_kv)?; // (Tk, KV·d_k)
         Ok((q, k, v))
-    }
-}
-
-/// Turns `q` (Tq, ·) and `k` (Tk, ·) by their positions 0.., every head of `head_dim`.
-fn rotate_qk(rotary: &Rotary, q: &mut Array2<f32>, k: &mut Array2<f32>, head_dim: usize) -> Result<()> {
-    let tables = rotary.tables(q.nrows().max(k.nrows()));
-    let rows = |n: usize| RotaryTables {
-        cos: tables.cos.slice(s![..n, ..]).to_owned(),
-        sin: tables.sin.slice(s![..n, ..]).to_owned(),
-    };
-    if q.nrows() == k.nrows() {
-        rotary.rotate(q.view_mut(), head_dim, &tables)?;
-        rotary.rotate(k.view_mut(), head_dim, &tables)
-    } else {
-        let (q_tables, k_tables) = (rows(q.nrows()), rows(k.nrows()));
-        rotary.rotate(q.view_mut(), head_dim, &q_tables)?;
-        rotary.rotate(k.view_mut(), head_dim, &k_tables)
     }
 }
 

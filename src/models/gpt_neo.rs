@@ -9,9 +9,9 @@ use std::sync::Arc;
 use ndarray::Array2;
 use serde::Deserialize;
 
+use super::decoder_only::{decoder_only, EmptyRows};
 use super::hf::{activation, check_sizes, TokenIds};
 use super::run::{attend, Batch, PlaceInfo, Run, Settings};
-use super::transformer::{decoder_only, EmptyRows};
 use super::weights::Weights;
 use super::Network;
 use crate::attention::mask::MaskKind;

@@ -18,10 +18,10 @@ use ndarray::Array2;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
+use super::decoder_only::{decoder_only, EmptyRows};
 use super::hf::{activation, check_sizes, TokenIds};
 use super::rope::{rotary, RopeSettings};
 use super::run::{attend, Batch, PlaceInfo, Run, Settings};
-use super::transformer::{decoder_only, EmptyRows};
 use super::weights::Weights;
 use super::Network;
 use crate::attention::mask::MaskKind;
