@@ -21,7 +21,7 @@ export function mockHub() {
   const requests = [];
   const handler = async (req, res, rest) => {
     requests.push(`/${rest}`);
-    const m = `/${rest}`.match(/^\/headmap-tests\/tiny-([\w-]+)\/resolve\/main\/([\w.]+)$/);
+    const m = `/${rest}`.match(/^\/headmap-tests\/tiny-([\w-]+)\/resolve\/main\/([\w.-]+)$/);
     try {
       if (!m || m[2].startsWith("reference")) throw new Error("no such file");
       const body = await readFile(join(FIXTURES, m[1], m[2]));

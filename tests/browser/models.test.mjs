@@ -242,6 +242,38 @@ describe("real models", () => {
     assert.equal(await page.locator("#hub-id").inputValue(), "headmap-tests/tiny-nothing");
   });
 
+  it("reads the newer families from the Hub: a sharded Llama's shared K/V heads and rotated Q and K, Mistral's windows, T5's position bias", async () => {
+    const page = await h.page();
+    await page.goto(`${h.base}?model=hub:headmap-tests/tiny-llama-sharded&hub=${hub.path}`);
+    const llama = await modelLoaded(page);
+    await waitForRender(page);
+    assert.equal(llama.architecture, "llama");
+    for (const n of [1, 2, 3, 4]) assert.ok(hub.requests.includes(`/headmap-tests/tiny-llama-sharded/resolve/main/model-0000${n}-of-00004.safetensors`), `shard ${n} fetched`);
+    assert.ok(hub.requests.includes("/headmap-tests/tiny-llama-sharded/resolve/main/model.safetensors.index.json"));
+    assert.match(await page.locator("#grid-note").textContent(), /4 query heads share 2 key\/value heads, 2 to each/);
+    assert.match(await page.locator("#grid button.thumb").nth(3).getAttribute("aria-label"), /head 4 · K\/V head 2/);
+    await page.locator("#steps figure[data-step=output]").waitFor();
+    const steps = await page.locator("#steps figure").evaluateAll((fs) => fs.map((f) => f.dataset.step));
+    assert.deepEqual(steps, ["xQ", "q", "k", "v", "qRotated", "kRotated", "scores", "scaled", "masked", "weights", "output"]);
+    assert.match(await page.locator("#steps .step-note").last().textContent(), /head 1 reads the keys and values of K\/V head 1/);
+    await page.screenshot({ path: join(SHOTS, "hub-llama-sharded.png"), fullPage: true });
+
+    await page.goto(`${h.base}?model=hub:headmap-tests/tiny-mistral&hub=${hub.path}&lang=ko`);
+    await modelLoaded(page);
+    await waitForRender(page);
+    assert.match(await page.locator("#grid-note").textContent(), /1, 2층은 지역 어텐션입니다: 쿼리는 자신을 포함해 최근 토큰 5개만/);
+
+    await page.goto(`${h.base}?model=hub:headmap-tests/tiny-t5&hub=${hub.path}`);
+    const t5 = await modelLoaded(page);
+    await waitForRender(page);
+    assert.equal(t5.architecture, "t5");
+    await page.locator("#steps figure[data-step=output]").waitFor();
+    const t5Steps = await page.locator("#steps figure").evaluateAll((fs) => fs.map((f) => f.dataset.step));
+    assert.deepEqual(t5Steps, ["xQ", "q", "k", "v", "scores", "scaled", "positionBias", "biased", "masked", "weights", "output"]);
+    assert.equal(await page.locator("#steps figure[data-step=scaled] strong").textContent(), "not scaled", "T5 does not divide by √d_k");
+    assert.ok(await page.locator("#grid-note").isHidden(), "every T5 head has its own K and V, and no layer is local");
+  });
+
   it("never fetches from a host a link names", async () => {
     const asked = [];
     const evil = createServer((req, res) => {

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { fetchModelFiles, hubUrl, pickFiles, validModelId } from "../../www/js/model-files.js";
+import { fetchModelFiles, hubUrl, pickFiles, shardNames, validModelId } from "../../www/js/model-files.js";
 
 const bytes = (s) => new TextEncoder().encode(s);
 
@@ -67,5 +67,32 @@ describe("model files", () => {
       throw new TypeError("Failed to fetch");
     };
     await assert.rejects(fetchModelFiles((f) => `h/${f}`, { fetchImpl: offline }), /config\.json: cannot be fetched from h\/config\.json \(Failed to fetch\)/);
+  });
+
+  it("reads a sharded checkpoint: the index, then each shard it names once", async () => {
+    const index = JSON.stringify({ metadata: {}, weight_map: { a: "model-00001-of-00002.safetensors", b: "model-00002-of-00002.safetensors", c: "model-00001-of-00002.safetensors" } });
+    const { impl, asked } = fakeFetch({ "config.json": "{}", "tokenizer.json": "{}", "model.safetensors.index.json": index, "model-00001-of-00002.safetensors": "one", "model-00002-of-00002.safetensors": "two" });
+    const files = await fetchModelFiles((f) => `h/${f}`, { fetchImpl: impl });
+    assert.equal(files.weights, undefined);
+    assert.deepEqual(files.shards.map((s) => [s.name, new TextDecoder().decode(s.bytes)]), [["model-00001-of-00002.safetensors", "one"], ["model-00002-of-00002.safetensors", "two"]]);
+    assert.equal(asked.filter((u) => u.endsWith("00001-of-00002.safetensors")).length, 1);
+    // a missing shard is an error naming it, not a half-loaded model
+    const partial = fakeFetch({ "config.json": "{}", "tokenizer.json": "{}", "model.safetensors.index.json": index, "model-00001-of-00002.safetensors": "one" });
+    await assert.rejects(fetchModelFiles((f) => `h/${f}`, { fetchImpl: partial.impl }), /model-00002-of-00002\.safetensors: h\/model-00002-of-00002\.safetensors answered 404/);
+    // picked files: the shards are found beside the index
+    const picked = pickFiles({ "m/config.json": bytes("{}"), "m/tokenizer.json": bytes("{}"), "m/model.safetensors.index.json": bytes(index), "m/model-00001-of-00002.safetensors": bytes("one"), "m/model-00002-of-00002.safetensors": bytes("two") });
+    assert.equal(picked.shards.length, 2);
+    assert.throws(() => pickFiles({ "m/config.json": bytes("{}"), "m/tokenizer.json": bytes("{}"), "m/model.safetensors.index.json": bytes(index), "m/model-00001-of-00002.safetensors": bytes("one") }), (e) => e.code === "files_missing" && /model-00002-of-00002/.test(e.message));
+  });
+
+  it("refuses an index whose shard names reach outside the model's folder", async () => {
+    for (const name of ["../secret.safetensors", "a/b.safetensors", "https://evil.example/x.safetensors", "/abs.safetensors", "x.bin", ".hidden.safetensors", 7]) {
+      const index = JSON.stringify({ weight_map: { a: name } });
+      assert.throws(() => shardNames(bytes(index)), (e) => e.code === "bad_index", String(name));
+      const { impl, asked } = fakeFetch({ "config.json": "{}", "tokenizer.json": "{}", "model.safetensors.index.json": index });
+      await assert.rejects(fetchModelFiles((f) => `h/${f}`, { fetchImpl: impl }), (e) => e.code === "bad_index");
+      assert.ok(!asked.some((u) => u.includes("secret") || u.includes("evil")), String(name));
+    }
+    for (const bad of ["not json", "{}", '{"weight_map": []}', '{"weight_map": {}}']) assert.throws(() => shardNames(bytes(bad)), (e) => e.code === "bad_index", bad);
   });
 });

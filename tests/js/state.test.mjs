@@ -3,6 +3,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
+import { readFileSync, readdirSync } from "node:fs";
+
+import { EXPLORER_STRINGS } from "../../www/js/explorer/strings.js";
 import { ERRORS_KO, STRINGS, browserLang, errorText, t } from "../../www/js/i18n.js";
 import { DEFAULTS, decodeState, deflate, encodeState, inflate, requestFor, validHub, validModel } from "../../www/js/state.js";
 
@@ -108,10 +111,23 @@ describe("languages", () => {
   });
 
   it("have every English string in Korean too", () => {
-    const missing = Object.keys(STRINGS.en).filter((k) => !(k in STRINGS.ko));
-    assert.deepEqual(missing, []);
+    for (const strings of [STRINGS, EXPLORER_STRINGS]) {
+      assert.deepEqual(Object.keys(strings.en).filter((k) => !(k in strings.ko)), []);
+      assert.deepEqual(Object.keys(strings.ko).filter((k) => !(k in strings.en)), []);
+    }
     assert.equal(t("ko", "place.decoder_self"), "디코더 마스크드 셀프 어텐션");
     assert.equal(t("xx", "place.decoder_self"), "Decoder masked self-attention");
+  });
+
+  it("leave out of the widget only words no module of the widget uses", () => {
+    // the widget bundles i18n.js but not explorer/strings.js: a key moved there by mistake
+    // would show as the bare key in a blog's widget
+    const root = new URL("../../www/", import.meta.url);
+    const files = ["headmap.js", "js/client.js", ...["js/widget", "js/views", "js/render"].flatMap((dir) => readdirSync(new URL(dir, root)).map((f) => `${dir}/${f}`))];
+    const source = files.map((f) => readFileSync(new URL(f, root), "utf8")).join("\n");
+    const used = Object.keys(EXPLORER_STRINGS.en).filter((k) => source.includes(`"${k}"`) || source.includes(`'${k}'`));
+    assert.deepEqual(used, []);
+    assert.deepEqual(Object.keys(EXPLORER_STRINGS.en).filter((k) => k in STRINGS.en), [], "a key lives in one place");
   });
 
   it("word the core's errors in Korean from their code and details", () => {

@@ -136,9 +136,9 @@ export class AttentionClient {
     return this.call("view", { run, sel, plot, thumbs, range, colormap });
   }
 
-  /** A whole batch row: tokens, weights [L, H, Tq, Tk], allowed [L, Tq, Tk], maxima [L, H]. */
-  row(run, place, row) {
-    return this.call("row", { run, place, row });
+  /** Every head of one layer of run `run`: Float32Array [H, Tq, Tk] (`sel.head` unused). */
+  layer(run, sel) {
+    return this.call("layer", { run, sel });
   }
 
   trace(run, sel) {

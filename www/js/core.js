@@ -72,9 +72,14 @@ export async function loadToy(key, settings) {
   return model.info();
 }
 
-/** A real model from its files ({ config, weights, tokenizer?, sourceSpm?, vocab? }). */
+/**
+ * A real model from its files ({ config, weights, tokenizer?, sourceSpm?, vocab? }, or for a
+ * sharded checkpoint `index` and `shards` [{ name, bytes }] in place of `weights`).
+ */
 export async function loadFiles(key, files) {
-  const { model } = await modelFor(key, true, (pkg) => pkg.Model.fromFiles(files.config, files.weights, files.tokenizer, files.sourceSpm, files.vocab));
+  const { model } = await modelFor(key, true, (pkg) =>
+    pkg.Model.fromFiles(files.config, files.weights ?? new Uint8Array(), files.tokenizer, files.sourceSpm, files.vocab, files.shards, files.index),
+  );
   return model.info();
 }
 
@@ -148,9 +153,17 @@ export function pooled(id, { place, row, layer, head: h }, height, width) {
   return runAt(id).run.pooled(place, row, layer, h, height, width);
 }
 
-/** A whole batch row in one copy: tokens, weights [L, H, Tq, Tk], allowed [L, Tq, Tk], maxima [L, H]. */
-export function row(id, place, rowIndex) {
-  return runAt(id).run.row(place, rowIndex);
+/**
+ * Every head of one layer, [H, Tq, Tk]: what a view of a whole layer needs, without copying
+ * the row's other layers out (a long text in a big model would not fit).
+ */
+export function layer(id, { place, row: rowIndex, layer: l }) {
+  const { run: r } = runAt(id);
+  const p = r.info().places.find((x) => x.place === place);
+  if (!p) r.tokens(place, rowIndex); // throws the core's error, naming the places there are
+  const out = new Float32Array(p.heads * p.tq * p.tk);
+  for (let h = 0; h < p.heads; h++) out.set(r.head(place, rowIndex, l, h), h * p.tq * p.tk);
+  return out;
 }
 
 /** Every step of one head: { xQ, q, k, v, scores, scaled, masked, weights, output, … }. */

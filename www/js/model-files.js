@@ -10,6 +10,8 @@ export const HUB = "https://huggingface.co";
 export const MODEL_FILES = {
   config: "config.json",
   weights: "model.safetensors",
+  /** a sharded checkpoint's map of tensor → shard, in place of `weights` */
+  index: "model.safetensors.index.json",
   tokenizer: "tokenizer.json",
   sourceSpm: "source.spm",
   vocab: "vocab.json",
@@ -45,11 +47,46 @@ export function pickFiles(named) {
   const dir = configs.length ? configs[0].parts.slice(0, -1).join("/") : null;
   const inDir = (p) => (dir === null ? p.parts.length >= 1 : p.parts.slice(0, -1).join("/") === dir);
   const files = {};
+  const find = (name) => paths.filter((p) => p.parts.at(-1) === name && inDir(p)).sort((a, b) => a.parts.length - b.parts.length)[0];
   for (const [key, name] of Object.entries(MODEL_FILES)) {
-    const found = paths.filter((p) => p.parts.at(-1) === name && inDir(p)).sort((a, b) => a.parts.length - b.parts.length)[0];
+    const found = find(name);
     if (found) files[key] = named[found.path];
   }
+  if (!files.weights && files.index) {
+    const shards = [];
+    const missing = [];
+    for (const name of shardNames(files.index)) {
+      const found = find(name);
+      if (found) shards.push({ name, bytes: named[found.path] });
+      else missing.push(name);
+    }
+    if (missing.length) throw coded(`the chosen files: missing ${missing.join(", ")}`, "files_missing", { files: missing });
+    files.shards = shards;
+  }
   return checkFiles(files, "the chosen files");
+}
+
+/**
+ * The shard files a `model.safetensors.index.json` names, each once. A name is a plain file
+ * name in the model's folder: one that reaches elsewhere (`../x`, `a/b`, a URL) is refused,
+ * since the index comes from anywhere and its names become URLs.
+ */
+export function shardNames(indexBytes) {
+  let doc;
+  try {
+    doc = JSON.parse(new TextDecoder().decode(indexBytes));
+  } catch (e) {
+    throw coded(`${MODEL_FILES.index}: not JSON (${e.message})`, "bad_index", { file: MODEL_FILES.index });
+  }
+  const map = doc && typeof doc === "object" ? doc.weight_map : null;
+  if (!map || typeof map !== "object" || Array.isArray(map)) {
+    throw coded(`${MODEL_FILES.index}: no weight_map`, "bad_index", { file: MODEL_FILES.index });
+  }
+  const names = [...new Set(Object.values(map))];
+  const bad = names.find((n) => typeof n !== "string" || !/^[\w][\w.-]*\.safetensors$/.test(n) || n.includes(".."));
+  if (bad !== undefined) throw coded(`${MODEL_FILES.index}: \`${String(bad).slice(0, 80)}\` is not a shard file name`, "bad_index", { file: MODEL_FILES.index });
+  if (!names.length) throw coded(`${MODEL_FILES.index}: names no shards`, "bad_index", { file: MODEL_FILES.index });
+  return names;
 }
 
 /**
@@ -78,7 +115,8 @@ export function suggestions(bytes) {
 
 /** Fails with a message naming what is missing. */
 export function checkFiles(files, where) {
-  const missing = ["config", "weights"].filter((k) => !files[k]).map((k) => MODEL_FILES[k]);
+  const missing = files.config ? [] : [MODEL_FILES.config];
+  if (!files.weights && !(files.index && files.shards?.length)) missing.push(MODEL_FILES.weights);
   if (!files.tokenizer && !(files.sourceSpm && files.vocab)) missing.push("tokenizer.json (or source.spm + vocab.json)");
   if (missing.length) throw coded(`${where}: missing ${missing.join(", ")}`, "files_missing", { files: missing });
   return files;
@@ -117,7 +155,13 @@ export async function fetchModelFiles(urlOf, { fetchImpl = fetch, cache = null, 
   }
   files.suggestions = await get(MODEL_FILES.suggestions, false);
   files.weights = await get(MODEL_FILES.weights, false);
-  if (!files.weights) throw coded("model.safetensors: not found (headmap reads safetensors weights, not pytorch_model.bin)", "no_safetensors", {});
+  if (!files.weights) {
+    // a checkpoint too big for one file comes as shards and an index naming them
+    files.index = await get(MODEL_FILES.index, false);
+    if (!files.index) throw coded("model.safetensors: not found (headmap reads safetensors weights, not pytorch_model.bin)", "no_safetensors", {});
+    files.shards = [];
+    for (const name of shardNames(files.index)) files.shards.push({ name, bytes: await get(name, true) });
+  }
   for (const k of Object.keys(files)) if (!files[k]) delete files[k];
   return checkFiles(files, "the model");
 }

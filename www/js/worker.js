@@ -10,7 +10,7 @@
 //   load { key, source }                 → model info (source: see modelSource below)
 //   run { key, request }                 → { id, info, tokens, ms }
 //   view { run, sel, plot?, thumbs?, range, colormap } → { head, image?, thumbs? }
-//   row { run, place, row } · trace { run, sel } · export { run, format } · free { run }
+//   layer { run, sel } (every head, [H, Tq, Tk]) · trace { run, sel } · export { run, format } · free { run }
 //   generate { key, text, maxNewTokens } · weightedSum { weights, v, dV }
 // `sel` is { place, row, layer, head }.
 
@@ -128,7 +128,7 @@ self.onmessage = async ({ data }) => {
     else if (op === "load") result = await load(id, data.key, data.source);
     else if (op === "run") result = core.run(data.key, data.request);
     else if (op === "view") result = view(data.run, data.sel, data.plot, data.thumbs, data.range, data.colormap);
-    else if (op === "row") result = core.row(data.run, data.place, data.row);
+    else if (op === "layer") result = core.layer(data.run, data.sel);
     else if (op === "trace") result = core.trace(data.run, data.sel);
     else if (op === "export") result = core.exportRun(data.run, data.format);
     else if (op === "free") result = core.free(data.run);

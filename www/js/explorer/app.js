@@ -4,12 +4,15 @@
 // owns the weights and hands back what a view draws.
 
 import { AttentionClient } from "../client.js";
-import { browserLang, errorText, tf } from "../i18n.js";
+import { addStrings, browserLang, errorText, tf } from "../i18n.js";
 import { decodeState, encodeState, requestFor } from "../state.js";
 import { Controls } from "./controls.js";
 import { Exporter } from "./export.js";
 import { ModelPicker } from "./model-picker.js";
+import { EXPLORER_STRINGS } from "./strings.js";
 import { Viewer } from "./viewer.js";
+
+addStrings(EXPLORER_STRINGS);
 
 const $ = (id) => document.getElementById(id);
 

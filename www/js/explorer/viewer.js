@@ -17,7 +17,11 @@ export class Viewer {
     const $ = app.$;
     this.heatmap = new HeatmapView($("heatmap"), $("overlay"), { onHover: (hit) => this.readout(hit) });
     this.grid = new HeadGrid($("grid"), {
-      label: (layer, head) => app.T("gridLabel", { layer: layer + 1, head: head + 1 }),
+      label: (layer, head) => {
+        const label = app.T("gridLabel", { layer: layer + 1, head: head + 1 });
+        const kv = kvHeadOf(this.modelPlace(), head);
+        return kv === null ? label : `${label} · ${app.T("gridKv", { kv: kv + 1 })}`;
+      },
       corner: () => app.T("gridCorner"),
       onSelect: async (layer, head, { focus = false } = {}) => {
         Object.assign(app.state, { layer, head });
@@ -192,6 +196,7 @@ export class Viewer {
     app.shown = this.shown;
     this.legend(max);
     this.notes(place, tokens);
+    this.gridNote();
     this.cost(place);
     this.drawTable();
     this.trace = null;
@@ -270,6 +275,27 @@ export class Viewer {
   }
 
   /** The what-if, no-scaling and vocabulary notes above the heatmap. */
+  /** The model's description of the place on show ({ heads, kvHeads, windows, … }). */
+  modelPlace() {
+    const place = this.app.result?.info.places[0];
+    return place ? this.app.model.info.places.find((p) => p.place === place.place) : null;
+  }
+
+  /** Says which heads share keys and values, and which layers see only nearby tokens. */
+  gridNote() {
+    const { app } = this;
+    const p = this.modelPlace();
+    const lines = [];
+    if (p && p.kvHeads < p.heads) lines.push(app.T("heads.grouped", { heads: p.heads, kv: p.kvHeads, per: p.heads / p.kvHeads }));
+    const windowed = (p?.windows ?? []).map((w, layer) => [w, layer]).filter(([w]) => w !== null);
+    if (windowed.length) {
+      const sizes = [...new Set(windowed.map(([w]) => w))];
+      lines.push(app.T("heads.windows", { layers: windowed.map(([, l]) => l + 1).join(", "), window: sizes.join(" / ") }));
+    }
+    app.$("grid-note").hidden = !lines.length;
+    app.$("grid-note").textContent = lines.join(" ");
+  }
+
   notes(place, tokens) {
     const { app } = this;
     const $ = app.$;
@@ -344,7 +370,8 @@ export class Viewer {
       const trace = await app.client.trace(shown.result.id, { place: shown.place.place, row: shown.row, layer: shown.layer, head: shown.head });
       if (seq !== this.seq) return;
       this.trace = trace;
-      drawSteps($("steps"), trace, app.lang, shown.allowed);
+      const p = this.modelPlace();
+      drawSteps($("steps"), trace, app.lang, shown.allowed, Boolean(p && p.kvHeads < p.heads));
       this.mixButton();
     } catch (e) {
       if (seq === this.seq) $("steps").replaceChildren(el("p", { class: "small-label", text: app.errorText(e) }));
@@ -396,4 +423,10 @@ function fillSelect(select, count, selected, label) {
   const options = Array.from({ length: count }, (_, k) => el("option", { value: k, text: `${label} ${k + 1}` }));
   select.replaceChildren(...options);
   select.value = String(selected);
+}
+
+/** The key/value head query head `head` reads, or null when every head has its own. */
+export function kvHeadOf(place, head) {
+  if (!place || !(place.kvHeads < place.heads)) return null;
+  return Math.floor(head / (place.heads / place.kvHeads));
 }

@@ -51,23 +51,30 @@ function matrixCanvas(m, allowed, name) {
 
 /**
  * Draws the steps of `trace` into `container` in `lang`; `mask` (Uint8Array [Tq x Tk], 0 =
- * masked) hatches the masked cells of the softmax step too.
+ * masked) hatches the masked cells of the softmax step too; `grouped` says the model's query
+ * heads share key/value heads (the note then names the one this head reads).
  */
-export function drawSteps(container, trace, lang, mask = null) {
+export function drawSteps(container, trace, lang, mask = null, grouped = false) {
   const t = (key, values) => tf(lang, key, values);
   const { tq, tk, dK } = trace;
   const scaled = trace.scale !== 1;
+  // rotary models turn Q and K by position before the scores; T5 adds a learned bias by
+  // distance after them: each family's extra steps sit where its arithmetic does them
   const steps = [
     ["xQ", "step.x", null],
     ["q", "step.q", null],
     ["k", "step.k", null],
     ["v", "step.v", null],
+    ["qRotated", "step.qRotated", null],
+    ["kRotated", "step.kRotated", null],
     ["scores", "step.scores", null],
     ["scaled", scaled ? "step.scaled" : "step.unscaled", null],
+    ["positionBias", "step.positionBias", null],
+    ["biased", "step.biased", null],
     ["masked", "step.masked", null],
     ["weights", "step.weights", mask],
     ["output", "step.output", null],
-  ];
+  ].filter(([step]) => trace[step]);
   const figures = steps.map(([step, caption, allowed]) => {
     const { canvas, lo, hi } = matrixCanvas(trace[step], allowed, step);
     const shape = `[${trace[step].rows}, ${trace[step].cols}]`;
@@ -83,5 +90,7 @@ export function drawSteps(container, trace, lang, mask = null) {
   const shapes = scaled
     ? t("stepShapes", { tq, tk, dk: dK, scale: trace.scale.toFixed(3) })
     : t("stepShapesNoScale", { tq, tk, dk: dK });
-  container.replaceChildren(...figures, el("p", { class: "step-note", text: projections }), el("p", { class: "step-note", text: shapes }));
+  const notes = [projections, shapes];
+  if (grouped) notes.push(t("stepSharedKv", { head: trace.head + 1, kv: trace.kvHead + 1 }));
+  container.replaceChildren(...figures, ...notes.map((text) => el("p", { class: "step-note", text })));
 }

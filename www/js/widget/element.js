@@ -593,11 +593,9 @@ export class AttentionHeatmap extends HTMLElement {
   /** BertViz's two columns: every head of the layer as coloured lines; tap a token to focus it. */
   async #drawLines({ r, place, sel, tokens, labels, width }) {
     const { T } = this;
-    const row = await this.#client.row(r.id, sel.place, sel.row);
+    const weights = await this.#client.layer(r.id, sel);
     if (r !== this.#result) return;
     const { tq, tk, heads } = place;
-    const size = heads * tq * tk;
-    const weights = row.weights.subarray(sel.layer * size, (sel.layer + 1) * size);
     const shownHeads = new Set(this.#reader.heads ?? Array.from({ length: heads }, (_, h) => h));
     const canvas = el("canvas", { class: "lines", tabindex: "0" });
     const fontPx = width < 520 ? 12 : 13;
