@@ -37,10 +37,9 @@ pub mod tokenize;
 pub mod wasm;
 
 pub use attention::mask::{Mask, MaskKind};
-pub use attention::multi_head::{concat_heads, split_heads, HeadShape, HeadTrace, MultiHeadAttention, MultiHeadOutput};
+pub use attention::multi_head::MultiHeadAttention;
 pub use attention::place::Place;
-pub use attention::sdpa::{scaled_dot_product_attention, softmax_rows, trace, weighted_sum, Attention, Scale, Trace};
-pub use cost::Cost;
+pub use attention::sdpa::scaled_dot_product_attention;
 #[cfg(feature = "hf")]
 pub use error::FileProblem;
 pub use error::{Error, Result};

@@ -1,7 +1,8 @@
 //! Properties that hold for any input: what the masks promise, and what softmax guarantees.
 #![cfg(not(target_arch = "wasm32"))]
 
-use headmap::{concat_heads, scaled_dot_product_attention, split_heads, Mask};
+use headmap::attention::multi_head::{concat_heads, split_heads};
+use headmap::{scaled_dot_product_attention, Mask};
 use ndarray::{Array2, Axis};
 use proptest::prelude::*;
 
