@@ -42,6 +42,8 @@ const bundle = (entry, outfile) =>
     bundle: true,
     format: "esm",
     minify: true,
+    // Korean as UTF-8 (modules are always read as UTF-8), not as \uXXXX escapes twice its size
+    charset: "utf8",
     target: "es2022",
     legalComments: "none",
     external: ["../pkg/headmap.js", "../pkg-hf/headmap.js"],
