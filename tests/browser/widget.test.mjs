@@ -11,7 +11,7 @@ import { after, before, describe, it } from "node:test";
 
 import { launchChromium } from "../../scripts/browser.mjs";
 import { serve } from "../../scripts/serve.mjs";
-import { ROOT, SHOTS } from "./harness.mjs";
+import { FIXTURES, ROOT, SHOTS } from "./harness.mjs";
 
 const DIST = join(ROOT, "dist", "headmap");
 const BLOG = join(ROOT, "tests", "widget");
@@ -36,7 +36,7 @@ let scratch;
 before(async () => {
   if (!existsSync(join(DIST, "headmap.js"))) throw new Error("dist/headmap is missing: run scripts/build");
   scratch = await mkdtemp(join(tmpdir(), "headmap-widget-"));
-  server = await serve(BLOG, 0, { mounts: { "/assets/headmap/": DIST, "/packed/": join(scratch, "site") }, headers: { "content-security-policy": CSP } });
+  server = await serve(BLOG, 0, { mounts: { "/assets/headmap/": DIST, "/packed/": join(scratch, "site"), "/models/": FIXTURES }, headers: { "content-security-policy": CSP } });
   base = `http://127.0.0.1:${server.address().port}/`;
   browser = await launchChromium();
 });
@@ -231,6 +231,37 @@ describe("the widget on a blog", () => {
     assert.deepEqual([...saved.png.subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47]);
     assert.ok(saved.svg.toString().startsWith("<svg") && saved.svg.toString().includes("동물이"));
     assert.equal(JSON.parse(saved.json.toString()).model_type, "toy");
+  });
+
+  it("opens the newer families from a folder on the blog's own host: sharded Llama, T5's cross-attention, GPT-Neo's local layers", async () => {
+    const page = await open();
+    await renderAll(page);
+    const cases = [
+      { id: "llama", attrs: { model: "/models/llama-sharded/", view: "lines", text: "the animal was tired" }, place: "decoder_self", architecture: "llama" },
+      { id: "t5", attrs: { model: "/models/t5/", mask: "cross", text: "the animal", target: "das Tier" }, place: "cross", architecture: "t5" },
+      { id: "neo", attrs: { model: "/models/gpt_neo/", view: "grid", text: "one two three four five six seven" }, place: "decoder_self", architecture: "gpt_neo" },
+    ];
+    await page.evaluate((list) => {
+      for (const { id, attrs } of list) {
+        const w = document.createElement("attention-heatmap");
+        w.id = id;
+        for (const [k, v] of Object.entries(attrs)) w.setAttribute(k, v);
+        document.body.append(w);
+      }
+    }, cases);
+    await renderAll(page);
+    for (const c of cases) {
+      const events = await page.evaluate((i) => globalThis.__events.filter((e) => e.id === i), c.id);
+      assert.deepEqual(events.filter((e) => e.type === "error").map((e) => e.detail.message), [], c.id);
+      const figure = events.find((e) => e.type === "render").detail;
+      assert.equal(figure.model.architecture, c.architecture);
+      assert.equal(figure.place, c.place, c.id);
+    }
+    const neo = await page.evaluate(() => globalThis.__events.find((e) => e.id === "neo" && e.type === "render").detail.model.places[0]);
+    assert.ok(neo.windows.some((w) => w !== null), "GPT-Neo's local layers come with their window");
+    for (const c of cases) await page.locator(`#${c.id}`).screenshot({ path: join(SHOTS, `widget-${c.id}.png`) });
+    assert.deepEqual(page.consoleErrors, []);
+    assert.deepEqual(await page.evaluate(() => globalThis.__csp), []);
   });
 
   it("shows what the author put inside to readers without JavaScript", async () => {

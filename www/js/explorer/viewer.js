@@ -4,7 +4,7 @@
 
 import { drawLegend, paintHeatmap } from "../render/heatmap.js";
 import { el, sizeCanvas } from "../views/dom.js";
-import { HeadGrid, thumbSize } from "../views/head-grid.js";
+import { HeadGrid, headNotes, kvHeadOf, thumbSize } from "../views/head-grid.js";
 import { HeatmapView } from "../views/heatmap-view.js";
 import { MixingView } from "../views/mixing.js";
 import { readoutText } from "../views/readout.js";
@@ -283,17 +283,9 @@ export class Viewer {
 
   /** Says which heads share keys and values, and which layers see only nearby tokens. */
   gridNote() {
-    const { app } = this;
-    const p = this.modelPlace();
-    const lines = [];
-    if (p && p.kvHeads < p.heads) lines.push(app.T("heads.grouped", { heads: p.heads, kv: p.kvHeads, per: p.heads / p.kvHeads }));
-    const windowed = (p?.windows ?? []).map((w, layer) => [w, layer]).filter(([w]) => w !== null);
-    if (windowed.length) {
-      const sizes = [...new Set(windowed.map(([w]) => w))];
-      lines.push(app.T("heads.windows", { layers: windowed.map(([, l]) => l + 1).join(", "), window: sizes.join(" / ") }));
-    }
-    app.$("grid-note").hidden = !lines.length;
-    app.$("grid-note").textContent = lines.join(" ");
+    const lines = headNotes(this.modelPlace(), this.app.T);
+    this.app.$("grid-note").hidden = !lines.length;
+    this.app.$("grid-note").textContent = lines.join(" ");
   }
 
   notes(place, tokens) {
@@ -425,8 +417,3 @@ function fillSelect(select, count, selected, label) {
   select.value = String(selected);
 }
 
-/** The key/value head query head `head` reads, or null when every head has its own. */
-export function kvHeadOf(place, head) {
-  if (!place || !(place.kvHeads < place.heads)) return null;
-  return Math.floor(head / (place.heads / place.kvHeads));
-}

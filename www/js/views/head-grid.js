@@ -5,6 +5,29 @@
 
 import { el } from "./dom.js";
 
+/** The key/value head query head `head` reads, or null when every head has its own. */
+export function kvHeadOf(place, head) {
+  if (!place || !(place.kvHeads < place.heads)) return null;
+  return Math.floor(head / (place.heads / place.kvHeads));
+}
+
+/**
+ * What a model's place says about its heads beyond the pictures, in `T`'s words: which query
+ * heads share a key/value head, which layers see only nearby tokens. `place` is the model's
+ * description of it ({ heads, kvHeads, windows }).
+ */
+export function headNotes(place, T) {
+  const notes = [];
+  if (!place) return notes;
+  if (place.kvHeads < place.heads) notes.push(T("heads.grouped", { heads: place.heads, kv: place.kvHeads, per: place.heads / place.kvHeads }));
+  const windowed = (place.windows ?? []).map((w, layer) => [w, layer]).filter(([w]) => w !== null);
+  if (windowed.length) {
+    const sizes = [...new Set(windowed.map(([w]) => w))];
+    notes.push(T("heads.windows", { layers: windowed.map(([, l]) => l + 1).join(", "), window: sizes.join(" / ") }));
+  }
+  return notes;
+}
+
 /** The thumbnail size in CSS pixels for `heads` columns in `width` pixels of room. */
 export function thumbSize(width, heads, largest = 72) {
   // each thumbnail has 4 px of padding and border on both sides and a 4 px gap; the layer

@@ -18,7 +18,7 @@ import { drawLegend, formatWeight } from "../render/heatmap.js";
 import { drawLines, headColor, layoutLines, strongest, tokenAt } from "../render/lines.js";
 import { heatmapSvg } from "../render/svg.js";
 import { el, sizeCanvas } from "../views/dom.js";
-import { HeadGrid, thumbSize } from "../views/head-grid.js";
+import { HeadGrid, headNotes, kvHeadOf, thumbSize } from "../views/head-grid.js";
 import { FONT, HeatmapView } from "../views/heatmap-view.js";
 import { MixingView } from "../views/mixing.js";
 import { drawPipeline } from "../views/pipeline.js";
@@ -444,6 +444,9 @@ export class AttentionHeatmap extends HTMLElement {
     if (!place.scale) notes.push(T("scaleOffNote"));
     if (info.trained && info.encoderDecoder && sel.place !== "encoder_self") notes.push(T("decoderRowsNote"));
     if (Math.max(tokens.unreadable.queries, tokens.unreadable.keys) > 0.5) notes.push(T("coverage", { model: architecture }));
+    // shared key/value heads and local layers: said where they shape what is drawn
+    const modelPlace = info.places.find((p) => p.place === sel.place);
+    if (allHeads || this.#settings.view === "steps" || modelPlace.windows?.[sel.layer]) notes.push(...headNotes(modelPlace, T));
     this.#parts.note.textContent = notes.join(" ");
     this.#parts.note.hidden = !notes.length;
     const view = this.#settings.view;
@@ -507,7 +510,11 @@ export class AttentionHeatmap extends HTMLElement {
     if (view === "grid") {
       const grid = el("div", { class: "grid", role: "group", "aria-label": T("heads") });
       new HeadGrid(grid, {
-        label: (layer, h) => T("gridLabel", { layer: layer + 1, head: h + 1 }),
+        label: (layer, h) => {
+          const kv = kvHeadOf(this.#model.info.places.find((p) => p.place === sel.place), h);
+          const label = T("gridLabel", { layer: layer + 1, head: h + 1 });
+          return kv === null ? label : `${label} · ${T("gridKv", { kv: kv + 1 })}`;
+        },
         corner: () => T("gridCorner"),
         onSelect: (layer, h) => {
           this.#reader.layer = layer;
@@ -542,7 +549,8 @@ export class AttentionHeatmap extends HTMLElement {
     const trace = await this.#client.trace(r.id, sel);
     if (r !== this.#result) return;
     this.#trace = trace;
-    drawSteps(container, trace, this.#lang, this.#shown.allowed);
+    const grouped = kvHeadOf(this.#model.info.places.find((p) => p.place === sel.place), sel.head) !== null;
+    drawSteps(container, trace, this.#lang, this.#shown.allowed, grouped);
   }
 
   /** The article's weighted sum, editable, and the same table from the shown head for a chosen query. */
