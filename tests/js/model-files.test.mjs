@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { fetchModelFiles, hubUrl, pickFiles, shardNames, validModelId } from "../../www/js/model-files.js";
+import { MAX_WEIGHT_BYTES, fetchModelFiles, filesToRead, hubUrl, pickFiles, shardNames, validModelId } from "../../www/js/model-files.js";
 
 const bytes = (s) => new TextEncoder().encode(s);
 
@@ -94,5 +94,47 @@ describe("model files", () => {
       assert.ok(!asked.some((u) => u.includes("secret") || u.includes("evil")), String(name));
     }
     for (const bad of ["not json", "{}", '{"weight_map": []}', '{"weight_map": {}}']) assert.throws(() => shardNames(bytes(bad)), (e) => e.code === "bad_index", bad);
+  });
+
+  it("refuses a model too big for a tab before reading it, whatever its server says of its size", async () => {
+    const huge = MAX_WEIGHT_BYTES + 1;
+    // a server that says how big the weights are: refused before the body is read
+    let pulled = 0;
+    const big = async (url) => {
+      if (!url.endsWith("model.safetensors")) return url.endsWith("config.json") || url.endsWith("tokenizer.json") ? new Response("{}") : new Response("", { status: 404 });
+      const body = new ReadableStream({ pull: (c) => (pulled++ < 4 ? c.enqueue(new Uint8Array(1024)) : c.close()) });
+      return new Response(body, { headers: { "content-length": String(huge) } });
+    };
+    await assert.rejects(fetchModelFiles((f) => `h/${f}`, { fetchImpl: big }), (e) => e.code === "model_too_large" && e.details.megabytes === 1025 && e.details.max === 1024);
+    assert.ok(pulled <= 1, "the body was not read");
+    // one that says nothing, or too little: refused as soon as the bytes pass the limit
+    let sent = 0;
+    const liar = async (url) => {
+      if (!url.endsWith("model.safetensors")) return url.endsWith("config.json") || url.endsWith("tokenizer.json") ? new Response("{}") : new Response("", { status: 404 });
+      const chunk = new Uint8Array(64 * 2 ** 20);
+      const body = new ReadableStream({ pull: (c) => (sent < 40 ? (sent++, c.enqueue(chunk)) : c.close()) });
+      return new Response(body, { headers: { "content-length": "10" } });
+    };
+    await assert.rejects(fetchModelFiles((f) => `h/${f}`, { fetchImpl: liar }), (e) => e.code === "model_too_large");
+    assert.ok(sent <= 18, `stopped near the limit, not at the end (${sent} chunks of 64 MB)`);
+    // shards: the index's total is enough to refuse
+    const index = JSON.stringify({ metadata: { total_size: 5e10 }, weight_map: { a: "model-00001-of-00002.safetensors" } });
+    const sharded = fakeFetch({ "config.json": "{}", "tokenizer.json": "{}", "model.safetensors.index.json": index, "model-00001-of-00002.safetensors": "x" });
+    await assert.rejects(fetchModelFiles((f) => `h/${f}`, { fetchImpl: sharded.impl }), (e) => e.code === "model_too_large");
+    assert.ok(!sharded.asked.some((u) => u.includes("00001")), "no shard was fetched");
+    // chosen files: sizes are known before anything is read, and other formats are left unread
+    assert.deepEqual(
+      filesToRead([
+        { path: "m/config.json", size: 600 },
+        { path: "m/model.safetensors", size: 9e7 },
+        { path: "m/pytorch_model.bin", size: 9e7 },
+        { path: "m/onnx/model.onnx", size: 9e7 },
+        { path: "m/tokenizer.json", size: 7e5 },
+        { path: "m/README.md", size: 1e4 },
+      ]),
+      ["m/config.json", "m/model.safetensors", "m/tokenizer.json"],
+    );
+    assert.throws(() => filesToRead([{ path: "m/model-00001-of-00002.safetensors", size: 6e8 }, { path: "m/model-00002-of-00002.safetensors", size: 6e8 }]), (e) => e.code === "model_too_large");
+    assert.throws(() => filesToRead([{ path: "m/tokenizer.json", size: 2e9 }]), (e) => e.code === "model_too_large" && e.details.file === "tokenizer.json");
   });
 });

@@ -263,6 +263,7 @@ export const ERRORS_KO = {
   fetch_failed: "{file}: {url}에서 가져올 수 없습니다.",
   fetch_status: "{file}: {url}이(가) {status}로 응답했습니다.",
   no_safetensors: "model.safetensors가 없습니다: safetensors 형식의 가중치만 읽을 수 있습니다.",
+  model_too_large: "{file}: {megabytes}MB로, 이 페이지에서 브라우저 탭이 담을 수 있는 {max}MB를 넘습니다.",
   bad_index: "{file}: 나뉜 체크포인트의 색인이 잘못되었습니다. ‘weight_map’이 이 폴더 안의 조각 파일 이름을 가리켜야 합니다.",
   foreign_host: "모델은 허깅페이스 허브에서만 가져옵니다. {host}에서는 가져오지 않습니다.",
   bad_model_id: "모델 아이디가 아닙니다: 소유자/이름 형식으로 쓰세요.",
@@ -302,6 +303,7 @@ export const HINTS = {
     fetch_status: "Check the model id: the Hub has no such file for it.",
     files_missing: "Choose the model's whole folder, or all of its files.",
     no_safetensors: "Choose a model published with model.safetensors.",
+    model_too_large: "Choose a smaller model: up to about 500 M parameters stored as f16 or bf16.",
     bad_model_id: "",
   },
   ko: {
@@ -311,6 +313,7 @@ export const HINTS = {
     fetch_status: "모델 아이디를 확인하세요. 허브에 그 모델의 파일이 없습니다.",
     files_missing: "모델 폴더 전체나 모든 파일을 고르세요.",
     no_safetensors: "model.safetensors로 공개된 모델을 고르세요.",
+    model_too_large: "더 작은 모델을 고르세요: f16이나 bf16으로 저장된 파라미터 5억 개 정도까지 읽습니다.",
   },
 };
 

@@ -19,6 +19,15 @@ export const MODEL_FILES = {
   suggestions: "headmap.json",
 };
 
+/**
+ * The most weight bytes a model may have here: wasm memory ends at 4 GiB, and the weights are
+ * there twice while they load (the file's bytes, then the f32 tensors made from them, twice
+ * the size for f16/bf16). About 500 M parameters stored as f16 or bf16.
+ */
+export const MAX_WEIGHT_BYTES = 1024 * 2 ** 20;
+/** The most bytes of any other file (a config, a tokenizer: the largest real ones are ~35 MB). */
+export const MAX_FILE_BYTES = 128 * 2 ** 20;
+
 // Marks, in the cache, an optional file the repository turned out not to have.
 const MISSING = "x-headmap-missing";
 
@@ -90,6 +99,22 @@ export function shardNames(indexBytes) {
 }
 
 /**
+ * Which of the files a reader chose ([{ path, size }]) are worth reading: the model files by
+ * name and any safetensors shard; a Hub checkout's ONNX, PyTorch and TensorFlow copies are
+ * left unread. Refuses, before anything is read, weights or a file too big for the tab.
+ */
+export function filesToRead(entries) {
+  const names = new Set(Object.values(MODEL_FILES));
+  const base = (path) => path.split("/").at(-1);
+  const wanted = entries.filter((e) => names.has(base(e.path)) || base(e.path).endsWith(".safetensors"));
+  const weights = wanted.filter((e) => base(e.path).endsWith(".safetensors")).reduce((n, e) => n + e.size, 0);
+  if (weights > MAX_WEIGHT_BYTES) throw tooLarge(MODEL_FILES.weights, weights, MAX_WEIGHT_BYTES);
+  const big = wanted.find((e) => !base(e.path).endsWith(".safetensors") && e.size > MAX_FILE_BYTES);
+  if (big) throw tooLarge(base(big.path), big.size, MAX_FILE_BYTES);
+  return wanted.map((e) => e.path);
+}
+
+/**
  * The heads a model's `headmap.json` suggests opening first, checked and trimmed to
  * `[{ name, place, layer, head }]`; anything malformed is left out. A model file is data
  * from anywhere: nothing in it is trusted beyond these plain values.
@@ -113,6 +138,12 @@ export function suggestions(bytes) {
   return out;
 }
 
+/** The error for `bytes` of `file` over `max`: a clear refusal before the tab runs out of memory. */
+export function tooLarge(file, bytes, max) {
+  const mb = (n) => Math.ceil(n / 2 ** 20);
+  return coded(`${file}: ${mb(bytes)} MB, more than the ${mb(max)} MB a browser tab can hold here`, "model_too_large", { file, megabytes: mb(bytes), max: mb(max) });
+}
+
 /** Fails with a message naming what is missing. */
 export function checkFiles(files, where) {
   const missing = files.config ? [] : [MODEL_FILES.config];
@@ -127,7 +158,9 @@ export function checkFiles(files, where) {
  * each file's bytes; `cache` (a Cache from the Cache API) keeps them for the next visit.
  */
 export async function fetchModelFiles(urlOf, { fetchImpl = fetch, cache = null, onProgress = () => {} } = {}) {
-  const get = async (file, required) => {
+  // every weight file shares one allowance; any other file has its own
+  let weightBytes = MAX_WEIGHT_BYTES;
+  const get = async (file, required, isWeights = false) => {
     const url = urlOf(file);
     let response = cache ? await cache.match(url) : undefined;
     if (response?.headers.get(MISSING)) return null; // a file the repository does not have
@@ -143,7 +176,9 @@ export async function fetchModelFiles(urlOf, { fetchImpl = fetch, cache = null, 
       }
       if (!response.ok) throw coded(`${file}: ${url} answered ${response.status}`, "fetch_status", { file, url, status: response.status });
     }
-    const bytes = await readWithProgress(response, (loaded, total) => onProgress({ file, loaded, total }));
+    const max = isWeights ? weightBytes : MAX_FILE_BYTES;
+    const bytes = await readWithProgress(response, (loaded, total) => onProgress({ file, loaded, total }), max, (n) => tooLarge(file, isWeights ? MAX_WEIGHT_BYTES - weightBytes + n : n, isWeights ? MAX_WEIGHT_BYTES : MAX_FILE_BYTES));
+    if (isWeights) weightBytes -= bytes.length;
     if (cache) await cache.put(url, new Response(bytes, { headers: { "content-type": "application/octet-stream" } }));
     return bytes;
   };
@@ -154,22 +189,33 @@ export async function fetchModelFiles(urlOf, { fetchImpl = fetch, cache = null, 
     files.vocab = await get(MODEL_FILES.vocab, false);
   }
   files.suggestions = await get(MODEL_FILES.suggestions, false);
-  files.weights = await get(MODEL_FILES.weights, false);
+  files.weights = await get(MODEL_FILES.weights, false, true);
   if (!files.weights) {
     // a checkpoint too big for one file comes as shards and an index naming them
     files.index = await get(MODEL_FILES.index, false);
     if (!files.index) throw coded("model.safetensors: not found (headmap reads safetensors weights, not pytorch_model.bin)", "no_safetensors", {});
+    const names = shardNames(files.index);
+    // the index says how big the shards are together: a model too big is refused before any
+    // shard is fetched (a wrong total is caught while they download)
+    const declared = Number(JSON.parse(new TextDecoder().decode(files.index)).metadata?.total_size);
+    if (declared > MAX_WEIGHT_BYTES) throw tooLarge(MODEL_FILES.index, declared, MAX_WEIGHT_BYTES);
     files.shards = [];
-    for (const name of shardNames(files.index)) files.shards.push({ name, bytes: await get(name, true) });
+    for (const name of names) files.shards.push({ name, bytes: await get(name, true, true) });
   }
   for (const k of Object.keys(files)) if (!files[k]) delete files[k];
   return checkFiles(files, "the model");
 }
 
-async function readWithProgress(response, onProgress) {
+/** The body of `response`, refused with `refuse(bytes)` as soon as it passes `max` bytes. */
+async function readWithProgress(response, onProgress, max, refuse) {
   const total = Number(response.headers.get("content-length")) || 0;
+  if (total > max) {
+    response.body?.cancel().catch(() => {});
+    throw refuse(total);
+  }
   if (!response.body?.getReader) {
     const bytes = new Uint8Array(await response.arrayBuffer());
+    if (bytes.length > max) throw refuse(bytes.length);
     onProgress(bytes.length, total || bytes.length);
     return bytes;
   }
@@ -181,6 +227,10 @@ async function readWithProgress(response, onProgress) {
     if (done) break;
     chunks.push(value);
     loaded += value.length;
+    if (loaded > max) {
+      reader.cancel().catch(() => {});
+      throw refuse(loaded); // a server that gave no length, or the wrong one
+    }
     onProgress(loaded, total);
   }
   const bytes = new Uint8Array(loaded);

@@ -2,7 +2,7 @@
 // model id, or a folder from this computer. A model that fails to load leaves the one shown in
 // place and says why, as an error; a model named by a link says which model and from where.
 
-import { validModelId } from "../model-files.js";
+import { filesToRead, validModelId } from "../model-files.js";
 
 /** The model a page opens on. */
 const DEFAULT_MODEL = "trained";
@@ -30,10 +30,18 @@ export class ModelPicker {
     $("hub-id").addEventListener("keydown", (e) => e.key === "Enter" && $("hub-load").click());
     for (const input of [$("local-folder"), $("local-files")]) {
       input.addEventListener("change", async () => {
-        const named = {};
-        for (const file of input.files) named[file.webkitRelativePath || file.name] = new Uint8Array(await file.arrayBuffer());
-        const folder = Object.keys(named)[0]?.split("/").slice(0, -1)[0];
+        const byPath = new Map([...input.files].map((file) => [file.webkitRelativePath || file.name, file]));
+        const folder = [...byPath.keys()][0]?.split("/").slice(0, -1)[0];
         input.value = "";
+        let paths;
+        try {
+          paths = filesToRead([...byPath].map(([path, file]) => ({ path, size: file.size })));
+        } catch (e) {
+          this.showError({ error: e });
+          return;
+        }
+        const named = {};
+        for (const path of paths) named[path] = new Uint8Array(await byPath.get(path).arrayBuffer());
         this.choose("local", { files: named, name: folder });
       });
     }
