@@ -1,0 +1,141 @@
+//! The few functions of f32 the forward pass applies to every score, written
+//! without branches so the compiler turns each loop over them into SIMD (wasm simd128, SSE or
+//! AVX natively), where libm's scalar `expf` costs a call per value.
+//!
+//! Softmax gives `exp` arguments that are never positive (a score minus its row's largest), so
+//! [`exp_neg`] is written for x ≤ 0 only.
+
+/// Values in a row processed side by side: eight f32 are two wasm `v128` or one AVX register.
+pub const LANES: usize = 8;
+
+/// e^x for x ≤ 0, within 2 ulp of the exact value; 0 below ln 2⁻¹²⁶ (where e^x would be a
+/// subnormal f32) and at −∞, so a hidden key's weight is exactly 0.
+///
+/// e^x = 2ⁿ · eʳ with n = round(x / ln 2) and |r| ≤ ln 2 / 2: r is taken off in two parts
+/// (Cody and Waite), eʳ is 1 + r + r²·P(r) with Cephes' degree-5 P for `expf`, and 2ⁿ is built
+/// from its bits.
+#[inline(always)]
+pub fn exp_neg(x: f32) -> f32 {
+    const LOWEST: f32 = -87.336_54; // ln 2⁻¹²⁶
+    const LOG2_E: f32 = std::f32::consts::LOG2_E;
+    // adding 1.5·2²³ rounds to an integer, which then sits in the low bits of the mantissa
+    const ROUNDER: f32 = 12_582_912.0;
+    const LN2_HI: f32 = 0.693_359_4; // 9 significant bits: n·LN2_HI is exact
+    const LN2_LO: f32 = -2.121_944_4e-4;
+    let clamped = if x < LOWEST { LOWEST } else { x };
+    let shifted = clamped * LOG2_E + ROUNDER;
+    let n = shifted - ROUNDER; // an integer in -126..=0
+    let r = (clamped - n * LN2_HI) - n * LN2_LO;
+    let p = 1.987_569_1e-4;
+    let p = p * r + 1.398_199_9e-3;
+    let p = p * r + 8.333_452e-3;
+    let p = p * r + 4.166_579_6e-2;
+    let p = p * r + 1.666_666_5e-1;
+    let p = p * r + 0.5;
+    let e_r = p * (r * r) + r + 1.0;
+    // n's low 9 bits moved into the exponent field, plus the bias 127: the f32 2ⁿ
+    let two_n = f32::from_bits((shifted.to_bits() << 23).wrapping_add(127 << 23));
+    if x < LOWEST {
+        0.0
+    } else {
+        e_r * two_n
+    }
+}
+
+/// The largest value of `xs`, −∞ for none; `xs` holds no NaN.
+pub fn max(xs: &[f32]) -> f32 {
+    let mut lanes = [f32::NEG_INFINITY; LANES];
+    let chunks = xs.chunks_exact(LANES);
+    let rest = chunks.remainder();
+    for chunk in chunks {
+        for (m, &x) in lanes.iter_mut().zip(chunk) {
+            *m = if x > *m { x } else { *m };
+        }
+    }
+    rest.iter().chain(&lanes).fold(f32::NEG_INFINITY, |m, &x| if x > m { x } else { m })
+}
+
+/// Replaces each x by e^(x − `shift`) (x ≤ `shift`) and returns their sum, added lane by lane
+/// so the loop vectorises (the order is fixed: the same row always gives the same sum).
+pub fn exp_sum(xs: &mut [f32], shift: f32) -> f32 {
+    let mut lanes = [0.0f32; LANES];
+    let mut chunks = xs.chunks_exact_mut(LANES);
+    for chunk in &mut chunks {
+        for (s, x) in lanes.iter_mut().zip(chunk) {
+            *x = exp_neg(*x - shift);
+            *s += *x;
+        }
+    }
+    let mut sum = 0.0;
+    for x in chunks.into_remainder() {
+        *x = exp_neg(*x - shift);
+        sum += *x;
+    }
+    lanes.iter().fold(sum, |s, &l| s + l)
+}
+
+/// Whether every value is finite: x·0 is 0 for a finite x and NaN for ±∞ or NaN, and a sum of
+/// them needs no branch.
+pub fn all_finite(xs: &[f32]) -> bool {
+    let mut lanes = [0.0f32; LANES];
+    let chunks = xs.chunks_exact(LANES);
+    let rest = chunks.remainder();
+    for chunk in chunks {
+        for (s, &x) in lanes.iter_mut().zip(chunk) {
+            *s += x * 0.0;
+        }
+    }
+    rest.iter().chain(&lanes).fold(0.0f32, |s, &x| s + x * 0.0) == 0.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Distance in units in the last place between an f32 and the exact (f64) value.
+    fn ulps(got: f32, want: f64) -> f64 {
+        let want32 = want as f32;
+        let ulp = (f32::from_bits(want32.to_bits() + 1) - want32) as f64;
+        (got as f64 - want).abs() / ulp
+    }
+
+    #[test]
+    fn exp_is_within_2_ulp_of_the_exact_value_for_every_argument_it_gets() {
+        let mut worst = (0.0f64, 0.0f32);
+        // every 97th f32 from -0 down to -87.33 (negative floats' bits grow with magnitude)
+        let (zero, lowest) = ((-0.0f32).to_bits(), (-87.33f32).to_bits());
+        for bits in (zero..=lowest).step_by(97) {
+            let x = f32::from_bits(bits);
+            let u = ulps(exp_neg(x), (x as f64).exp());
+            if u > worst.0 {
+                worst = (u, x);
+            }
+        }
+        assert!(worst.0 <= 2.0, "exp({}) is {} ulp off", worst.1, worst.0);
+        assert_eq!(exp_neg(0.0), 1.0, "a row's largest score gets exactly e⁰ = 1");
+        assert_eq!(exp_neg(-0.0), 1.0);
+        assert_eq!(exp_neg(f32::NEG_INFINITY), 0.0, "a hidden key gets exactly 0");
+        assert_eq!(exp_neg(-100.0), 0.0);
+        assert_eq!(exp_neg(-1.0), (-1.0f32).exp());
+    }
+
+    #[test]
+    fn max_sum_and_finite_see_every_value() {
+        for n in [0usize, 1, 7, 8, 9, 31] {
+            let mut xs: Vec<f32> = (0..n).map(|i| -(i as f32) * 0.25).collect();
+            xs.reverse();
+            assert_eq!(max(&xs), if n == 0 { f32::NEG_INFINITY } else { 0.0 }, "max of {n}");
+            assert!(all_finite(&xs));
+            let want: f64 = xs.iter().map(|&x| (x as f64).exp()).sum();
+            let got = exp_sum(&mut xs, 0.0);
+            assert!((got as f64 - want).abs() <= 1e-6 * want.max(1.0), "sum of {n}: {got} vs {want}");
+            for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+                if n > 0 {
+                    let mut ys = xs.clone();
+                    ys[n - 1] = bad;
+                    assert!(!all_finite(&ys), "{bad} among {n}");
+                }
+            }
+        }
+    }
+}
