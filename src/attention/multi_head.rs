@@ -268,13 +268,16 @@ impl MultiHeadAttention {
             if !kept {
                 weights.clear();
             }
-            let start = weights.len();
             let head = sdpa::weights_into(q, k, mask, steps, &mut scores, &mut weights)?;
             if let Some(v) = v {
-                let w = ArrayView2::from_shape((tq, tk), &weights[start..])
-                    .map_err(|_| Error::shape("weights", &[weights.len() - start], &[tq * tk]))?; // (Tq, Tk)
+                // this head's weights are the last Tq rows written, still in cache: viewed in
+                // place (the Vec moves into a matrix and back, nothing is copied)
+                let rows = weights.len() / tk;
+                let written = sdpa::matrix("weights", rows, tk, std::mem::take(&mut weights))?; // (rows, Tk)
+                let w = written.slice(s![rows - tq.., ..]); // (Tq, Tk)
                 let mut out = heads_out.slice_mut(s![.., h * d_k..(h + 1) * d_k]); // (Tq, d_k)
                 ndarray::linalg::general_mat_mul(1.0, &w, &v, 0.0, &mut out);
+                weights = written.into_raw_vec_and_offset().0;
             }
             maxima.push(head.max);
             fully_masked_rows = head.fully_masked_rows;

@@ -3,7 +3,7 @@
 //!
 //! Symbols: Tq queries, Tk keys, d_k the width of a query and a key, d_v the width of a value.
 
-use ndarray::{Array1, Array2, ArrayView1, ArrayView2, ArrayViewMut1, ArrayViewMut2, Zip};
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2, ArrayViewMut1, Zip};
 
 use super::mask::Mask;
 use crate::error::{ensure_finite, Error, Result};
@@ -117,7 +117,7 @@ fn weights_checked(
     let (tq, tk) = (q.nrows(), k.nrows());
     let mut weights = Vec::with_capacity(tq * tk);
     let head = weights_into(q, k, mask, steps, &mut Vec::new(), &mut weights)?;
-    Ok((matrix(tq, tk, weights)?, head.fully_masked_rows))
+    Ok((matrix("weights", tq, tk, weights)?, head.fully_masked_rows))
 }
 
 /// What [`weights_into`] says about the head it computed.
@@ -145,9 +145,9 @@ pub(crate) fn weights_into(
 ) -> Result<HeadWeights> {
     let (tq, tk) = (q.nrows(), k.nrows());
     scratch.resize(tq * tk, 0.0);
-    let mut scores = ArrayViewMut2::from_shape((tq, tk), &mut scratch[..])
-        .map_err(|_| Error::shape("scores QKᵀ", &[tq, tk], &[tq, tk]))?; // (Tq, Tk)
+    let mut scores = matrix("scores QKᵀ", tq, tk, std::mem::take(scratch))?; // (Tq, Tk)
     ndarray::linalg::general_mat_mul(1.0, &q, &k.t(), 0.0, &mut scores); // QKᵀ
+    *scratch = scores.into_raw_vec_and_offset().0;
     let inv = 1.0 / steps.divisor;
     let mut head = HeadWeights { fully_masked_rows: Vec::new(), max: 0.0 };
     for (i, s) in scratch.chunks_exact(tk).enumerate() {
@@ -180,10 +180,11 @@ pub(crate) fn weights_into(
     Ok(head)
 }
 
-/// `values` as a (rows, cols) matrix.
-pub(crate) fn matrix(rows: usize, cols: usize, values: Vec<f32>) -> Result<Array2<f32>> {
+/// `values` as a (rows, cols) matrix, row-major: `what` names it in the error (which a caller
+/// that counted its values never sees).
+pub(crate) fn matrix(what: &str, rows: usize, cols: usize, values: Vec<f32>) -> Result<Array2<f32>> {
     let n = values.len();
-    Array2::from_shape_vec((rows, cols), values).map_err(|_| Error::shape("weights", &[n], &[rows * cols]))
+    Array2::from_shape_vec((rows, cols), values).map_err(|_| Error::shape(what, &[n], &[rows * cols]))
 }
 
 /// The same computation as [`scaled_dot_product_attention`], keeping every step.
@@ -269,11 +270,13 @@ fn softmax_masked(x: &mut Array2<f32>, mask: Option<&Mask>) -> Vec<usize> {
     }
     let tk = x.ncols().max(1);
     let rows = x.as_slice_mut().map_or(&mut [][..], |s| s);
-    let unseen = rows.chunks_exact_mut(tk).enumerate().filter_map(|(i, row)| {
-        let end = softmax_row(row, mask.and_then(|m| m.fallback(i)));
-        (!end.seen).then_some(i)
-    });
-    unseen.collect()
+    let mut unseen = Vec::new();
+    for (i, row) in rows.chunks_exact_mut(tk).enumerate() {
+        if !softmax_row(row, mask.and_then(|m| m.fallback(i))).seen {
+            unseen.push(i);
+        }
+    }
+    unseen
 }
 
 /// How one row's softmax ended.

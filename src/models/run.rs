@@ -377,11 +377,9 @@ impl RowAttention {
         // filled layer by layer, never zeroed first: at 512 tokens that is 75 MB written once
         let mut all = Vec::with_capacity(size); // (L, H, Tq, Tk)
         for layer in 0..self.records.len().min(self.layers) {
-            let w = self.layer(layer)?; // (H, Tq, Tk)
-            match w.as_slice() {
-                Some(values) => all.extend_from_slice(values),
-                None => all.extend(w.iter()),
-            }
+            let w = self.layer(layer)?; // (H, Tq, Tk), row-major as every block gives it
+            let (h, q, k) = w.dim();
+            all.extend_from_slice(w.as_slice().ok_or_else(|| Error::shape("layer weights", &[h, q, k], &[h, q, k]))?);
         }
         all.resize(size, 0.0); // layers a run never reached
         Array4::from_shape_vec((self.layers, self.heads, tq, tk), all)

@@ -180,26 +180,28 @@ impl Network for ToyNet {
             encoder.rows.extend(enc_row);
             // 2. decoder masked self-attention, then cross-attention over the encoder output
             let mut out = Hidden::default();
-            if needs_decoder {
-                let tgt = batch.targets.get(b).unwrap_or(src);
-                let self_mask = place_mask(decoder.mask, tgt, tgt)?;
-                let cross_mask = place_mask(cross.mask, tgt, src)?;
-                let mut self_row = settings.keeps(Place::DecoderSelf).then(|| decoder.record(tgt, tgt));
-                let mut cross_row = settings.keeps(Place::Cross).then(|| cross.record(tgt, src));
-                let memory = std::sync::Arc::new(memory.unwrap_or_default());
-                let places = DecoderPlaces {
-                    self_mask: &self_mask,
-                    cross_mask: &cross_mask,
-                    self_record: self_row.as_mut(),
-                    cross_record: cross_row.as_mut(),
-                };
-                let y = self.embed(&tgt.tokens);
-                out.decoder = transformer::decode(&self.decoder, y, &memory, places, settings.scale, settings.until())?;
-                out.encoder = Some(std::sync::Arc::unwrap_or_clone(memory));
-                decoder.rows.extend(self_row);
-                cross.rows.extend(cross_row);
-            } else {
-                out.encoder = memory;
+            match memory {
+                Some(memory) if needs_decoder => {
+                    let tgt = batch.targets.get(b).unwrap_or(src);
+                    let self_mask = place_mask(decoder.mask, tgt, tgt)?;
+                    let cross_mask = place_mask(cross.mask, tgt, src)?;
+                    let mut self_row = settings.keeps(Place::DecoderSelf).then(|| decoder.record(tgt, tgt));
+                    let mut cross_row = settings.keeps(Place::Cross).then(|| cross.record(tgt, src));
+                    let memory = std::sync::Arc::new(memory);
+                    let places = DecoderPlaces {
+                        self_mask: &self_mask,
+                        cross_mask: &cross_mask,
+                        self_record: self_row.as_mut(),
+                        cross_record: cross_row.as_mut(),
+                    };
+                    let y = self.embed(&tgt.tokens);
+                    out.decoder =
+                        transformer::decode(&self.decoder, y, &memory, places, settings.scale, settings.until())?;
+                    out.encoder = Some(std::sync::Arc::unwrap_or_clone(memory));
+                    decoder.rows.extend(self_row);
+                    cross.rows.extend(cross_row);
+                }
+                memory => out.encoder = memory,
             }
             hidden.push(out);
         }
