@@ -73,6 +73,51 @@ pub fn erf(x: f32) -> f32 {
     y.clamp(-1.0, 1.0) // near ±3.92 the fit rounds a hair past ±1
 }
 
+/// The two loops above compiled again for wider vectors, natively on x86-64: the portable
+/// build has only SSE2's 4 lanes, and most x86-64 CPUs have AVX2 (8) or AVX-512 (16). Every
+/// lane runs the same IEEE operations (no fused multiply-add is formed), so each version gives
+/// the same bits.
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    #[derive(Clone, Copy)]
+    pub enum Simd {
+        Sse2,
+        Avx2,
+        Avx512,
+    }
+
+    /// The widest vectors this CPU has (std caches the CPUID answers).
+    pub fn widest() -> Simd {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            Simd::Avx512
+        } else if std::arch::is_x86_feature_detected!("avx2") {
+            Simd::Avx2
+        } else {
+            Simd::Sse2
+        }
+    }
+
+    #[target_feature(enable = "avx512f")]
+    pub fn exp_sum_avx512(xs: &mut [f32], shift: f32) -> f32 {
+        super::exp_sum_each(xs, shift)
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub fn exp_sum_avx2(xs: &mut [f32], shift: f32) -> f32 {
+        super::exp_sum_each(xs, shift)
+    }
+
+    #[target_feature(enable = "avx512f")]
+    pub fn gelu_avx512(xs: &mut [f32]) {
+        super::gelu_each(xs)
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub fn gelu_avx2(xs: &mut [f32]) {
+        super::gelu_each(xs)
+    }
+}
+
 /// The largest value of `xs`, −∞ for none; `xs` holds no NaN.
 pub fn max(xs: &[f32]) -> f32 {
     let mut lanes = [f32::NEG_INFINITY; LANES];
@@ -88,11 +133,48 @@ pub fn max(xs: &[f32]) -> f32 {
 
 /// Replaces each x by e^(x − `shift`) (x ≤ `shift`) and returns their sum.
 pub fn exp_sum(xs: &mut [f32], shift: f32) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    match x86::widest() {
+        // SAFETY: widest() found these instructions on this CPU
+        x86::Simd::Avx512 => return unsafe { x86::exp_sum_avx512(xs, shift) },
+        x86::Simd::Avx2 => return unsafe { x86::exp_sum_avx2(xs, shift) },
+        x86::Simd::Sse2 => {}
+    }
+    exp_sum_each(xs, shift)
+}
+
+#[inline(always)]
+fn exp_sum_each(xs: &mut [f32], shift: f32) -> f32 {
     // a plain loop, which the compiler vectorises whole; the sum is a second pass in cache
     for x in xs.iter_mut() {
         *x = exp_neg(*x - shift);
     }
     sum(xs)
+}
+
+/// GELU in place, x·Φ(x) = x/2 · (1 + erf(x/√2)), with [`erf`].
+pub fn gelu(xs: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    match x86::widest() {
+        // SAFETY: widest() found these instructions on this CPU
+        x86::Simd::Avx512 => return unsafe { x86::gelu_avx512(xs) },
+        x86::Simd::Avx2 => return unsafe { x86::gelu_avx2(xs) },
+        x86::Simd::Sse2 => {}
+    }
+    gelu_each(xs)
+}
+
+#[inline(always)]
+fn gelu_each(xs: &mut [f32]) {
+    for x in xs.iter_mut() {
+        *x = gelu_one(*x);
+    }
+}
+
+/// GELU of one value.
+#[inline(always)]
+pub fn gelu_one(x: f32) -> f32 {
+    0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
 }
 
 /// The sum of `xs`, added lane by lane so the loop vectorises (the order is fixed: the same

@@ -126,7 +126,10 @@ impl Activation {
 
     pub fn apply(self, x: &mut Array2<f32>) {
         match self {
-            Activation::Gelu => x.mapv_inplace(|v| 0.5 * v * (1.0 + math::erf(v * std::f32::consts::FRAC_1_SQRT_2))),
+            Activation::Gelu => match x.as_slice_memory_order_mut() {
+                Some(values) => math::gelu(values),
+                None => x.mapv_inplace(math::gelu_one),
+            },
             Activation::GeluTanh => x.mapv_inplace(|v| {
                 let c = (2.0 / std::f32::consts::PI).sqrt();
                 0.5 * v * (1.0 + (c * (v + 0.044715 * v * v * v)).tanh())
