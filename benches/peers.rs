@@ -4,9 +4,12 @@
 //! Figures, never assertions.
 //!
 //! ```text
-//! peers serve IDS.json     reads commands on stdin, one answer line each:
+//! peers serve IDS.json [--weights-only]
+//!                          reads commands on stdin, one answer line each:
 //!                            run N             → the forward's milliseconds at N tokens
 //!                            weights N PATH    → writes the weights (L, H, T, T) as f32 LE, "ok"
+//!                          --weights-only: runs as `Model::run_weights` does (no last hidden
+//!                          state: the last layer stops at its weights)
 //! peers loop N COUNT       COUNT forwards at N tokens ([CLS] the … [SEP]), for a profiler
 //! peers                    (cargo bench) 20 forwards at 16, 128 and 512 tokens: min/median/max
 //! ```
@@ -50,15 +53,15 @@ fn the_ids(n: usize) -> Vec<u32> {
 }
 
 /// One forward, timed from the ids to the run holding every weight (dropping it is not).
-fn forward_ms(model: &Model, batch: &Batch) -> (f64, headmap::Run) {
+fn forward_ms(model: &Model, batch: &Batch, settings: &Settings) -> (f64, headmap::Run) {
     let start = Instant::now();
-    let run = model.run_batch(batch, &Settings::trained()).unwrap_or_else(|e| panic!("{e}"));
+    let run = model.run_batch(batch, settings).unwrap_or_else(|e| panic!("{e}"));
     let ms = start.elapsed().as_secs_f64() * 1e3;
     (ms, std::hint::black_box(run))
 }
 
 /// Answers `run N` and `weights N PATH` on the ids of `ids_path` ({"16": [101, …], …}).
-fn serve(model: &Model, ids_path: &str) {
+fn serve(model: &Model, ids_path: &str, settings: &Settings) {
     let text = std::fs::read_to_string(ids_path).unwrap_or_else(|e| panic!("{ids_path}: {e}"));
     let ids: HashMap<String, Vec<u32>> = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{ids_path}: {e}"));
     let batches: HashMap<&str, Batch> = ids.iter().map(|(n, ids)| (n.as_str(), batch(ids))).collect();
@@ -67,9 +70,9 @@ fn serve(model: &Model, ids_path: &str) {
         let line = line.expect("stdin");
         let words: Vec<&str> = line.split_whitespace().collect();
         let answer = match words[..] {
-            ["run", n] => format!("{}", forward_ms(model, &batches[n]).0),
+            ["run", n] => format!("{}", forward_ms(model, &batches[n], settings).0),
             ["weights", n, path] => {
-                let (_, run) = forward_ms(model, &batches[n]);
+                let (_, run) = forward_ms(model, &batches[n], settings);
                 let weights = run.places[0].rows[0].weights().expect("weights"); // (L, H, T, T)
                 let bytes: Vec<u8> = weights.iter().flat_map(|w| w.to_le_bytes()).collect();
                 std::fs::write(path, bytes).unwrap_or_else(|e| panic!("{path}: {e}"));
@@ -86,12 +89,15 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
     let model = load();
     match args.first().map(String::as_str) {
-        Some("serve") => serve(&model, args.get(1).expect("peers serve IDS.json")),
+        Some("serve") => {
+            let hidden = !args.iter().any(|a| a == "--weights-only");
+            serve(&model, args.get(1).expect("peers serve IDS.json"), &Settings { hidden, ..Settings::trained() })
+        }
         Some("loop") => {
             let n: usize = args.get(1).and_then(|a| a.parse().ok()).expect("peers loop N COUNT");
             let count: usize = args.get(2).and_then(|a| a.parse().ok()).expect("peers loop N COUNT");
             let b = batch(&the_ids(n));
-            let mut times: Vec<f64> = (0..count).map(|_| forward_ms(&model, &b).0).collect();
+            let mut times: Vec<f64> = (0..count).map(|_| forward_ms(&model, &b, &Settings::trained()).0).collect();
             times.sort_by(f64::total_cmp);
             println!("{n} tokens: median {:.2} ms of {count}", times[count / 2]);
         }
@@ -99,7 +105,8 @@ fn main() {
             println!("all-MiniLM-L6-v2 forward natively, every weight kept (20 runs after 3 warm-ups)");
             for n in [16usize, 128, 512] {
                 let b = batch(&the_ids(n));
-                let mut times: Vec<f64> = (0..23).map(|_| forward_ms(&model, &b).0).skip(3).collect();
+                let mut times: Vec<f64> =
+                    (0..23).map(|_| forward_ms(&model, &b, &Settings::trained()).0).skip(3).collect();
                 times.sort_by(f64::total_cmp);
                 println!("  {n:>4} tokens: median {:8.2} ms, min {:8.2}, max {:8.2}", times[10], times[0], times[19]);
             }

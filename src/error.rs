@@ -216,6 +216,10 @@ pub(crate) fn ensure_finite<'a, D: ndarray::Dimension>(
     what: &str,
     values: ndarray::ArrayView<'a, f32, D>,
 ) -> Result<()> {
+    // the common case, contiguous and finite, in one vectorised pass
+    if values.as_slice_memory_order().is_some_and(crate::math::all_finite) {
+        return Ok(());
+    }
     match values.indexed_iter().find(|(_, v)| !v.is_finite()) {
         None => Ok(()),
         Some((index, _)) => Err(Error::NonFinite {

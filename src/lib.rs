@@ -25,6 +25,7 @@ pub mod cost;
 pub mod error;
 pub mod examples;
 pub mod export;
+pub mod math;
 pub mod models;
 pub mod nn;
 pub mod rng;

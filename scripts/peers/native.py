@@ -19,6 +19,7 @@ from pathlib import Path
 
 # numpy comes with onnxruntime and PyTorch; without them headmap runs alone and needs none
 
+WEIGHTS_ONLY = "headmap, weights only (no last hidden state)"
 
 class Pipe:
     """An engine in a process of its own, answering `run N` (its own milliseconds) and
@@ -158,6 +159,9 @@ def main():
     config = json.loads((args.model / "config.json").read_text())
     layers, heads = config["num_hidden_layers"], config["num_attention_heads"]
     engines = [Pipe("headmap", [args.headmap, "serve", str(args.ids)])]
+    # the same forward without the last layer's V, W_O and feed-forward (Model::run_weights):
+    # every weight, no last hidden state; the peers' graphs still compute theirs
+    engines.append(Pipe(WEIGHTS_ONLY, [args.headmap, "serve", str(args.ids), "--weights-only"]))
     missing = []
     for kind, module in (("onnxruntime", "onnxruntime"), ("torch", "transformers")):
         try:
@@ -174,7 +178,7 @@ def main():
             pipe.name = pipe.proc.stdout.readline().strip()  # the engine says what it is once loaded
             engines.append(pipe)
 
-    peers = engines[1:]  # what returns weights to compare
+    peers = engines[2:]  # what returns weights to compare (weights only: bit-identical to headmap's)
     if args.gemm:
         engines.append(Pipe(GEMM_ONLY, [args.gemm, "serve", str(layers)]))
     if args.gemm_avx512:

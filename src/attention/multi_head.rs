@@ -8,7 +8,7 @@
 #[cfg(feature = "hf")]
 use std::sync::Arc;
 
-use ndarray::{s, Array2, Array3, ArrayView2, ArrayView3, Axis};
+use ndarray::{s, Array2, Array3, ArrayView2, ArrayView3};
 
 use super::mask::Mask;
 #[cfg(feature = "hf")]
@@ -16,7 +16,7 @@ use super::relative::RelativePositionBias;
 #[cfg(feature = "hf")]
 use super::rotary::{Rotary, RotaryTables};
 use super::sdpa::{self, Scale, ScoreSteps, Trace};
-use crate::error::{Error, Result};
+use crate::error::{ensure_finite, Error, Result};
 use crate::nn::Linear;
 
 /// The four projections of one attention block, and what the model does between them.
@@ -80,11 +80,20 @@ pub struct HeadTrace {
     pub steps: Trace,
 }
 
+/// What a pass over the heads gives besides each head's largest weight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Keep {
+    /// Every head's weights (H, Tq, Tk); else each lives only while its head is computed.
+    weights: bool,
+    /// The heads' outputs, weights · V: without them V and W_O are not computed at all.
+    values: bool,
+}
+
 /// Q, K and V of a block, every head side by side, rotated when the block rotates.
 struct Projected {
-    q: Array2<f32>, // (Tq, H·d_k)
-    k: Array2<f32>, // (Tk, KV·d_k)
-    v: Array2<f32>, // (Tk, KV·d_k)
+    q: Array2<f32>,         // (Tq, H·d_k)
+    k: Array2<f32>,         // (Tk, KV·d_k)
+    v: Option<Array2<f32>>, // (Tk, KV·d_k), when the values are needed
 }
 
 impl MultiHeadAttention {
@@ -187,6 +196,21 @@ impl MultiHeadAttention {
         self.run(x_q, x_kv, mask, scale, false)
     }
 
+    /// Each head's largest weight and, if `keep`, every head's weights, without V, ·V or W_O:
+    /// the output comes back empty, (Tq, 0). What the last layer of a stack whose output
+    /// nobody reads needs.
+    pub fn forward_weights(
+        &self,
+        x_q: ArrayView2<f32>,
+        x_kv: ArrayView2<f32>,
+        mask: Option<&Mask>,
+        scale: bool,
+        keep: bool,
+    ) -> Result<MultiHeadOutput> {
+        let p = self.project(x_q, x_kv, false)?;
+        self.heads(&p, mask, scale, Keep { weights: keep, values: false })
+    }
+
     /// Every head's weights (H, Tq, Tk) alone, without ·V or W_O: what a view draws.
     pub fn weights(
         &self,
@@ -195,18 +219,7 @@ impl MultiHeadAttention {
         mask: Option<&Mask>,
         scale: bool,
     ) -> Result<Array3<f32>> {
-        let p = self.project(x_q, x_kv)?;
-        let (tq, tk) = (p.q.nrows(), p.k.nrows());
-        let divisor = self.scale.divisor(self.head_dim, scale);
-        let buckets = self.buckets(tq, tk); // (Tq, Tk)
-        let mut weights = Array3::zeros((self.heads, tq, tk)); // (H, Tq, Tk)
-        for h in 0..self.heads {
-            let bias = self.head_bias(h, buckets.as_ref());
-            let steps = ScoreSteps { divisor, bias: bias.as_ref().map(|b| b.view()) };
-            let (q, k, _) = self.head_slices(&p, h);
-            weights.index_axis_mut(Axis(0), h).assign(&sdpa::attention_weights(q, k, mask, steps)?);
-        }
-        Ok(weights)
+        Ok(self.forward_weights(x_q, x_kv, mask, scale, true)?.weights)
     }
 
     /// Projects, attends head by head, concatenates and applies W_O; the weights come back
@@ -219,29 +232,64 @@ impl MultiHeadAttention {
         scale: bool,
         keep: bool,
     ) -> Result<MultiHeadOutput> {
-        let p = self.project(x_q, x_kv)?;
+        let p = self.project(x_q, x_kv, true)?;
+        let mut out = self.heads(&p, mask, scale, Keep { weights: keep, values: true })?;
+        out.output = self.w_o.forward(out.output.view())?; // (Tq, D)
+        Ok(out)
+    }
+
+    /// Attends head by head over projected `p`: every head's weights written straight into
+    /// one (H, Tq, Tk) buffer (or one head's worth, reused, when they are not kept), and with
+    /// values each head's output into its columns of (Tq, H·d_k), before W_O.
+    fn heads(&self, p: &Projected, mask: Option<&Mask>, scale: bool, keep: Keep) -> Result<MultiHeadOutput> {
         let (tq, tk, d_k) = (p.q.nrows(), p.k.nrows(), self.head_dim);
+        // once per layer rather than per head: a NaN or ∞ in Q, K or V is an error, never a heatmap
+        ensure_finite("Q", p.q.view())?;
+        ensure_finite("K", p.k.view())?;
+        let Keep { weights: kept, values } = keep;
+        if let Some(v) = &p.v {
+            ensure_finite("V", v.view())?;
+        }
         let divisor = self.scale.divisor(d_k, scale);
         let buckets = self.buckets(tq, tk); // (Tq, Tk)
-        let mut weights = keep.then(|| Array3::zeros((self.heads, tq, tk))); // (H, Tq, Tk)
-        let mut heads_out = Array2::zeros((tq, self.heads * d_k)); // (Tq, H·d_k)
+        let mut weights = Vec::with_capacity(if kept { self.heads * tq * tk } else { tq * tk }); // (H, Tq, Tk)
+        let mut scores = Vec::with_capacity(tq * tk); // (Tq, Tk), every head's QKᵀ in turn
+        let mut heads_out = Array2::zeros((tq, if values { self.heads * d_k } else { 0 })); // (Tq, H·d_k)
         let mut fully_masked_rows = Vec::new();
         let mut maxima = Vec::with_capacity(self.heads);
         for h in 0..self.heads {
             let bias = self.head_bias(h, buckets.as_ref());
-            let steps = ScoreSteps { divisor, bias: bias.as_ref().map(|b| b.view()) };
-            let (q, k, v) = self.head_slices(&p, h);
-            let a = sdpa::attention(q, k, v, mask, steps)?;
-            maxima.push(a.weights.iter().copied().fold(0.0f32, f32::max));
-            if let Some(w) = weights.as_mut() {
-                w.index_axis_mut(Axis(0), h).assign(&a.weights);
+            if let Some(b) = &bias {
+                ensure_finite("position bias", b.view())?;
             }
-            heads_out.slice_mut(s![.., h * d_k..(h + 1) * d_k]).assign(&a.output);
-            fully_masked_rows = a.fully_masked_rows;
+            let steps = ScoreSteps { divisor, bias: bias.as_ref().map(|b| b.view()) };
+            let (q, k, v) = self.head_slices(p, h);
+            sdpa::check_shapes(q, k, v, mask, steps.bias)?;
+            if !kept {
+                weights.clear();
+            }
+            let head = sdpa::weights_into(q, k, mask, steps, &mut scores, &mut weights)?;
+            if let Some(v) = v {
+                // this head's weights are the last Tq rows written, still in cache: viewed in
+                // place (the Vec moves into a matrix and back, nothing is copied)
+                let rows = weights.len() / tk;
+                let written = sdpa::matrix("weights", rows, tk, std::mem::take(&mut weights))?; // (rows, Tk)
+                let w = written.slice(s![rows - tq.., ..]); // (Tq, Tk)
+                let mut out = heads_out.slice_mut(s![.., h * d_k..(h + 1) * d_k]); // (Tq, d_k)
+                ndarray::linalg::general_mat_mul(1.0, &w, &v, 0.0, &mut out);
+                weights = written.into_raw_vec_and_offset().0;
+            }
+            maxima.push(head.max);
+            fully_masked_rows = head.fully_masked_rows;
         }
-        let output = self.w_o.forward(heads_out.view())?; // (Tq, D)
-        let weights = weights.unwrap_or_else(|| Array3::zeros((0, 0, 0)));
-        Ok(MultiHeadOutput { output, weights, maxima, fully_masked_rows })
+        let weights = if kept {
+            let n = weights.len();
+            Array3::from_shape_vec((self.heads, tq, tk), weights)
+                .map_err(|_| Error::shape("weights", &[n], &[self.heads, tq, tk]))?
+        } else {
+            Array3::zeros((0, 0, 0))
+        };
+        Ok(MultiHeadOutput { output: heads_out, weights, maxima, fully_masked_rows })
     }
 
     /// Every step of head `head`, recomputed from the block's inputs.
@@ -254,7 +302,8 @@ impl MultiHeadAttention {
         head: usize,
     ) -> Result<HeadTrace> {
         Error::check_index("head", head, self.heads)?;
-        let (q, k, v) = self.project_unrotated(x_q, x_kv)?;
+        let (q, k) = self.project_unrotated(x_q, x_kv)?;
+        let v = self.w_v.forward(x_kv)?; // (Tk, KV·d_k)
         let g = self.kv_head(head);
         let d = self.head_dim;
         let q = q.slice(s![.., head * d..(head + 1) * d]).to_owned(); // (Tq, d_k)
@@ -285,10 +334,10 @@ impl MultiHeadAttention {
         &self,
         p: &'p Projected,
         h: usize,
-    ) -> (ArrayView2<'p, f32>, ArrayView2<'p, f32>, ArrayView2<'p, f32>) {
+    ) -> (ArrayView2<'p, f32>, ArrayView2<'p, f32>, Option<ArrayView2<'p, f32>>) {
         let (d, g) = (self.head_dim, self.kv_head(h));
         let (qc, kc) = (s![.., h * d..(h + 1) * d], s![.., g * d..(g + 1) * d]);
-        (p.q.slice(qc), p.k.slice(kc), p.v.slice(kc))
+        (p.q.slice(qc), p.k.slice(kc), p.v.as_ref().map(|v| v.slice(kc)))
     }
 
     /// T5's bucket of each (query, key) distance, (Tq, Tk), when the block adds a bias.
@@ -343,17 +392,16 @@ impl MultiHeadAttention {
         Ok(())
     }
 
-    fn project(&self, x_q: ArrayView2<f32>, x_kv: ArrayView2<f32>) -> Result<Projected> {
-        let (mut q, mut k, v) = self.project_unrotated(x_q, x_kv)?;
+    /// Q and K, rotated when the block rotates, and V when `values`.
+    fn project(&self, x_q: ArrayView2<f32>, x_kv: ArrayView2<f32>, values: bool) -> Result<Projected> {
+        let (mut q, mut k) = self.project_unrotated(x_q, x_kv)?;
         self.rotate(&mut q, &mut k)?;
+        let v = if values { Some(self.w_v.forward(x_kv)?) } else { None }; // (Tk, KV·d_k)
         Ok(Projected { q, k, v })
     }
 
-    fn project_unrotated(
-        &self,
-        x_q: ArrayView2<f32>,
-        x_kv: ArrayView2<f32>,
-    ) -> Result<(Array2<f32>, Array2<f32>, Array2<f32>)> {
+    /// Q and K before any rotation.
+    fn project_unrotated(&self, x_q: ArrayView2<f32>, x_kv: ArrayView2<f32>) -> Result<(Array2<f32>, Array2<f32>)> {
         let d = self.d_model();
         for (name, x) in [("query input", x_q), ("key/value input", x_kv)] {
             if x.ncols() != d {
@@ -362,8 +410,7 @@ impl MultiHeadAttention {
         }
         let q = self.w_q.forward(x_q)?; // (Tq, H·d_k)
         let k = self.w_k.forward(x_kv)?; // (Tk, KV·d_k)
-        let v = self.w_v.forward(x_kv)?; // (Tk, KV·d_k)
-        Ok((q, k, v))
+        Ok((q, k))
     }
 }
 
@@ -386,7 +433,7 @@ pub fn concat_heads(x: ArrayView3<f32>) -> Array2<f32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ndarray::Array2;
+    use ndarray::{Array2, Axis};
 
     fn identity(d: usize) -> Linear {
         Linear::new("eye", Array2::eye(d), None).unwrap()

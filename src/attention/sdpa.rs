@@ -3,10 +3,11 @@
 //!
 //! Symbols: Tq queries, Tk keys, d_k the width of a query and a key, d_v the width of a value.
 
-use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2, ArrayViewMut1, Zip};
 
 use super::mask::Mask;
 use crate::error::{ensure_finite, Error, Result};
+use crate::math;
 
 /// What attention returns: the weights with the output.
 #[derive(Debug, Clone, PartialEq)]
@@ -113,17 +114,77 @@ fn weights_checked(
     mask: Option<&Mask>,
     steps: ScoreSteps,
 ) -> Result<(Array2<f32>, Vec<usize>)> {
-    let mut weights = scores(q, k)?; // (Tq, Tk)
-                                     // 1. scale, 2. add the position bias, 3. mask, 4. softmax
-    if steps.divisor != 1.0 {
-        weights.mapv_inplace(|s| s / steps.divisor);
+    let (tq, tk) = (q.nrows(), k.nrows());
+    let mut weights = Vec::with_capacity(tq * tk);
+    let head = weights_into(q, k, mask, steps, &mut Vec::new(), &mut weights)?;
+    Ok((matrix("weights", tq, tk, weights)?, head.fully_masked_rows))
+}
+
+/// What [`weights_into`] says about the head it computed.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct HeadWeights {
+    /// Queries that could see no key.
+    pub fully_masked_rows: Vec<usize>,
+    /// The head's largest weight.
+    pub max: f32,
+}
+
+/// Appends the weights of queries `q` (Tq, d_k) over keys `k` (Tk, d_k) to `out`, (Tq, Tk)
+/// row-major, with `scratch` holding QKᵀ: then each row goes through 1. scale, 2. the position
+/// bias, 3. the mask and 4. softmax while it is in cache.
+///
+/// The caller has checked the shapes and that Q, K and the bias are finite; a score that
+/// overflows is an error here.
+pub(crate) fn weights_into(
+    q: ArrayView2<f32>,
+    k: ArrayView2<f32>,
+    mask: Option<&Mask>,
+    steps: ScoreSteps,
+    scratch: &mut Vec<f32>,
+    out: &mut Vec<f32>,
+) -> Result<HeadWeights> {
+    let (tq, tk) = (q.nrows(), k.nrows());
+    scratch.resize(tq * tk, 0.0);
+    let mut scores = matrix("scores QKᵀ", tq, tk, std::mem::take(scratch))?; // (Tq, Tk)
+    ndarray::linalg::general_mat_mul(1.0, &q, &k.t(), 0.0, &mut scores); // QKᵀ
+    *scratch = scores.into_raw_vec_and_offset().0;
+    let inv = 1.0 / steps.divisor;
+    let mut head = HeadWeights { fully_masked_rows: Vec::new(), max: 0.0 };
+    for (i, s) in scratch.chunks_exact(tk).enumerate() {
+        if !math::all_finite(s) {
+            let j = s.iter().position(|x| !x.is_finite()).unwrap_or(0);
+            return Err(Error::NonFinite { what: "scores QKᵀ".to_string(), index: vec![i, j] });
+        }
+        let start = out.len();
+        out.extend_from_slice(s);
+        let row = &mut out[start..];
+        // 1. scale, 2. add the position bias, 3. mask: the trace's arithmetic, value for value
+        if inv != 1.0 {
+            row.iter_mut().for_each(|x| *x *= inv);
+        }
+        if let Some(bias) = steps.bias {
+            Zip::from(ArrayViewMut1::from(&mut *row)).and(bias.row(i)).for_each(|x, &b| *x += b);
+        }
+        if let Some(mask) = mask {
+            Zip::from(ArrayViewMut1::from(&mut *row))
+                .and(mask.allowed().row(i))
+                .for_each(|x, &a| *x = if a { *x } else { f32::NEG_INFINITY });
+        }
+        // 4. softmax
+        let end = softmax_row(row, mask.and_then(|m| m.fallback(i)));
+        head.max = head.max.max(end.max);
+        if !end.seen {
+            head.fully_masked_rows.push(i);
+        }
     }
-    if let Some(bias) = steps.bias {
-        weights += &bias;
-    }
-    apply_mask(&mut weights, mask);
-    let fully_masked_rows = softmax_masked(&mut weights, mask);
-    Ok((weights, fully_masked_rows))
+    Ok(head)
+}
+
+/// `values` as a (rows, cols) matrix, row-major: `what` names it in the error (which a caller
+/// that counted its values never sees).
+pub(crate) fn matrix(what: &str, rows: usize, cols: usize, values: Vec<f32>) -> Result<Array2<f32>> {
+    let n = values.len();
+    Array2::from_shape_vec((rows, cols), values).map_err(|_| Error::shape(what, &[n], &[rows * cols]))
 }
 
 /// The same computation as [`scaled_dot_product_attention`], keeping every step.
@@ -147,7 +208,7 @@ pub fn trace_steps(
 ) -> Result<Trace> {
     check_inputs(q, k, Some(v), mask, steps.bias)?;
     let scores = scores(q, k)?; // (Tq, Tk)
-    let scaled = &scores / steps.divisor; // (Tq, Tk)
+    let scaled = &scores * (1.0 / steps.divisor); // (Tq, Tk)
     let position_bias = steps.bias.map(|b| b.to_owned()); // (Tq, Tk)
     let biased = position_bias.as_ref().map(|b| &scaled + b); // (Tq, Tk)
     let mut masked = biased.clone().unwrap_or_else(|| scaled.clone());
@@ -171,8 +232,8 @@ pub fn trace_steps(
 /// Row-wise softmax of `masked` (-∞ marks a hidden key). A row with every key hidden gives
 /// zeros and its index is returned, so no NaN ever reaches a heatmap.
 pub fn softmax_rows(masked: ArrayView2<f32>) -> (Array2<f32>, Vec<usize>) {
-    let mut weights = masked.to_owned();
-    let fully = softmax_in_place(&mut weights);
+    let mut weights = masked.as_standard_layout().into_owned();
+    let fully = softmax_masked(&mut weights, None);
     (weights, fully)
 }
 
@@ -194,7 +255,7 @@ fn scores(q: ArrayView2<f32>, k: ArrayView2<f32>) -> Result<Array2<f32>> {
 
 fn apply_mask(scores: &mut Array2<f32>, mask: Option<&Mask>) {
     if let Some(mask) = mask {
-        ndarray::Zip::from(scores).and(mask.allowed()).for_each(|s, &allowed| {
+        Zip::from(scores).and(mask.allowed()).for_each(|s, &allowed| {
             if !allowed {
                 *s = f32::NEG_INFINITY;
             }
@@ -202,47 +263,76 @@ fn apply_mask(scores: &mut Array2<f32>, mask: Option<&Mask>) {
     }
 }
 
-/// Softmax, then the rows that saw no key spread evenly over the mask's fallback keys, if it
-/// has any (transformers' arithmetic for such rows).
+/// Softmax of every row of `x` (standard layout), as the fast path does it row by row.
 fn softmax_masked(x: &mut Array2<f32>, mask: Option<&Mask>) -> Vec<usize> {
-    let fully_masked = softmax_in_place(x);
-    for &i in &fully_masked {
-        if let Some(keys) = mask.and_then(|m| m.fallback(i)) {
-            let n = keys.iter().filter(|&&k| k).count();
-            if n > 0 {
-                let share = 1.0 / n as f32;
-                ndarray::Zip::from(x.row_mut(i)).and(keys).for_each(|w, &k| *w = if k { share } else { 0.0 });
-            }
+    if !x.is_standard_layout() {
+        *x = x.as_standard_layout().into_owned();
+    }
+    let tk = x.ncols().max(1);
+    let rows = x.as_slice_mut().map_or(&mut [][..], |s| s);
+    let mut unseen = Vec::new();
+    for (i, row) in rows.chunks_exact_mut(tk).enumerate() {
+        if !softmax_row(row, mask.and_then(|m| m.fallback(i))).seen {
+            unseen.push(i);
         }
     }
-    fully_masked
+    unseen
 }
 
-fn softmax_in_place(x: &mut Array2<f32>) -> Vec<usize> {
-    let mut fully_masked = Vec::new();
-    for (i, mut row) in x.axis_iter_mut(Axis(0)).enumerate() {
-        // 1. the largest visible score; subtracting it keeps exp() from overflowing
-        let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        if max == f32::NEG_INFINITY {
-            row.fill(0.0);
-            fully_masked.push(i);
-            continue;
+/// How one row's softmax ended.
+struct RowEnd {
+    /// Whether the query saw any key.
+    seen: bool,
+    /// The row's largest weight.
+    max: f32,
+}
+
+/// Softmax of one row in place (-∞ marks a hidden key). A row that sees no key spreads evenly
+/// over its `fallback` keys if it has any (transformers' arithmetic for such rows), else it is
+/// all zeros.
+fn softmax_row(row: &mut [f32], fallback: Option<ArrayView1<bool>>) -> RowEnd {
+    // 1. the largest visible score; subtracting it keeps exp() from overflowing
+    let max = math::max(row);
+    if max == f32::NEG_INFINITY {
+        let keys = fallback.map_or(0, |f| f.iter().filter(|&&k| k).count());
+        let share = if keys > 0 { 1.0 / keys as f32 } else { 0.0 };
+        match fallback {
+            Some(f) if keys > 0 => {
+                Zip::from(ArrayViewMut1::from(row)).and(f).for_each(|w, &k| *w = if k { share } else { 0.0 })
+            }
+            _ => row.fill(0.0),
         }
-        // 2. exponentiate: hidden keys (-∞) become exactly 0
-        let mut sum = 0.0f32;
-        row.mapv_inplace(|s| {
-            let e = (s - max).exp();
-            sum += e;
-            e
-        });
-        // 3. normalise, guarding the zero sum
-        let inv = if sum > 0.0 { 1.0 / sum } else { 0.0 };
-        row.mapv_inplace(|e| e * inv);
+        return RowEnd { seen: false, max: share };
     }
-    fully_masked
+    // 2. exponentiate: hidden keys (-∞) become exactly 0, the largest exactly 1
+    let sum = math::exp_sum(row, max);
+    // 3. normalise, guarding the zero sum
+    let inv = if sum > 0.0 { 1.0 / sum } else { 0.0 };
+    row.iter_mut().for_each(|e| *e *= inv);
+    RowEnd { seen: true, max: inv }
 }
 
 fn check_inputs(
+    q: ArrayView2<f32>,
+    k: ArrayView2<f32>,
+    v: Option<ArrayView2<f32>>,
+    mask: Option<&Mask>,
+    bias: Option<ArrayView2<f32>>,
+) -> Result<()> {
+    check_shapes(q, k, v, mask, bias)?;
+    ensure_finite("Q", q)?;
+    ensure_finite("K", k)?;
+    if let Some(v) = v {
+        ensure_finite("V", v)?;
+    }
+    if let Some(bias) = bias {
+        ensure_finite("position bias", bias)?;
+    }
+    Ok(())
+}
+
+/// Q, K, V, the mask and the bias agree on Tq, Tk and d_k, and none is empty.
+pub(crate) fn check_shapes(
     q: ArrayView2<f32>,
     k: ArrayView2<f32>,
     v: Option<ArrayView2<f32>>,
@@ -264,14 +354,6 @@ fn check_inputs(
     }
     if tq == 0 || tk == 0 || d_k == 0 || d_v == 0 {
         return Err(Error::shape("Q, K, V", &[tq, tk, d_k, d_v], &[1, 1, 1, 1]));
-    }
-    ensure_finite("Q", q)?;
-    ensure_finite("K", k)?;
-    if let Some(v) = v {
-        ensure_finite("V", v)?;
-    }
-    if let Some(bias) = bias {
-        ensure_finite("position bias", bias)?;
     }
     Ok(())
 }

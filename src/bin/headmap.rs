@@ -93,7 +93,8 @@ fn attention(args: &Args) -> Result<(), String> {
     };
     let request =
         Request { texts: args.texts.clone(), targets: args.targets.clone(), place, mask: args.mask, scale: None };
-    let run = model.run(&request).map_err(|e| e.to_string())?;
+    // the figures and exports show weights only: no last layer's values or feed-forward
+    let run = model.run_weights(&request).map_err(|e| e.to_string())?;
     let bytes = match args.format {
         Format::Json => {
             let doc = serde_json::to_string(&export(&model.info().architecture, &run)).map_err(|e| e.to_string())?;

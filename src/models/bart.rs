@@ -13,7 +13,7 @@ use ndarray::{s, Array1, Array2};
 use serde::Deserialize;
 
 use super::hf::{activation, check_sizes};
-use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, Row, RowAttention, Run, Settings};
+use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, Row, RowAttention, Run, Settings, Until};
 use super::transformer::{self, DecoderLayer, DecoderPlaces, EncoderLayer};
 use super::weights::{Vars, Weights};
 use super::{place_mask, Network};
@@ -211,21 +211,21 @@ impl Bart {
         })
     }
 
-    /// The decoder over `tgt` attending to the encoder output of `src`: its last hidden states.
+    /// The decoder over `tgt` attending to `memory`, the encoder output: its last hidden
+    /// states, or `None` when it runs only `until` its last layer's weights.
     fn decode(
         &self,
-        src: &Row,
         tgt: &Row,
         memory: &Arc<Array2<f32>>,
         masks: (&Arc<Mask>, &Arc<Mask>),
         records: (Option<&mut RowAttention>, Option<&mut RowAttention>),
         scale: bool,
-    ) -> Result<Array2<f32>> {
-        debug_assert_eq!(masks.1.shape(), (tgt.ids.len(), src.ids.len()));
+        until: Until,
+    ) -> Result<Option<Array2<f32>>> {
         let y = self.decoder_embeddings.forward(&tgt.ids)?; // (Tt, D)
         let places =
             DecoderPlaces { self_mask: masks.0, cross_mask: masks.1, self_record: records.0, cross_record: records.1 };
-        transformer::decode(&self.decoder, y, memory, places, scale)
+        transformer::decode(&self.decoder, y, memory, places, scale, until)
     }
 }
 
@@ -289,7 +289,10 @@ impl Network for Bart {
             let padding = place_mask(places[0].mask, src, src)?;
             let mut enc_row = record(&places, Place::EncoderSelf, src, src);
             let x = self.encoder_embeddings.forward(&src.ids)?; // (Ts, D)
-            let memory = Arc::new(transformer::encode(&self.encoder, x, &padding, settings.scale, enc_row.as_mut())?);
+                                                                // the decoder's cross-attention reads the whole encoder output
+            let until = if needs_decoder { Until::Output } else { settings.until() };
+            let memory = transformer::encode(&self.encoder, x, &padding, settings.scale, enc_row.as_mut(), until)?;
+            let memory = Arc::new(memory.unwrap_or_default());
             places[0].rows.extend(enc_row);
             // 2. decoder: masked self-attention, then cross-attention over the encoder output
             let mut out = Hidden::default();
@@ -299,18 +302,18 @@ impl Network for Bart {
                 let (mut self_row, mut cross_row) =
                     (record(&places, Place::DecoderSelf, tgt, tgt), record(&places, Place::Cross, tgt, src));
                 let y = self.decode(
-                    src,
                     tgt,
                     &memory,
                     (&causal, &source_padding),
                     (self_row.as_mut(), cross_row.as_mut()),
                     settings.scale,
+                    settings.until(),
                 )?;
                 places[1].rows.extend(self_row);
                 places[2].rows.extend(cross_row);
-                out.decoder = Some(y);
+                out.decoder = y;
             }
-            out.encoder = Some(Arc::unwrap_or_clone(memory));
+            out.encoder = (until == Until::Output).then(|| Arc::unwrap_or_clone(memory));
             hidden.push(out);
         }
         places.retain(|p| settings.keeps(p.place));
@@ -328,13 +331,16 @@ impl Network for Bart {
             self.config.bad_words_ids.iter().flatten().filter(|w| w.len() == 1).map(|w| w[0]).collect();
         let padding = Arc::new(MaskKind::Padding.build(&source.valid, &source.valid)?);
         let x = self.encoder_embeddings.forward(&source.ids)?;
-        let memory = Arc::new(transformer::encode(&self.encoder, x, &padding, true, None)?);
+        let memory =
+            Arc::new(transformer::encode(&self.encoder, x, &padding, true, None, Until::Output)?.unwrap_or_default());
         let mut ids = vec![start];
         for step in 0..max_new_tokens {
             let tgt = Row { tokens: Vec::new(), valid: vec![true; ids.len()], ids: ids.clone() };
             let causal = Arc::new(MaskKind::Causal.build(&tgt.valid, &tgt.valid)?);
             let cross = Arc::new(MaskKind::Cross.build(&tgt.valid, &source.valid)?);
-            let y = self.decode(source, &tgt, &memory, (&causal, &cross), (None, None), true)?;
+            let masks = (&causal, &cross);
+            // run to its output, the decoder always gives one
+            let Some(y) = self.decode(&tgt, &memory, masks, (None, None), true, Until::Output)? else { break };
             let last = y.row(y.nrows() - 1); // (D,)
             let mut logits = self.lm_head.dot(&last); // (V,)
             if let Some(bias) = &self.final_logits_bias {

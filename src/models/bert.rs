@@ -143,9 +143,9 @@ pub(crate) fn encode_rows(
         let x = embed(row)?; // (T, D)
         let mask = place_mask(place.mask, row, row)?;
         let mut record = place.record(row, row);
-        let out = transformer::encode(layers, x, &mask, settings.scale, Some(&mut record))?;
+        let out = transformer::encode(layers, x, &mask, settings.scale, Some(&mut record), settings.until())?;
         place.rows.push(record);
-        hidden.push(Hidden { encoder: Some(out), decoder: None });
+        hidden.push(Hidden { encoder: out, decoder: None });
     }
     Ok(Run { places: vec![place], hidden })
 }

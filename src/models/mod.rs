@@ -126,9 +126,21 @@ impl Model {
         Ok(encoded)
     }
 
-    /// Tokenizes, pads and runs `request`.
+    /// Tokenizes, pads and runs `request`: every kept place's weights and the last hidden
+    /// states.
     pub fn run(&self, request: &Request) -> Result<Run> {
-        let settings = self.settings(request)?;
+        self.run_with(request, true)
+    }
+
+    /// The same run for the attention weights alone, what a view draws: a stack whose output
+    /// nothing else reads stops at its last layer's weights (no V, W_O or feed-forward there),
+    /// and [`Run::hidden`] holds `None` for it. Traces and on-demand layers are unchanged.
+    pub fn run_weights(&self, request: &Request) -> Result<Run> {
+        self.run_with(request, false)
+    }
+
+    fn run_with(&self, request: &Request, hidden: bool) -> Result<Run> {
+        let settings = Settings { hidden, ..self.settings(request)? };
         if request.texts.len() > MAX_BATCH {
             return Err(Error::BatchTooLarge { texts: request.texts.len(), max: MAX_BATCH });
         }
@@ -234,4 +246,93 @@ impl Model {
 /// The mask of kind `mask` over rows `queries` × `keys`, shared by every layer.
 pub(crate) fn place_mask(mask: MaskKind, queries: &Row, keys: &Row) -> Result<Arc<crate::attention::mask::Mask>> {
     Ok(Arc::new(mask.build(&queries.valid, &keys.valid)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::run::{Request, Run, Store};
+    use super::*;
+
+    fn request(texts: &[&str], targets: &[&str], place: Option<Place>) -> Request {
+        let owned = |v: &[&str]| v.iter().map(|t| t.to_string()).collect();
+        Request { texts: owned(texts), targets: owned(targets), place, ..Request::default() }
+    }
+
+    /// Every weight, maximum and trace of `weights_only` equals `full`'s, bit for bit.
+    fn assert_same_attention(model: &Model, full: &Run, weights_only: &Run, label: &str) {
+        assert_eq!(full.places.len(), weights_only.places.len(), "{label}: places");
+        for (a, b) in full.places.iter().zip(&weights_only.places) {
+            for (row, (ra, rb)) in a.rows.iter().zip(&b.rows).enumerate() {
+                let what = format!("{label}: {} row {row}", a.place.name());
+                assert_eq!(ra.weights().unwrap(), rb.weights().unwrap(), "{what}: weights");
+                assert_eq!(ra.maxima().unwrap(), rb.maxima().unwrap(), "{what}: maxima");
+                let last = ra.layers() - 1;
+                let (ta, tb) =
+                    (model.trace(full, a.place, row, last, 1), model.trace(weights_only, b.place, row, last, 1));
+                assert_eq!(ta.unwrap(), tb.unwrap(), "{what}: the last layer's trace, recomputed from its inputs");
+            }
+        }
+    }
+
+    #[test]
+    fn a_weights_only_run_skips_the_last_layers_output_and_nothing_a_view_shows() {
+        let model = Model::toy(toy::ToyConfig::small(3)).unwrap();
+        let texts = ["동물이 길을 건너지 않았다.", "민수가 책을 주었다."];
+        // the encoder alone: its last layer stops at the weights, no hidden state
+        let only_encoder = request(&texts, &[], Some(Place::EncoderSelf));
+        let (full, lean) = (model.run(&only_encoder).unwrap(), model.run_weights(&only_encoder).unwrap());
+        assert_same_attention(&model, &full, &lean, "encoder_self");
+        assert!(full.hidden.iter().all(|h| h.encoder.is_some()), "a full run gives the encoder output");
+        assert!(lean.hidden.iter().all(|h| h.encoder.is_none() && h.decoder.is_none()), "weights only: none");
+        // every place: cross-attention reads the whole encoder output, so only the decoder stops
+        let all = request(&texts, &["a b c", "d e"], None);
+        let (full, lean) = (model.run(&all).unwrap(), model.run_weights(&all).unwrap());
+        assert_same_attention(&model, &full, &lean, "every place");
+        assert_eq!(
+            lean.hidden.iter().map(|h| h.encoder.clone()).collect::<Vec<_>>(),
+            full.hidden.iter().map(|h| h.encoder.clone()).collect::<Vec<_>>(),
+            "the encoder ran to its output for the cross-attention"
+        );
+        assert!(lean.hidden.iter().all(|h| h.decoder.is_none()));
+        // the decoder's self-attention alone stops before its last cross-attention
+        let decoder_self = request(&texts, &["a b c", "d e"], Some(Place::DecoderSelf));
+        let (full, lean) = (model.run(&decoder_self).unwrap(), model.run_weights(&decoder_self).unwrap());
+        assert_same_attention(&model, &full, &lean, "decoder_self");
+    }
+
+    #[test]
+    fn weights_only_recomputes_layers_on_demand_like_a_full_run() {
+        let model = Model::toy(toy::ToyConfig::small(4)).unwrap();
+        let batch = Batch {
+            sources: model.pad_batch(&["그것은 너무 피곤했다.".to_string()]).unwrap(),
+            targets: model.pad_batch(&["a b".to_string()]).unwrap(),
+        };
+        let on_demand = Settings { store: Store::OnDemand, ..Settings::trained() };
+        let full = model.run_batch(&batch, &on_demand).unwrap();
+        let lean = model.run_batch(&batch, &Settings { hidden: false, ..on_demand }).unwrap();
+        assert!(!lean.places[0].rows[0].keeps_weights());
+        assert_same_attention(&model, &full, &lean, "on demand");
+    }
+
+    /// The fixtures' real models: BERT stops its one stack; BART's encoder still runs whole.
+    #[cfg(all(feature = "hf", not(target_arch = "wasm32")))]
+    #[test]
+    fn real_models_give_the_same_weights_from_a_weights_only_run() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hf");
+        for (name, targets) in [("bert", &[][..]), ("bart", &["a short target", "another one"][..])] {
+            let read = |f: &str| std::fs::read(dir.join(name).join(f)).unwrap();
+            let (config, weights, tokenizer) = (read("config.json"), read("model.safetensors"), read("tokenizer.json"));
+            let files = hf::ModelFiles {
+                config: &config,
+                weights: &weights,
+                tokenizer: Some(&tokenizer),
+                ..Default::default()
+            };
+            let model = Model::from_files(&files).unwrap();
+            let r = request(&["The animal did not cross the street.", "It was tired."], targets, None);
+            let (full, lean) = (model.run(&r).unwrap(), model.run_weights(&r).unwrap());
+            assert_same_attention(&model, &full, &lean, name);
+            assert!(lean.hidden.iter().all(|h| h.decoder.is_none()), "{name}: no last hidden state");
+        }
+    }
 }

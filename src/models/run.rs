@@ -90,6 +90,29 @@ pub struct Settings {
     pub keep: Vec<Place>,
     /// Whether a kept place stores every layer's weights or recomputes them when asked.
     pub store: Store,
+    /// Whether the run gives the last hidden states ([`Run::hidden`]). Without them a stack
+    /// whose output nothing else reads stops at its last layer's weights: that layer computes
+    /// Q and K, not V, W_O or the feed-forward (see [`Until`]). The post-LN stacks do this
+    /// (BERT, RoBERTa, XLM-R, DistilBERT, ELECTRA, BART, Marian, the toy); the pre-norm
+    /// families (GPT-2, GPT-Neo, GPT-NeoX, Llama-style, T5) run through and give them anyway.
+    pub hidden: bool,
+}
+
+/// How far a stack of layers runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Until {
+    /// Through every layer: its output is read (hidden states, an encoder's output for the
+    /// decoder's cross-attention, generation).
+    Output,
+    /// Until the last layer's weights are recorded: nothing reads that layer's output.
+    LastWeights,
+}
+
+impl Until {
+    /// Whether layer `layer` of `layers` is the last and only its weights are needed.
+    pub fn stops_at(self, layer: usize, layers: usize) -> bool {
+        self == Until::LastWeights && layer + 1 == layers
+    }
 }
 
 /// Where a run's weights live.
@@ -113,7 +136,17 @@ const CACHED_LAYERS: usize = 2;
 impl Settings {
     /// Every place with its trained mask, scaled, weights stored as they fit.
     pub fn trained() -> Self {
-        Settings { scale: true, what_if: None, keep: Place::ALL.to_vec(), store: Store::Auto }
+        Settings { scale: true, what_if: None, keep: Place::ALL.to_vec(), store: Store::Auto, hidden: true }
+    }
+
+    /// How far the stack that ends a run goes: to its output when the hidden states are
+    /// asked for, else to its last layer's weights.
+    pub fn until(&self) -> Until {
+        if self.hidden {
+            Until::Output
+        } else {
+            Until::LastWeights
+        }
     }
 
     /// The mask `place` runs with: the what-if's, or `trained`.
@@ -340,11 +373,17 @@ impl RowAttention {
     pub fn weights(&self) -> Result<Array4<f32>> {
         let (tq, tk) = self.size();
         check_size(self.layers.saturating_mul(self.heads).saturating_mul(tq).saturating_mul(tk))?;
-        let mut all = Array4::zeros((self.layers, self.heads, tq, tk)); // (L, H, Tq, Tk)
+        let size = self.layers * self.heads * tq * tk;
+        // filled layer by layer, never zeroed first: at 512 tokens that is 75 MB written once
+        let mut all = Vec::with_capacity(size); // (L, H, Tq, Tk)
         for layer in 0..self.records.len().min(self.layers) {
-            all.index_axis_mut(Axis(0), layer).assign(&*self.layer(layer)?);
+            let w = self.layer(layer)?; // (H, Tq, Tk), row-major as every block gives it
+            let (h, q, k) = w.dim();
+            all.extend_from_slice(w.as_slice().ok_or_else(|| Error::shape("layer weights", &[h, q, k], &[h, q, k]))?);
         }
-        Ok(all)
+        all.resize(size, 0.0); // layers a run never reached
+        Array4::from_shape_vec((self.layers, self.heads, tq, tk), all)
+            .map_err(|_| Error::shape("weights", &[size], &[self.layers, self.heads, tq, tk]))
     }
 
     /// The largest weight of every head, (L, H), for colour ranges: recorded as each layer
@@ -407,6 +446,21 @@ pub(crate) fn attend(
         }
         None => Ok(block.forward_lean(x_q.view(), x_kv.view(), Some(mask), scale)?.output),
     }
+}
+
+/// Records `block`'s weights for queries `x_q` over `x_kv` in `row`, without the block's
+/// output: no V, ·V or W_O. The last layer of a stack whose output nothing reads.
+pub(crate) fn attend_weights(
+    block: &Arc<MultiHeadAttention>,
+    x_q: &Arc<Array2<f32>>,
+    x_kv: &Arc<Array2<f32>>,
+    mask: &Arc<Mask>,
+    scale: bool,
+    row: &mut RowAttention,
+) -> Result<()> {
+    let out = block.forward_weights(x_q.view(), x_kv.view(), Some(mask), scale, row.keeps_weights())?;
+    row.push_layer(block, out, mask, LayerInputs { x_q: Arc::clone(x_q), x_kv: Arc::clone(x_kv) });
+    Ok(())
 }
 
 /// Every batch row at one place.
@@ -476,7 +530,8 @@ impl PlaceRun {
     }
 }
 
-/// The last hidden states of one batch row.
+/// The last hidden states of one batch row; `None` where the run was asked for weights only
+/// ([`Settings::hidden`] false) and the stack stopped at its last layer's weights.
 #[derive(Debug, Clone, Default)]
 pub struct Hidden {
     /// The encoder's output (BERT, BART, the toy), (Ts, D).

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use ndarray::{Array1, Array2};
 use serde::Serialize;
 
-use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, Run, Settings};
+use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, Run, Settings, Until};
 use super::transformer::{self, DecoderLayer, DecoderPlaces, EncoderLayer};
 use super::{place_mask, Network};
 use crate::attention::multi_head::MultiHeadAttention;
@@ -173,36 +173,35 @@ impl Network for ToyNet {
             // 1. encoder self-attention
             let padding = place_mask(encoder.mask, src, src)?;
             let mut enc_row = settings.keeps(Place::EncoderSelf).then(|| encoder.record(src, src));
-            let memory = transformer::encode(
-                &self.encoder,
-                self.embed(&src.tokens),
-                &padding,
-                settings.scale,
-                enc_row.as_mut(),
-            )?;
+            // the decoder's cross-attention reads the whole encoder output
+            let until = if needs_decoder { Until::Output } else { settings.until() };
+            let x = self.embed(&src.tokens);
+            let memory = transformer::encode(&self.encoder, x, &padding, settings.scale, enc_row.as_mut(), until)?;
             encoder.rows.extend(enc_row);
             // 2. decoder masked self-attention, then cross-attention over the encoder output
             let mut out = Hidden::default();
-            if needs_decoder {
-                let tgt = batch.targets.get(b).unwrap_or(src);
-                let self_mask = place_mask(decoder.mask, tgt, tgt)?;
-                let cross_mask = place_mask(cross.mask, tgt, src)?;
-                let mut self_row = settings.keeps(Place::DecoderSelf).then(|| decoder.record(tgt, tgt));
-                let mut cross_row = settings.keeps(Place::Cross).then(|| cross.record(tgt, src));
-                let memory = std::sync::Arc::new(memory);
-                let places = DecoderPlaces {
-                    self_mask: &self_mask,
-                    cross_mask: &cross_mask,
-                    self_record: self_row.as_mut(),
-                    cross_record: cross_row.as_mut(),
-                };
-                out.decoder =
-                    Some(transformer::decode(&self.decoder, self.embed(&tgt.tokens), &memory, places, settings.scale)?);
-                out.encoder = Some(std::sync::Arc::unwrap_or_clone(memory));
-                decoder.rows.extend(self_row);
-                cross.rows.extend(cross_row);
-            } else {
-                out.encoder = Some(memory);
+            match memory {
+                Some(memory) if needs_decoder => {
+                    let tgt = batch.targets.get(b).unwrap_or(src);
+                    let self_mask = place_mask(decoder.mask, tgt, tgt)?;
+                    let cross_mask = place_mask(cross.mask, tgt, src)?;
+                    let mut self_row = settings.keeps(Place::DecoderSelf).then(|| decoder.record(tgt, tgt));
+                    let mut cross_row = settings.keeps(Place::Cross).then(|| cross.record(tgt, src));
+                    let memory = std::sync::Arc::new(memory);
+                    let places = DecoderPlaces {
+                        self_mask: &self_mask,
+                        cross_mask: &cross_mask,
+                        self_record: self_row.as_mut(),
+                        cross_record: cross_row.as_mut(),
+                    };
+                    let y = self.embed(&tgt.tokens);
+                    out.decoder =
+                        transformer::decode(&self.decoder, y, &memory, places, settings.scale, settings.until())?;
+                    out.encoder = Some(std::sync::Arc::unwrap_or_clone(memory));
+                    decoder.rows.extend(self_row);
+                    cross.rows.extend(cross_row);
+                }
+                memory => out.encoder = memory,
             }
             hidden.push(out);
         }

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use ndarray::Array2;
 
-use super::run::{attend, RowAttention};
+use super::run::{attend, attend_weights, RowAttention, Until};
 use crate::attention::mask::Mask;
 use crate::attention::multi_head::MultiHeadAttention;
 use crate::error::Result;
@@ -42,22 +42,30 @@ pub struct DecoderLayer {
 }
 
 /// Runs `x` (T, D) through an encoder stack with `mask` (T, T), recording each layer's
-/// attention into `record` when given; returns the encoder output (T, D).
+/// attention into `record` when given; returns the encoder output (T, D), or `None` when it
+/// runs only `until` the last layer's weights.
 pub fn encode(
     layers: &[EncoderLayer],
     x: Array2<f32>,
     mask: &Arc<Mask>,
     scale: bool,
     mut record: Option<&mut RowAttention>,
-) -> Result<Array2<f32>> {
+    until: Until,
+) -> Result<Option<Array2<f32>>> {
     let mut x = Arc::new(x);
-    for layer in layers {
+    for (i, layer) in layers.iter().enumerate() {
+        if until.stops_at(i, layers.len()) {
+            if let Some(row) = record {
+                attend_weights(&layer.self_attn, &x, &x, mask, scale, row)?;
+            }
+            return Ok(None);
+        }
         let a = attend(&layer.self_attn, &x, &x, mask, scale, record.as_deref_mut())?;
         let x1 = layer.self_attn_norm.forward((&*x + &a).view()); // (T, D)
         let f = layer.ffn.forward(x1.view())?;
         x = Arc::new(layer.final_norm.forward((&x1 + &f).view()));
     }
-    Ok(Arc::unwrap_or_clone(x))
+    Ok(Some(Arc::unwrap_or_clone(x)))
 }
 
 /// The masks and records of a decoder stack's two attention places.
@@ -69,23 +77,37 @@ pub struct DecoderPlaces<'a> {
 }
 
 /// Runs `y` (Tt, D) through a decoder stack attending to `memory` (Ts, D), the encoder
-/// output; returns the decoder output (Tt, D).
+/// output; returns the decoder output (Tt, D), or `None` when it runs only `until` the last
+/// layer's weights.
 pub fn decode(
     layers: &[DecoderLayer],
     y: Array2<f32>,
     memory: &Arc<Array2<f32>>,
     places: DecoderPlaces,
     scale: bool,
-) -> Result<Array2<f32>> {
+    until: Until,
+) -> Result<Option<Array2<f32>>> {
     let DecoderPlaces { self_mask, cross_mask, mut self_record, mut cross_record } = places;
     let mut y = Arc::new(y);
-    for layer in layers {
+    for (i, layer) in layers.iter().enumerate() {
+        let last = until.stops_at(i, layers.len());
+        if last && cross_record.is_none() {
+            // nothing reads this layer's self-attention output: its weights are all
+            if let Some(row) = self_record {
+                attend_weights(&layer.self_attn, &y, &y, self_mask, scale, row)?;
+            }
+            return Ok(None);
+        }
         let a = attend(&layer.self_attn, &y, &y, self_mask, scale, self_record.as_deref_mut())?;
         let y1 = Arc::new(layer.self_attn_norm.forward((&*y + &a).view())); // (Tt, D)
+        if let (true, Some(row)) = (last, cross_record.as_deref_mut()) {
+            attend_weights(&layer.cross_attn, &y1, memory, cross_mask, scale, row)?;
+            return Ok(None);
+        }
         let c = attend(&layer.cross_attn, &y1, memory, cross_mask, scale, cross_record.as_deref_mut())?;
         let y2 = layer.cross_attn_norm.forward((&*y1 + &c).view());
         let f = layer.ffn.forward(y2.view())?;
         y = Arc::new(layer.final_norm.forward((&y2 + &f).view()));
     }
-    Ok(Arc::unwrap_or_clone(y))
+    Ok(Some(Arc::unwrap_or_clone(y)))
 }
