@@ -212,9 +212,11 @@ impl Model {
     /// `request`: `{ texts, targets?, place?, mask?, scale? }`. Texts form a padded batch;
     /// targets feed an encoder–decoder's decoder (default: the texts); `place` keeps one place
     /// (default: all), `mask` runs it with another mask than it was trained with (a what-if).
+    /// The page draws weights and never reads the last hidden states, so a stack nothing else
+    /// reads stops at its last layer's weights ([`crate::Model::run_weights`]).
     pub fn run(&self, request: RunRequestJs) -> Result<Run, JsValue> {
         let request: Request = from_js("request", request.into())?;
-        let run = self.model.run(&request).map_err(js_error)?;
+        let run = self.model.run_weights(&request).map_err(js_error)?;
         Ok(Run { run })
     }
 
