@@ -17,6 +17,9 @@ pub enum Error {
     #[error("the text has {tokens} tokens, more than the maximum of {max}")]
     TooLong { tokens: usize, max: usize },
 
+    #[error("the text has {chars} characters, more than the maximum of {max}")]
+    TextTooLong { chars: usize, max: usize },
+
     #[error("{texts} sentences, more than the batch maximum of {max}")]
     BatchTooLarge { texts: usize, max: usize },
 

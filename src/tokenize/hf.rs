@@ -12,7 +12,7 @@ use tokenizers::models::ModelWrapper;
 use tokenizers::Tokenizer;
 
 use super::spm::SpmModel;
-use super::{subscript, Encoded, Token, TokenKind};
+use super::{short_label, subscript, Encoded, Token, TokenKind};
 use crate::error::{Error, FileProblem, Result};
 
 /// A real model's tokenizer.
@@ -137,11 +137,12 @@ impl TextTokenizer {
                         part: Some([part, n]),
                     }
                 } else if k > 0 && words[k].is_some() && words[k] == words[k - 1] && special[k - 1] == 0 {
-                    let label = if piece.starts_with("##") { format!("##{text_k}") } else { text_k.clone() };
+                    let label =
+                        short_label(&if piece.starts_with("##") { format!("##{text_k}") } else { text_k.clone() });
                     Token { label, piece: piece.clone(), kind: TokenKind::Continuation, text: text_k, part: None }
                 } else {
                     Token {
-                        label: text_k.clone(),
+                        label: short_label(&text_k),
                         piece: piece.clone(),
                         kind: TokenKind::Word,
                         text: text_k,
@@ -201,7 +202,7 @@ fn check_json(bytes: &[u8]) -> Option<()> {
 
 fn unknown(piece: &str, text: &str) -> Token {
     Token {
-        label: piece.to_string(),
+        label: short_label(piece),
         piece: piece.to_string(),
         kind: TokenKind::Unknown,
         text: text.to_string(),

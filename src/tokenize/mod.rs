@@ -20,6 +20,14 @@ pub mod spm;
 /// grows with the square of this.
 pub const MAX_TOKENS: usize = 2048;
 
+/// The most characters one text may have, checked before tokenizing: far more than
+/// [`MAX_TOKENS`] words need, and a bound on what a link or a pasted text can make the
+/// tokenizer (and a label) hold — a word of a million syllables is one toy token.
+pub const MAX_TEXT_CHARS: usize = 32_768;
+
+/// The most characters of a word a label shows; a longer word ends in `…` (its `text` keeps it).
+pub const MAX_LABEL_CHARS: usize = 40;
+
 /// What a token is, for a reader.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -59,7 +67,7 @@ impl Token {
     /// A whole word: the toy model's only kind.
     pub fn word(text: &str) -> Self {
         Token {
-            label: text.to_string(),
+            label: short_label(text),
             piece: text.to_string(),
             kind: TokenKind::Word,
             text: text.to_string(),
@@ -69,7 +77,15 @@ impl Token {
 
     /// A token with no text of its own: special or padding.
     pub fn marker(piece: &str, kind: TokenKind) -> Self {
-        Token { label: piece.to_string(), piece: piece.to_string(), kind, text: String::new(), part: None }
+        Token { label: short_label(piece), piece: piece.to_string(), kind, text: String::new(), part: None }
+    }
+}
+
+/// `text` as a label: whole up to [`MAX_LABEL_CHARS`] characters, else cut there with `…`.
+pub(crate) fn short_label(text: &str) -> String {
+    match text.char_indices().nth(MAX_LABEL_CHARS) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_string(),
     }
 }
 
@@ -111,8 +127,13 @@ pub enum Tokenizer {
 }
 
 impl Tokenizer {
-    /// Tokenizes `text` with the model's special tokens, refusing empty text.
+    /// Tokenizes `text` with the model's special tokens, refusing empty text and text over
+    /// [`MAX_TEXT_CHARS`].
     pub fn encode(&self, text: &str) -> Result<Encoded> {
+        let chars = text.chars().count();
+        if chars > MAX_TEXT_CHARS {
+            return Err(Error::TextTooLong { chars, max: MAX_TEXT_CHARS });
+        }
         match self {
             Tokenizer::Words => {
                 let tokens = split_words(text)?;
@@ -160,6 +181,23 @@ pub fn split_words(text: &str) -> Result<Vec<Token>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_over_the_character_limit_is_refused_before_tokenizing() {
+        // one Hangul word of any length is one toy token: the character limit is what bounds it
+        let word = "가".repeat(MAX_TEXT_CHARS + 1);
+        assert_eq!(
+            Tokenizer::Words.encode(&word).err(),
+            Some(Error::TextTooLong { chars: MAX_TEXT_CHARS + 1, max: MAX_TEXT_CHARS })
+        );
+        let encoded = Tokenizer::Words.encode(&"가".repeat(MAX_TEXT_CHARS)).unwrap();
+        assert_eq!(encoded.tokens.len(), 1);
+        let token = &encoded.tokens[0];
+        assert_eq!(token.label.chars().count(), MAX_LABEL_CHARS + 1);
+        assert!(token.label.ends_with('…'));
+        assert_eq!(token.text.chars().count(), MAX_TEXT_CHARS, "the token keeps its whole text");
+        assert_eq!(short_label("동물"), "동물");
+    }
 
     fn labels(text: &str) -> Vec<String> {
         split_words(text).unwrap().into_iter().map(|t| t.label).collect()
