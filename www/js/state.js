@@ -6,9 +6,9 @@
 // and `encodeState` says so.
 
 import { validModelId } from "./model-files.js";
+import { MASKS, MAX_TEXT_CHARS, PLACES, masksFor } from "./places.js";
 
-export const PLACES = ["encoder_self", "decoder_self", "cross"];
-export const MASKS = ["padding", "causal", "cross", "none"];
+export { MASKS, MAX_TEXT_CHARS, PLACES };
 export const PRESETS = ["small", "base"];
 export const LANGS = ["en", "ko"];
 /** The models a link may name: the built-in ones, or a Hub id as `hub:owner/name`. */
@@ -35,6 +35,8 @@ export const DEFAULTS = Object.freeze({
 });
 
 const TEXTS = ["text", "text2", "target"];
+/** The most bytes a link's fragment may unpack to: three texts at the limit, as JSON in UTF-8. */
+const MAX_INFLATED = 3 * 4 * MAX_TEXT_CHARS + 1024;
 /** Longer queries go to the fragment: servers refuse request lines of a few kilobytes. */
 const MAX_QUERY = 1500;
 /** Longer fragments are not shared at all. */
@@ -55,7 +57,11 @@ export function validModel(model) {
   return MODELS.includes(model) || (model.startsWith("hub:") && validModelId(model.slice(4)));
 }
 
-/** State from a query string and fragment; anything missing or invalid falls back to its default. */
+/**
+ * State from a query string and fragment; anything missing or invalid falls back to its default.
+ * A fragment whose texts cannot be read (damaged, or unpacking past the limit) sets
+ * `linkProblem`, so the page can say why it shows its own example instead.
+ */
 export async function decodeState(search, hash = "") {
   const p = new URLSearchParams(search);
   const s = { ...DEFAULTS };
@@ -69,13 +75,15 @@ export async function decodeState(search, hash = "") {
       const texts = JSON.parse(await inflate(z));
       for (const key of TEXTS) if (typeof texts[key] === "string") s[key] = texts[key];
     } catch {
-      // a damaged fragment: the texts keep their defaults
+      s.linkProblem = true; // the texts keep their defaults
     }
   }
   if (PLACES.includes(p.get("place"))) s.place = p.get("place");
   if (MASKS.includes(p.get("mask"))) s.mask = p.get("mask");
   // links from before places existed named only a mask: its place is the one it belongs to
   if (!s.place && s.mask) s.place = { padding: "encoder_self", none: "encoder_self", causal: "decoder_self", cross: "cross" }[s.mask];
+  // a mask the place cannot run with (cross-attention with a causal mask) gives way to the place's own
+  if (s.place && s.mask && !masksFor(s.place).includes(s.mask)) s.mask = null;
   if (p.has("scale")) s.scale = p.get("scale") !== "0";
   if (PRESETS.includes(p.get("preset"))) s.preset = p.get("preset");
   s.layers = intIn(p.get("layers"), 1, 12, s.layers);
@@ -121,12 +129,33 @@ export async function deflate(text) {
   return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 }
 
-/** The inverse of `deflate`; fails on damaged input. */
-export async function inflate(z) {
+/**
+ * The inverse of `deflate`; fails on damaged input, and once the output passes `maxBytes`
+ * (a few kilobytes of link can unpack to gigabytes).
+ */
+export async function inflate(z, maxBytes = MAX_INFLATED) {
   const binary = atob(z.replaceAll("-", "+").replaceAll("_", "/"));
   const bytes = Uint8Array.from(binary, (c) => c.charCodeAt(0));
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate-raw"));
-  return new TextDecoder().decode(await new Response(stream).arrayBuffer());
+  const reader = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate-raw")).getReader();
+  const chunks = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.length;
+    if (total > maxBytes) {
+      await reader.cancel();
+      throw new RangeError(`the link's texts unpack to more than ${maxBytes} bytes`);
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return new TextDecoder("utf-8", { fatal: true }).decode(out);
 }
 
 /** The place `state` shows on a model described by `info`: its own choice if the model has it. */
@@ -142,7 +171,8 @@ export function placeFor(state, info) {
 export function requestFor(state, info) {
   const place = placeFor(state, info);
   const trained = info.places.find((p) => p.place === place).mask;
-  const mask = state.mask && state.mask !== trained ? { mask: state.mask } : {};
+  // the place may be the model's own choice rather than the link's: a mask it cannot take is left out
+  const mask = state.mask && state.mask !== trained && masksFor(place).includes(state.mask) ? { mask: state.mask } : {};
   const decoderSide = info.encoderDecoder && place !== "encoder_self";
   const texts = decoderSide ? { texts: [state.text], targets: [state.target] } : { texts: [state.text, ...(state.text2.trim() ? [state.text2] : [])] };
   return { ...texts, place, ...mask, scale: state.scale };

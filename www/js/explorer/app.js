@@ -152,6 +152,7 @@ app.setLang = (lang) => {
 async function main() {
   controls.bind();
   controls.applyLanguage();
+  controls.linkNotice(false); // a link whose texts could not be read says so
   picker.applyLanguage();
   viewer.bind();
   exporter.bind();

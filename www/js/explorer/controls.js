@@ -2,7 +2,8 @@
 // mask, the toy's settings, the colour range and the language. They change the state and ask
 // for a new run or a redraw; the options they offer come from the model's own description.
 
-import { placeFor } from "../state.js";
+import { masksFor } from "../places.js";
+import { MAX_TEXT_CHARS, placeFor } from "../state.js";
 import { el } from "../views/dom.js";
 
 const PRESET_LAYERS = { small: 2, base: 6 };
@@ -26,8 +27,13 @@ export class Controls {
     const { state, $ } = app;
     const text = (id, key, row) => {
       $(id).value = state[key];
+      $(id).maxLength = MAX_TEXT_CHARS;
       $(id).addEventListener("input", () => {
         state[key] = $(id).value;
+        if (state.linkProblem) {
+          state.linkProblem = false; // the reader's own text now: the link's notice goes
+          this.linkNotice(false);
+        }
         // the heatmap shows the sentence being typed
         if (row !== null) state.row = row;
         app.recompute({ delay: 150 });
@@ -198,9 +204,9 @@ export class Controls {
   maskOptions(info, place) {
     const { app } = this;
     const trained = info.places.find((p) => p.place === place).mask;
-    const masks = place === "cross" ? ["cross", "none"] : ["padding", "causal", "none"];
+    const masks = masksFor(place);
     const ordered = [trained, ...masks.filter((m) => m !== trained)];
-    const current = app.state.mask ?? trained;
+    const current = masks.includes(app.state.mask) ? app.state.mask : trained;
     const options = ordered.map((mask) =>
       el(
         "label",
@@ -225,8 +231,9 @@ export class Controls {
     app.$("mask-options").replaceChildren(...options);
   }
 
-  /** Says when the texts were too long to go into the link. */
+  /** Says when the texts were too long to go into the link, or the link's own could not be read. */
   linkNotice(dropped) {
-    this.app.$("export-status").textContent = dropped ? this.app.T("linkTooLong") : "";
+    const { app } = this;
+    app.$("export-status").textContent = dropped ? app.T("linkTooLong") : app.state.linkProblem ? app.T("linkUnreadable") : "";
   }
 }

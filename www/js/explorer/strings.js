@@ -57,6 +57,7 @@ export const EXPLORER_STRINGS = {
     notInModel: "not in this model",
     coverageKo: "{model} reads Korean: most of this text is outside its vocabulary, so it sees pieces and unknown tokens. Try a Korean sentence, or MiniLM for English.",
     linkTooLong: "This text is too long to share in a link; the link keeps the other settings.",
+    linkUnreadable: "The text in this link is damaged or too long to open, so the example is shown instead.",
     exportTooLarge: "This run has {megabytes} MB of weights, too many to save from the page; the command line can (`headmap attention --format json`).",
   },
   ko: {
@@ -113,6 +114,7 @@ export const EXPLORER_STRINGS = {
     notInModel: "이 모델에는 없음",
     coverageKo: "{model} 모델은 한국어를 읽습니다. 이 텍스트는 대부분 어휘 밖이라 조각과 모르는 토큰으로 보입니다. 한국어 문장을 넣거나, 영어는 MiniLM으로 보세요.",
     linkTooLong: "텍스트가 너무 길어 링크에 담을 수 없습니다. 링크에는 나머지 설정만 담깁니다.",
+    linkUnreadable: "이 링크의 텍스트가 손상되었거나 너무 길어 열 수 없어서, 대신 예문을 보여 줍니다.",
     exportTooLarge: "이 실행의 가중치는 {megabytes}메가바이트로 페이지에서 저장하기에 너무 큽니다. 명령줄 도구로 저장할 수 있습니다.",
   },
 };

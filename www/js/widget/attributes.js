@@ -2,9 +2,10 @@
 // so they are tested in Node. A value that cannot be read falls back to its default and is
 // reported (the element fires an `error` event for it; it never throws).
 
+import { MASKS, PLACES, masksFor } from "../places.js";
+
+export { MASKS, PLACES };
 export const VIEWS = ["heatmap", "grid", "steps", "mixing", "pipeline", "lines"];
-export const MASKS = ["none", "padding", "causal", "cross"];
-export const PLACES = ["encoder_self", "decoder_self", "cross"];
 export const CONTROLS = ["sentence", "mask", "layer", "head", "scale", "save"];
 export const THEMES = ["light", "dark", "auto"];
 export const COLORMAP_NAMES = ["viridis", "magma", "blues"];
@@ -154,7 +155,8 @@ export function requestOf(settings, info, target = settings.target) {
   const decoderSide = info.encoderDecoder && resolved !== "encoder_self";
   const texts = decoderSide ? [settings.texts[0]] : settings.texts;
   const request = { texts, place: resolved, scale: settings.scale };
-  if (settings.mask) request.mask = settings.mask;
+  // a mask this place cannot run with is left out (the element reports it as the author's)
+  if (settings.mask && masksFor(resolved).includes(settings.mask)) request.mask = settings.mask;
   if (decoderSide && target !== null && target !== undefined) request.targets = [target];
   return request;
 }
