@@ -15,11 +15,16 @@ export interface Figure {
   head: number;
 }
 
-/** The detail of the `error` event: the message, a stable code, and for a bad attribute its name. */
+/**
+ * The detail of the `error` event: the message, a stable code, and for a bad attribute (code
+ * "attribute") its name, the value written and what it may be; the widget then uses its default.
+ */
 export interface HeadmapError {
   message: string;
   code: string;
   attribute?: string;
+  value?: string;
+  expected?: string;
 }
 
 export class AttentionHeatmap extends HTMLElement {

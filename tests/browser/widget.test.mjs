@@ -172,10 +172,52 @@ describe("the widget on a blog", () => {
     const error = await page.evaluate(() => globalThis.__events.find((e) => e.type === "error").detail);
     assert.equal(error.code, "attribute");
     assert.match(error.message, /^mask="diagonal": use none \| padding \| causal \| cross$/);
+    const shown = () => page.locator("#grid").evaluate((e) => e.shadowRoot.querySelector(".error").textContent);
+    assert.equal(await shown(), '속성 mask="diagonal"을(를) 읽을 수 없어 기본값으로 그립니다. 쓸 수 있는 값: none | padding | causal | cross.', "readers read it in the page's language");
+    // several problems: one line each, each in the reader's language
+    await page.locator("#grid").evaluate((e) => {
+      e.setAttribute("layer", "99");
+      e.setAttribute("view", "bogus");
+    });
+    await page.waitForFunction(() => globalThis.__events.some((e) => e.type === "error" && e.detail.attribute === "view"));
+    assert.deepEqual((await shown()).split("\n").map((line) => line.split("=")[0]), ["속성 mask", "속성 layer", "속성 view"]);
+    assert.match(await shown(), /쓸 수 있는 값: 0부터 세는 층 번호\./);
+    await page.locator("#grid").evaluate((e) => {
+      e.removeAttribute("layer");
+      e.removeAttribute("view");
+      e.setAttribute("mask", "causal");
+      e.setAttribute("place", "cross");
+    });
+    await page.waitForFunction(() => globalThis.__events.some((e) => e.type === "error" && e.detail.attribute === "mask" && e.detail.value === "causal"));
+    assert.match(await shown(), /속성 mask="causal".*쓸 수 있는 값: cross \| none\./, "a mask the place cannot take is the author's problem, said as one");
+    await page.locator("#grid").evaluate((e) => {
+      e.removeAttribute("place");
+      e.setAttribute("mask", "cross");
+    });
     await page.locator("#grid").evaluate((e) => e.setAttribute("model", "/no/such/model/"));
     await page.waitForFunction(() => globalThis.__events.some((e) => e.type === "error" && e.detail.code === "fetch_status"));
     const visible = await page.locator("#grid").evaluate((e) => e.shadowRoot.querySelector(".error").textContent);
     assert.match(visible, /config\.json: .*\/no\/such\/model\/config\.json이\(가\) 404로 응답했습니다\./, "in the page's language");
+  });
+
+  it("says plainly when the page's Trusted Types policy leaves headmap out", async () => {
+    const strict = await serve(BLOG, 0, { mounts: { "/assets/headmap/": DIST }, headers: { "content-security-policy": CSP.replace("trusted-types headmap", "trusted-types 'none'") } });
+    try {
+      const context = await browser.newContext({ viewport: { width: 1000, height: 900 }, locale: "ko-KR" });
+      const page = await context.newPage();
+      await page.goto(`http://127.0.0.1:${strict.address().port}/blog.html`);
+      const widgets = page.locator("attention-heatmap");
+      for (let i = 0; i < (await widgets.count()); i++) {
+        await widgets.nth(i).scrollIntoViewIfNeeded();
+        await page.waitForFunction((n) => !document.querySelectorAll("attention-heatmap")[n].shadowRoot.querySelector(".error")?.hidden, i);
+        const [text, lang] = await widgets.nth(i).evaluate((e) => [e.shadowRoot.querySelector(".error").textContent, e.getAttribute("lang")]);
+        const expected = lang === "en" ? /Content-Security-Policy does not allow the Trusted Types policy `headmap`: add it to the trusted-types directive/ : /트러스티드 타입 정책 ‘headmap’을 허용하지 않습니다: trusted-types 지시어에 headmap을 더하세요/;
+        assert.match(text, expected, `widget ${i}: ${text}`);
+      }
+      await context.close();
+    } finally {
+      await new Promise((ok) => strict.close(ok));
+    }
   });
 
   it("fits a phone, and a tap shows a read-out", async () => {

@@ -6,8 +6,9 @@ import { describe, it } from "node:test";
 import { readFileSync, readdirSync } from "node:fs";
 
 import { EXPLORER_STRINGS } from "../../www/js/explorer/strings.js";
-import { ERRORS_KO, STRINGS, browserLang, errorText, t } from "../../www/js/i18n.js";
-import { DEFAULTS, decodeState, deflate, encodeState, inflate, requestFor, validHub, validModel } from "../../www/js/state.js";
+import { ERRORS_KO, STRINGS, browserLang, errorText, formatBytes, particles, t, tf } from "../../www/js/i18n.js";
+import { masksFor } from "../../www/js/places.js";
+import { DEFAULTS, MAX_TEXT_CHARS, decodeState, deflate, encodeState, inflate, requestFor, validHub, validModel } from "../../www/js/state.js";
 
 const toy = {
   encoderDecoder: true,
@@ -81,6 +82,34 @@ describe("links", () => {
     const huge = await encodeState({ ...DEFAULTS, text: random });
     assert.equal(huge.dropped, true, "too long even for the fragment: left out, and said so");
   });
+
+  it("unpack a fragment only up to the longest texts the page accepts", async () => {
+    // 39 KB of link that would unpack to 30 MB: refused while unpacking, and the page says so
+    const bomb = await deflate(JSON.stringify({ text: "가".repeat(10_000_000) }));
+    assert.ok(bomb.length < 60_000, `${bomb.length} characters of link`);
+    await assert.rejects(inflate(bomb), RangeError);
+    const s = await decodeState("", `#z=${bomb}`);
+    assert.equal(s.text, DEFAULTS.text);
+    assert.equal(s.linkProblem, true);
+    assert.equal((await decodeState("", "#z=not-deflate")).linkProblem, true);
+    assert.equal((await decodeState("?seed=2")).linkProblem, undefined);
+    // three texts at the limit still fit, and the limit is the core's
+    const longest = "가".repeat(MAX_TEXT_CHARS);
+    const back = await link({ ...DEFAULTS, text: longest, text2: longest, target: longest });
+    assert.equal(back.text.length + back.text2.length + back.target.length, 3 * MAX_TEXT_CHARS);
+    const core = readFileSync(new URL("../../src/tokenize/mod.rs", import.meta.url), "utf8");
+    assert.equal(Number(core.match(/pub const MAX_TEXT_CHARS: usize = ([\d_]+);/)[1].replaceAll("_", "")), MAX_TEXT_CHARS);
+  });
+
+  it("set right a mask the linked place cannot run with", async () => {
+    for (const place of ["encoder_self", "decoder_self", "cross"]) {
+      for (const mask of ["padding", "causal", "cross", "none"]) {
+        const s = await decodeState(`?place=${place}&mask=${mask}`);
+        assert.equal(s.place, place);
+        assert.equal(s.mask, masksFor(place).includes(mask) ? mask : null, `${place} with ${mask}`);
+      }
+    }
+  });
 });
 
 describe("requests", () => {
@@ -100,6 +129,8 @@ describe("requests", () => {
     assert.deepEqual(requestFor({ ...s, place: "encoder_self", mask: "causal" }, bert).mask, "causal");
     assert.equal(requestFor({ ...s, place: "encoder_self", mask: "padding" }, bert).mask, undefined);
     assert.equal(requestFor({ ...s, place: "cross" }, bert).place, "encoder_self");
+    // a link's cross mask on a model without cross-attention: its own place, its own mask
+    assert.deepEqual(requestFor({ ...s, place: "cross", mask: "cross" }, bert), { texts: ["a b", "c"], place: "encoder_self", scale: true });
   });
 });
 
@@ -140,9 +171,36 @@ describe("languages", () => {
     };
     assert.equal(errorText("ko", shape), "model.safetensors: 텐서 ‘a.weight’의 모양이 [48, 32]인데, [50, 32]이어야 합니다.");
     const place = { code: "mask_not_for_place", details: { mask: "causal", place: "cross", expected: ["cross", "none"] } };
-    assert.equal(errorText("ko", place), "인과 마스크는 크로스 어텐션에 쓸 수 없습니다: 크로스 어텐션, 마스크 없음 중에서 고르세요.");
+    assert.equal(errorText("ko", place), "인과 마스크는 디코더 크로스 어텐션에 쓸 수 없습니다: 원문 패딩 마스크, 마스크 없음 중에서 고르세요.");
+    assert.equal(errorText("en", { ...place, message: "the causal mask does not apply to cross: use cross or none" }), "The causal mask does not apply to decoder cross-attention: use the source padding mask or no mask.", "names, not codes");
+    const absent = { code: "place_absent", message: "this model has no cross attention", details: { place: "cross", have: ["encoder_self"] } };
+    assert.equal(errorText("en", absent), "This model has no decoder cross-attention; it has encoder self-attention.");
+    const chars = { code: "text_too_long", message: "the text has 40000 characters, more than the maximum of 32768", details: { chars: 40000, max: 32768 } };
+    assert.equal(errorText("ko", chars), "텍스트가 40000자로, 최대 32768자를 넘습니다. 텍스트를 줄이세요.");
     assert.equal(errorText("ko", { code: "something_new" }), "알 수 없는 오류가 생겼습니다 (something_new).");
     assert.equal(errorText("en", { message: "worker stopped", code: "x" }), "Worker stopped.");
+  });
+
+  it("fit Korean particles to the word before them", () => {
+    assert.equal(particles("마스크 없음(으)로 실행"), "마스크 없음으로 실행");
+    assert.equal(particles("패딩 마스크(으)로, 서울(으)로"), "패딩 마스크로, 서울로");
+    assert.equal(particles("‘동물’이(가) 크로스 어텐션은(는) 마스크을(를)"), "‘동물’이 크로스 어텐션은 마스크를");
+    assert.equal(particles("404(으)로 500(으)로 64을(를) 3과(와)"), "404로 500으로 64를 3과");
+    assert.equal(particles("MiniLM은(는)"), "MiniLM은(는)", "after a Latin word both forms stay");
+    const note = tf("ko", "whatIfNote", { model: "headmap-tiny-ko-en", trained: "원문 패딩 마스크", mask: "마스크 없음" });
+    assert.match(note, /원문 패딩 마스크로 학습되었는데, 여기서는 마스크 없음으로 실행했습니다/);
+    // no template of either language leaves a particle glued to a value: every one is a pair
+    const glued = /\}(은|는|이|가|을|를|로|으로|와|과)(?![(가-힣])/;
+    for (const [key, text] of [...Object.entries(STRINGS.ko), ...Object.entries(EXPLORER_STRINGS.ko), ...Object.entries(ERRORS_KO)]) {
+      assert.doesNotMatch(text, glued, key);
+    }
+  });
+
+  it("write sizes in the unit that reads best", () => {
+    assert.equal(formatBytes("en", 7.9 * 1024), "7.9 KiB");
+    assert.equal(formatBytes("en", 325_035.4 * 1024), "317.4 MiB");
+    assert.equal(formatBytes("ko", 3 * 1024 ** 3), "3기비바이트");
+    assert.equal(formatBytes("ko", 2048), "2키비바이트");
   });
 
   it("have a Korean wording for every error the core can give", async () => {

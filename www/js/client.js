@@ -85,7 +85,12 @@ export class AttentionClient {
     const href = String(workerUrl);
     if (!connections.has(href)) {
       connections.set(href, null); // the policy checks the URL is one of ours
-      connections.set(href, new Connection(href));
+      try {
+        connections.set(href, new Connection(href));
+      } catch (e) {
+        connections.delete(href); // the next client tries again, and meets the same clear error
+        throw e;
+      }
     }
     this.connection = connections.get(href);
     this.latest = 0;

@@ -76,7 +76,7 @@ export const STRINGS = {
     scaled: "scaled",
     masked: "masked",
     pad: "PAD",
-    cost: "Cost per sentence: QKᵀ {macs} multiply-adds (= h·n²·d/h over {layers} layers), {flops} floating-point operations, {kib} KiB of weights · {shape}",
+    cost: "Cost per sentence: QKᵀ {macs} multiply-adds (= h·n²·d/h over {layers} layers), {flops} floating-point operations, {size} of weights · {shape}",
     legendMasked: "masked",
     mixing: "Mixing the values: weights · V",
     "mixing.negative": "A weight is a share: it cannot be negative. Softmax makes every weight 0 or more.",
@@ -90,6 +90,12 @@ export const STRINGS = {
     loading: "Loading {model}…",
     "arch.toy": "toy",
     widgetLabel: "Attention heatmap: {place}, layer {layer}, head {head}, of “{text}”",
+    badAttribute: "Attribute {attribute}=\"{value}\" cannot be read, so the widget uses its default. Allowed: {expected}.",
+    "expected.texts": "a JSON array of sentences, or one sentence per line",
+    "expected.model": "trained | small | base | the URL of a folder of Hugging Face files",
+    "expected.layer": "a layer number, counted from 0",
+    "expected.head": "a head number, counted from 0, or all",
+    "expected.seed": "a whole number from 0",
     linesLabel: "Attention of layer {layer} as lines from {tq} queries (left) to {tk} keys (right). Use the arrow keys to choose a token.",
     linesHint: "Hover over a token, or tap it, to see only its lines.",
     linesReadout: "“{token}”: the strongest line runs from “{query}” to “{key}” in head {head}, weight {weight}.",
@@ -145,7 +151,7 @@ export const STRINGS = {
     asInPaper: "논문과 같음",
     forComparison: "비교용",
     whatIf: "가정 실험",
-    whatIfNote: "가정 실험: {model} 모델은 이 위치에서 {trained}로 학습되었는데, 여기서는 {mask}로 실행했습니다. 학습 때 만난 적 없는 조건에 대한 모델의 반응입니다.",
+    whatIfNote: "가정 실험: {model} 모델은 이 위치에서 {trained}(으)로 학습되었는데, 여기서는 {mask}(으)로 실행했습니다. 학습 때 만난 적 없는 조건에 대한 모델의 반응입니다.",
     scale: "점수를 √d_k로 나누기",
     scaleOffNote: "여기서는 점수를 √d_k로 나누지 않습니다: 논문이 경고한 대로 소프트맥스가 한쪽으로 쏠립니다.",
     decoderRowsNote: "디코더의 각 행은 자기가 읽는 토큰으로 이름 붙어 있고, 그다음 토큰을 예측합니다(교사 강요). 곧 쓸 단어의 원문을 보기 때문에 정렬은 한 행 먼저 나타납니다.",
@@ -191,7 +197,7 @@ export const STRINGS = {
     scaled: "나눈 점수",
     masked: "마스크됨",
     pad: "패딩",
-    cost: "문장 하나의 비용: QKᵀ 곱셈-덧셈 {macs}번 (= {layers}개 층에 걸친 h·n²·d/h), 부동소수점 연산 {flops}번, 가중치 {kib}킬로바이트 · {shape}",
+    cost: "문장 하나의 비용: QKᵀ 곱셈-덧셈 {macs}번 (= {layers}개 층에 걸친 h·n²·d/h), 부동소수점 연산 {flops}번, 가중치 {size} · {shape}",
     legendMasked: "마스크됨",
     mixing: "V의 가중합: 가중치 · V",
     "mixing.negative": "가중치는 비율이라 음수일 수 없습니다. 소프트맥스는 모든 가중치를 0 이상으로 만듭니다.",
@@ -205,6 +211,12 @@ export const STRINGS = {
     loading: "{model} 불러오는 중…",
     "arch.toy": "토이",
     widgetLabel: "어텐션 히트맵: ‘{text}’의 {place}, {layer}층, {head}번 헤드",
+    badAttribute: "속성 {attribute}=\"{value}\"을(를) 읽을 수 없어 기본값으로 그립니다. 쓸 수 있는 값: {expected}.",
+    "expected.texts": "문장들의 JSON 배열, 또는 한 줄에 한 문장",
+    "expected.model": "trained | small | base | 허깅 페이스 파일이 든 폴더의 URL",
+    "expected.layer": "0부터 세는 층 번호",
+    "expected.head": "0부터 세는 헤드 번호, 또는 all",
+    "expected.seed": "0 이상의 정수",
     linesLabel: "{layer}층의 어텐션을 쿼리 {tq}개(왼쪽)에서 키 {tk}개(오른쪽)로 가는 선으로 그렸습니다. 화살표 키로 토큰을 고르세요.",
     linesHint: "토큰 위에 마우스를 올리거나 눌러 그 토큰의 선만 보세요.",
     linesReadout: "‘{token}’: 가장 굵은 선은 {head}번 헤드에서 ‘{query}’에서 ‘{key}’로 가며, 가중치는 {weight}입니다.",
@@ -224,7 +236,7 @@ export const STRINGS = {
     heatmapLabel: "{place}, {layer}층, {head}번 헤드의 어텐션 가중치: 쿼리 {tq}개 × 키 {tk}개. 화살표 키로 칸을 읽을 수 있습니다.",
     gridLabel: "{layer}층, {head}번 헤드",
     gridCorner: "층 \\ 헤드",
-    comparisonNote: "비교용: 논문은 이 위치에 {trained}를 씁니다. 학습되지 않은 이 모델을 {mask}(으)로 실행했습니다.",
+    comparisonNote: "비교용: 논문은 이 위치에 {trained}을(를) 씁니다. 학습되지 않은 이 모델을 {mask}(으)로 실행했습니다.",
     tokenUnknown: "모르는 토큰, ‘{text}’ 대신",
     tokenPart: "‘{text}’의 {n}조각 중 {k}번째",
     tokenContinuation: "단어의 이어지는 조각",
@@ -243,31 +255,33 @@ export const STRINGS = {
 export const ERRORS_KO = {
   empty_text: "텍스트가 비어 있습니다: 어텐션을 보려면 문장을 입력하세요.",
   too_long: "텍스트가 토큰 {tokens}개로, 최대 {max}개를 넘습니다.",
+  text_too_long: "텍스트가 {chars}자로, 최대 {max}자를 넘습니다.",
   batch_too_large: "문장이 {texts}개로, 한 배치의 최대 {max}개를 넘습니다.",
   targets_mismatch: "원문 {texts}개에 타깃이 {targets}개입니다: 원문마다 하나씩 주거나 비워 두세요.",
-  heads_do_not_divide: "헤드 {heads}개로는 d_model = {d_model}을 나눌 수 없습니다: 각 헤드가 d_model / 헤드 수만큼의 열을 맡습니다.",
+  heads_do_not_divide: "헤드 {heads}개로는 d_model = {d_model}을(를) 나눌 수 없습니다: 각 헤드가 d_model / 헤드 수만큼의 열을 맡습니다.",
   kv_heads_do_not_divide: "키·값 헤드 {kv_heads}개로는 쿼리 헤드 {heads}개를 고르게 나눌 수 없습니다: 키·값 헤드마다 같은 수의 쿼리 헤드를 맡습니다.",
   shape: "‘{what}’의 모양이 {got}인데, {expected}이어야 합니다.",
   non_finite: "‘{what}’의 {index} 위치에 유한하지 않은 값이 있습니다.",
   unknown_name: "알 수 없는 {setting} ‘{value}’: {expected} 중에서 고르세요.",
   no_such: "{what} {index}번은 없습니다: {count}개가 있습니다.",
-  out_of_range: "{setting} {value}은(는) 허용 범위 {min}–{max}를 벗어납니다.",
+  out_of_range: "{setting} {value}은(는) 허용 범위 {min}–{max}을(를) 벗어납니다.",
   ragged: "‘{what}’: 값 {values}개로는 {cols}열짜리 행을 채울 수 없습니다.",
-  mask_not_for_place: "{mask}는 {place}에 쓸 수 없습니다: {expected} 중에서 고르세요.",
+  mask_not_for_place: "{mask}은(는) {place}에 쓸 수 없습니다: {expected} 중에서 고르세요.",
   place_absent: "이 모델에는 {place}이(가) 없습니다. 있는 것: {have}.",
   cannot_generate: "{architecture} 모델은 스스로 출력을 쓸 수 없습니다: 인코더–디코더 모델이어야 합니다.",
-  token_out_of_vocabulary: "토큰 번호 {id}가 모델의 어휘 크기 {vocab}를 벗어납니다.",
+  token_out_of_vocabulary: "토큰 번호 {id}이(가) 모델의 어휘 크기 {vocab}을(를) 벗어납니다.",
   tokenizer_failed: "토크나이저가 이 텍스트를 나누지 못했습니다.",
   too_large: "이 실행은 어텐션 가중치를 {megabytes}메가바이트 보관해야 해서 한도 {max}메가바이트를 넘습니다: 더 짧은 텍스트나 더 적은 문장·층을 쓰세요.",
   files_missing: "고른 파일에 {files}이(가) 없습니다.",
   fetch_failed: "{file}: {url}에서 가져올 수 없습니다.",
-  fetch_status: "{file}: {url}이(가) {status}로 응답했습니다.",
+  fetch_status: "{file}: {url}이(가) {status}(으)로 응답했습니다.",
   no_safetensors: "model.safetensors가 없습니다: safetensors 형식의 가중치만 읽을 수 있습니다.",
   model_too_large: "{file}: {megabytes}MB로, 이 페이지에서 브라우저 탭이 담을 수 있는 {max}MB를 넘습니다.",
   bad_index: "{file}: 나뉜 체크포인트의 색인이 잘못되었습니다. ‘weight_map’이 이 폴더 안의 조각 파일 이름을 가리켜야 합니다.",
   foreign_host: "모델은 허깅페이스 허브에서만 가져옵니다. {host}에서는 가져오지 않습니다.",
   bad_model_id: "모델 아이디가 아닙니다: 소유자/이름 형식으로 쓰세요.",
   worker_failed: "어텐션을 계산하는 작업자가 멈췄습니다. 페이지를 새로 고쳐 보세요.",
+  trusted_types: "이 페이지의 콘텐츠 보안 정책(CSP)이 트러스티드 타입 정책 ‘headmap’을 허용하지 않습니다: trusted-types 지시어에 headmap을 더하세요.",
   export_too_large: "이 실행의 가중치는 {megabytes}메가바이트로 페이지에서 저장하기에 너무 큽니다.",
   "file.missing": "{file}: 파일이 없습니다.",
   "file.not_json": "{file}: 올바른 JSON이 아닙니다 ({line}행 {column}열).",
@@ -297,6 +311,7 @@ export const ERRORS_KO = {
 export const HINTS = {
   en: {
     too_long: "Shorten the text, or choose a model that reads longer texts.",
+    text_too_long: "Shorten the text.",
     batch_too_large: "Use fewer sentences.",
     too_large: "",
     fetch_failed: "Check the model id and your connection; the page may be offline.",
@@ -308,6 +323,7 @@ export const HINTS = {
   },
   ko: {
     too_long: "텍스트를 줄이거나 더 긴 텍스트를 읽는 모델을 고르세요.",
+    text_too_long: "텍스트를 줄이세요.",
     batch_too_large: "문장 수를 줄이세요.",
     fetch_failed: "모델 아이디와 인터넷 연결을 확인하세요. 오프라인일 수 있습니다.",
     fetch_status: "모델 아이디를 확인하세요. 허브에 그 모델의 파일이 없습니다.",
@@ -359,9 +375,51 @@ export function t(lang, key) {
   return STRINGS[lang]?.[key] ?? STRINGS.en[key] ?? key;
 }
 
-/** `template` with each {name} replaced by `values[name]`. */
+/** `template` with each {name} replaced by `values[name]`, Korean particles after them fitted. */
 export function fill(template, values = {}) {
-  return template.replace(/\{(\w+)\}/g, (whole, name) => (name in values ? String(values[name]) : whole));
+  return particles(template.replace(/\{(\w+)\}/g, (whole, name) => (name in values ? String(values[name]) : whole)));
+}
+
+// A Korean particle depends on whether the word before it ends in a consonant (받침): 동물이,
+// 마스크가. Templates write both forms, 이(가), and this picks one from the last syllable or
+// digit as read aloud; after a Latin word the pair stays, as Korean writing does.
+const PAIRS = { "은(는)": ["은", "는"], "이(가)": ["이", "가"], "을(를)": ["을", "를"], "과(와)": ["과", "와"], "(으)로": ["으로", "로"] };
+const DIGIT_FINAL = { 0: 1, 1: 8, 2: 0, 3: 16, 4: 0, 5: 0, 6: 1, 7: 8, 8: 8, 9: 0 }; // 영/십/백…, 일, 이, 삼, 사, 오, 육, 칠, 팔, 구
+
+/** The final consonant of the last word before `end` in `text`: 0 none, 8 ㄹ, else another; null unknown. */
+function finalConsonant(text, end) {
+  let i = end - 1;
+  while (i >= 0 && "’”)」』'\"".includes(text[i])) i--; // look through closing quotes and brackets
+  const c = text.codePointAt(i);
+  if (c >= 0xac00 && c <= 0xd7a3) return (c - 0xac00) % 28;
+  if (c >= 0x30 && c <= 0x39) return DIGIT_FINAL[c - 0x30];
+  return null;
+}
+
+/** `text` with each paired particle, 이(가), replaced by the form its word takes. */
+export function particles(text) {
+  return text.replace(/은\(는\)|이\(가\)|을\(를\)|과\(와\)|\(으\)로/g, (pair, at) => {
+    const final = finalConsonant(text, at);
+    if (final === null) return pair;
+    const [consonant, vowel] = PAIRS[pair];
+    if (pair === "(으)로") return final === 0 || final === 8 ? vowel : consonant;
+    return final === 0 ? vowel : consonant;
+  });
+}
+
+const BYTE_UNITS = { en: ["KiB", "MiB", "GiB"], ko: ["키비바이트", "메비바이트", "기비바이트"] };
+
+/** `bytes` in the largest binary unit that keeps at least 1 (KiB at least), as `lang` writes it. */
+export function formatBytes(lang, bytes) {
+  const units = BYTE_UNITS[lang] ?? BYTE_UNITS.en;
+  let i = 0;
+  let value = bytes / 1024;
+  while (value >= 1024 && i < units.length - 1) {
+    value /= 1024;
+    i++;
+  }
+  const number = value.toLocaleString(lang === "ko" ? "ko-KR" : "en-US", { maximumFractionDigits: 1 });
+  return lang === "ko" ? `${number}${units[i]}` : `${number} ${units[i]}`;
 }
 
 /** `t(lang, key)` filled with `values`. */
@@ -383,18 +441,44 @@ export function errorText(lang, error) {
   return hint ? `${ended} ${hint}` : ended;
 }
 
+/** English wording for the errors whose core message names places and masks by their codes. */
+const ERRORS_EN = {
+  mask_not_for_place: "the {mask} does not apply to {place}: use {expected}",
+  place_absent: "this model has no {place}; it has {have}",
+};
+
+/** A place's or mask's name as a sentence uses it ("the padding mask"), or null for other values. */
+function nameOf(lang, code, key, value) {
+  const kind = key === "mask" || (code === "mask_not_for_place" && key === "expected") ? "mask" : key === "place" || key === "have" ? "place" : null;
+  const name = kind && STRINGS[lang][`${kind}.${value}`];
+  if (!name) return null;
+  return lang === "en" ? name.charAt(0).toLowerCase() + name.slice(1) : name;
+}
+
 function wordError(lang, error) {
   const code = error?.code;
-  if (lang !== "ko") return error?.message ?? String(error);
+  if (lang !== "ko") {
+    const template = ERRORS_EN[code];
+    if (!template || !error?.details) return error?.message ?? String(error);
+    const values = {};
+    for (const [k, v] of Object.entries(error.details)) {
+      const word = (x) => nameOf("en", code, k, x) ?? x;
+      if (k === "expected" && Array.isArray(v)) {
+        const masks = v.map(word).map((name) => (name === "no mask" ? name : `the ${name}`));
+        values[k] = masks.length > 1 ? `${masks.slice(0, -1).join(", ")} or ${masks.at(-1)}` : masks.join("");
+      } else values[k] = Array.isArray(v) ? v.map(word).join(", ") : word(v);
+    }
+    return fill(template, values);
+  }
   // a file's problem is nested: { code: "file", file, problem: { problem: "wrong_shape", … } }
   const { problem = null, ...rest } = error?.details ?? {};
   const details = problem && typeof problem === "object" ? { ...rest, ...problem } : rest;
   const key = code === "file" && problem ? `file.${problem.problem}` : code;
   const template = ERRORS_KO[key];
   if (!template) return fill(STRINGS.ko.unknownError, { code: code ?? "?" });
-  const word = (v) => WORDS_KO[v] ?? v;
   const values = {};
   for (const [k, v] of Object.entries(details)) {
+    const word = (x) => nameOf("ko", code, k, x) ?? WORDS_KO[x] ?? x;
     values[k] = Array.isArray(v) ? (v.every((x) => typeof x === "number") ? `[${v.join(", ")}]` : v.map(word).join(", ")) : word(v);
   }
   return fill(template, values);

@@ -2,6 +2,7 @@
 // steps of the head, the weights as a table, the mixing of V, and read-outs. The worker
 // paints the cells; this module lays out labels, places the bitmaps and words the numbers.
 
+import { formatBytes } from "../i18n.js";
 import { drawLegend, paintHeatmap } from "../render/heatmap.js";
 import { el, sizeCanvas } from "../views/dom.js";
 import { HeadGrid, headNotes, kvHeadOf, thumbSize } from "../views/head-grid.js";
@@ -241,17 +242,22 @@ export class Viewer {
       for (let b = 0; b < place.batch; b++) {
         const text = texts[b] ?? "";
         tabs.push(
-          el("button", {
-            type: "button",
-            "aria-pressed": String(b === app.state.row),
-            title: text,
-            text: `${app.T("sentence")} ${b + 1} · ${text}`,
-            onclick: () => {
-              app.state.row = b;
-              app.syncUrl();
-              this.render();
+          el(
+            "button",
+            {
+              type: "button",
+              "aria-pressed": String(b === app.state.row),
+              title: text.slice(0, 500),
+              onclick: () => {
+                app.state.row = b;
+                app.syncUrl();
+                this.render();
+              },
             },
-          }),
+            `${app.T("sentence")} ${b + 1} · `,
+            // the sentence in its own direction: Arabic or Hebrew does not reorder the label around it
+            el("bdi", { text: text.slice(0, 120) }),
+          ),
         );
       }
     }
@@ -320,7 +326,7 @@ export class Viewer {
       macs: c.scoreMacs.toLocaleString(locale),
       layers: place.layers,
       flops: c.flops.toLocaleString(locale),
-      kib: (c.weightBytes / 1024).toLocaleString(locale, { maximumFractionDigits: 1 }),
+      size: formatBytes(app.lang, c.weightBytes),
       shape: `${app.architecture(info)} · ${shape}`,
     });
   }

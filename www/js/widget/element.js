@@ -24,6 +24,7 @@ import { MixingView } from "../views/mixing.js";
 import { drawPipeline } from "../views/pipeline.js";
 import { readoutText } from "../views/readout.js";
 import { STEPS_LIMIT, drawSteps } from "../views/steps.js";
+import { MAX_TEXT_CHARS, masksFor } from "../places.js";
 import { ATTRIBUTES, DEFAULTS, MASKS, parseAttributes, requestOf, sourceOf } from "./attributes.js";
 import { STYLES } from "./styles.js";
 
@@ -215,15 +216,16 @@ export class AttentionHeatmap extends HTMLElement {
     this.#settings = settings;
     const pageLang = (this.closest("[lang]")?.getAttribute("lang") ?? document.documentElement.lang ?? "").toLowerCase();
     this.#lang = settings.lang ?? (pageLang.startsWith("ko") ? "ko" : pageLang.startsWith("en") ? "en" : browserLang());
-    this.#client ??= new AttentionClient(WORKER);
     this.#build();
     const described = JSON.stringify(problems);
     if (problems.length && described !== this.#problems) {
-      for (const p of problems) this.#fail({ message: `${p.attribute}="${p.value}": use ${p.expected}`, code: "attribute", ...p }, false);
+      // every problem of the attributes as they are now, one line each
+      problems.forEach((p, i) => this.#fail({ message: `${p.attribute}="${p.value}": use ${p.expected}`, code: "attribute", ...p }, i === 0));
     }
     this.#problems = described;
     if (!problems.length) this.#clearError();
     try {
+      this.#client ??= new AttentionClient(WORKER);
       await this.#ensureModel();
       await this.#run();
       this.#draw();
@@ -260,6 +262,10 @@ export class AttentionHeatmap extends HTMLElement {
     const settings = this.#effective();
     if (!settings.texts[0]?.trim()) throw { message: this.T("emptyHint"), code: "empty_text" };
     let request = requestOf(settings, info);
+    if (settings.mask && request.mask === undefined && settings.mask !== info.places.find((p) => p.place === request.place)?.mask) {
+      const expected = masksFor(request.place).join(" | ");
+      this.#fail({ code: "attribute", attribute: "mask", value: settings.mask, expected, message: `mask="${settings.mask}": use ${expected}` }, false);
+    }
     // at an encoder–decoder's decoder, a model that can write its own target does, once per text
     if (request.targets === undefined && info.encoderDecoder && request.place !== "encoder_self" && info.canGenerate) {
       const text = request.texts[0];
@@ -314,12 +320,21 @@ export class AttentionHeatmap extends HTMLElement {
     if (this.#parts) this.#parts.error.hidden = true;
   }
 
+  /** An attribute that fell back to its default, said in the reader's language. */
+  #attributeText({ attribute, value, expected }) {
+    const shown = [...String(value)].length > 40 ? `${[...String(value)].slice(0, 40).join("")}…` : String(value);
+    const key = `expected.${attribute}`;
+    const words = this.T(key);
+    return this.T("badAttribute", { attribute, value: shown, expected: words === key ? expected : words });
+  }
+
   /** Shows an error and fires the `error` event; never throws. */
   #fail(e, replace = true) {
-    const detail = { message: e?.message ?? String(e), code: e?.code ?? "error", ...(e?.attribute && { attribute: e.attribute }) };
+    const detail = { message: e?.message ?? String(e), code: e?.code ?? "error", ...(e?.attribute && { attribute: e.attribute, value: e.value, expected: e.expected }) };
     if (this.#parts) {
-      const text = e?.code === "attribute" ? detail.message : errorText(this.#lang, e);
-      this.#parts.error.textContent = replace || this.#parts.error.hidden ? text : `${this.#parts.error.textContent} ${text}`;
+      const text = e?.code === "attribute" ? this.#attributeText(e) : errorText(this.#lang, e);
+      // each problem on its own line (the style keeps line breaks)
+      this.#parts.error.textContent = replace || this.#parts.error.hidden ? text : `${this.#parts.error.textContent}\n${text}`;
       this.#parts.error.hidden = false;
       this.#status("");
     }
@@ -335,6 +350,7 @@ export class AttentionHeatmap extends HTMLElement {
     if (s.controls.includes("sentence")) {
       const area = el("textarea", { "aria-label": T("textDecoderOnly"), spellcheck: "false", rows: "2" });
       area.value = s.texts[0];
+      area.maxLength = MAX_TEXT_CHARS;
       let timer = 0;
       area.addEventListener("input", () => {
         clearTimeout(timer);
@@ -356,7 +372,7 @@ export class AttentionHeatmap extends HTMLElement {
       });
       const trained = info.places.find((p) => p.place === place.place).mask;
       const masks = el("select", { "aria-label": T("mask") });
-      for (const m of MASKS.filter((m) => (place.place === "cross" ? ["cross", "none"] : ["padding", "causal", "none"]).includes(m))) {
+      for (const m of MASKS.filter((m) => masksFor(place.place).includes(m))) {
         const tag = m === trained ? T(info.trained ? "trainedWith" : "asInPaper") : T(info.trained ? "whatIf" : "forComparison");
         masks.append(el("option", { value: m, text: `${T(`mask.${m}`)} (${tag})` }));
       }
@@ -437,7 +453,7 @@ export class AttentionHeatmap extends HTMLElement {
     this.#parts.title.textContent = [T(`place.${sel.place}`), `${T("layer")} ${sel.layer + 1}`, ...(allHeads ? [] : [`${T("head")} ${sel.head + 1}`]), architecture].join(" · ");
     if (!this.hasAttribute("aria-label") || this.#ownLabel) {
       this.#ownLabel = true;
-      this.setAttribute("aria-label", T("widgetLabel", { place: T(`place.${sel.place}`), layer: sel.layer + 1, head: sel.head + 1, text: this.#effective().texts[0] }));
+      this.setAttribute("aria-label", T("widgetLabel", { place: T(`place.${sel.place}`), layer: sel.layer + 1, head: sel.head + 1, text: this.#effective().texts[0].slice(0, 120) }));
     }
     const notes = [];
     if (place.whatIf) notes.push(T(info.trained ? "whatIfNote" : "comparisonNote", { model: architecture, trained: T(`mask.${info.places.find((p) => p.place === sel.place).mask}`), mask: T(`mask.${place.mask}`) }));

@@ -76,7 +76,7 @@ select, button, input, textarea { font: inherit; font-size: 0.85rem; color: var(
 button { cursor: pointer; background: var(--hm-soft); }
 button:focus-visible, select:focus-visible, input:focus-visible, textarea:focus-visible, canvas:focus-visible { outline: 3px solid #e4572e; outline-offset: 1px; }
 .note { margin: 0 0 0.4rem; padding: 0.3rem 0.55rem; border-radius: 6px; font-size: 0.82rem; background: var(--hm-soft); border: 1px solid var(--hm-line); }
-.error { margin: 0 0 0.4rem; padding: 0.45rem 0.6rem; border-radius: 6px; font-size: 0.88rem; color: var(--hm-warn); border: 1px solid var(--hm-warn); }
+.error { margin: 0 0 0.4rem; padding: 0.45rem 0.6rem; border-radius: 6px; font-size: 0.88rem; color: var(--hm-warn); border: 1px solid var(--hm-warn); white-space: pre-line; overflow-wrap: anywhere; }
 .error::before { content: "⚠ "; }
 .stage { position: relative; width: max-content; max-width: 100%; }
 .stage canvas { display: block; }
