@@ -3,7 +3,7 @@
 // for a new run or a redraw; the options they offer come from the model's own description.
 
 import { masksFor } from "../places.js";
-import { MAX_TEXT_CHARS, placeFor } from "../state.js";
+import { placeFor } from "../state.js";
 import { el } from "../views/dom.js";
 
 const PRESET_LAYERS = { small: 2, base: 6 };
@@ -27,7 +27,6 @@ export class Controls {
     const { state, $ } = app;
     const text = (id, key, row) => {
       $(id).value = state[key];
-      $(id).maxLength = MAX_TEXT_CHARS;
       $(id).addEventListener("input", () => {
         state[key] = $(id).value;
         if (state.linkProblem) {

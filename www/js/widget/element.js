@@ -24,7 +24,7 @@ import { MixingView } from "../views/mixing.js";
 import { drawPipeline } from "../views/pipeline.js";
 import { readoutText } from "../views/readout.js";
 import { STEPS_LIMIT, drawSteps } from "../views/steps.js";
-import { MAX_TEXT_CHARS, masksFor } from "../places.js";
+import { masksFor } from "../places.js";
 import { ATTRIBUTES, DEFAULTS, MASKS, parseAttributes, requestOf, sourceOf } from "./attributes.js";
 import { STYLES } from "./styles.js";
 
@@ -350,7 +350,6 @@ export class AttentionHeatmap extends HTMLElement {
     if (s.controls.includes("sentence")) {
       const area = el("textarea", { "aria-label": T("textDecoderOnly"), spellcheck: "false", rows: "2" });
       area.value = s.texts[0];
-      area.maxLength = MAX_TEXT_CHARS;
       let timer = 0;
       area.addEventListener("input", () => {
         clearTimeout(timer);
