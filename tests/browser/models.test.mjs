@@ -144,7 +144,7 @@ describe("real models", () => {
     await page.locator("#model-error").waitFor({ state: "visible" });
     assert.equal(
       await page.locator("#model-error").textContent(),
-      "The chosen files: missing model.safetensors, tokenizer.json (or source.spm + vocab.json). Choose the model's whole folder, or all of its files. The model shown stays Toy Transformer (untrained, no download).",
+      "The chosen files: missing model.safetensors, tokenizer.json (or source.spm + vocab.json). Choose the model's whole folder, or all of its files. The model shown stays Toy model (untrained).",
     );
     assert.equal(await page.locator("#model-error").getAttribute("role"), "alert");
     assert.equal(await page.locator("#model").inputValue(), "toy");
