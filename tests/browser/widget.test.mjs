@@ -189,7 +189,12 @@ describe("the widget on a blog", () => {
       e.setAttribute("place", "cross");
     });
     await page.waitForFunction(() => globalThis.__events.some((e) => e.type === "error" && e.detail.attribute === "mask" && e.detail.value === "causal"));
-    assert.match(await shown(), /속성 mask="causal".*쓸 수 있는 값: cross \| none\./, "a mask the place cannot take is the author's problem, said as one");
+    assert.match(await shown(), /^⚠? ?속성 mask="causal".*쓸 수 있는 값: cross \| none\.$/, "a mask the place cannot take is the author's problem, said as one");
+    // another update says it once more, not twice: the box is rebuilt, not appended to
+    const before = await rendered(page, "grid");
+    await page.locator("#grid").evaluate((e) => e.setAttribute("scale", "false"));
+    await page.waitForFunction(([n]) => globalThis.__events.filter((e) => e.id === "grid" && e.type === "render").length > n, [before]);
+    assert.equal((await shown()).split("\n").length, 1, await shown());
     await page.locator("#grid").evaluate((e) => {
       e.removeAttribute("place");
       e.setAttribute("mask", "cross");

@@ -189,8 +189,13 @@ describe("languages", () => {
     assert.equal(particles("MiniLM은(는)"), "MiniLM은(는)", "after a Latin word both forms stay");
     const note = tf("ko", "whatIfNote", { model: "headmap-tiny-ko-en", trained: "원문 패딩 마스크", mask: "마스크 없음" });
     assert.match(note, /원문 패딩 마스크로 학습되었는데, 여기서는 마스크 없음으로 실행했습니다/);
+    assert.match(tf("ko", "linesReadout", { token: "a", head: 1, query: "b", key: "그것은", weight: 1 }), /‘그것은’으로 가며/, "through a closing quote");
+    // what a reader wrote is theirs: a pair typed in a sentence stays as typed
+    assert.match(tf("ko", "widgetLabel", { place: "p", layer: 1, head: 1, text: "학생이(가) 왔다" }), /‘학생이\(가\) 왔다’/);
+    const unknown = { code: "unknown_name", details: { setting: "mask", value: "diagonal", expected: ["padding", "causal", "cross", "none"] } };
+    assert.equal(errorText("ko", unknown), "알 수 없는 마스크 ‘diagonal’: 패딩 마스크, 인과 마스크, 원문 패딩 마스크, 마스크 없음 중에서 고르세요.");
     // no template of either language leaves a particle glued to a value: every one is a pair
-    const glued = /\}(은|는|이|가|을|를|로|으로|와|과)(?![(가-힣])/;
+    const glued = /\}[’”)」』'"]*(은|는|이|가|을|를|로|으로|와|과)(?![(가-힣])/;
     for (const [key, text] of [...Object.entries(STRINGS.ko), ...Object.entries(EXPLORER_STRINGS.ko), ...Object.entries(ERRORS_KO)]) {
       assert.doesNotMatch(text, glued, key);
     }

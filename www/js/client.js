@@ -56,10 +56,15 @@ class Connection {
       const error = new CoreError({ message: `the attention worker failed: ${e.message || "it could not load"}`, code: "worker_failed" });
       for (const p of this.pending.values()) p.reject(error);
       this.pending.clear();
+      // a dead worker answers nothing: later calls fail at once, and a client made later
+      // (a widget scrolled into view) starts a new one
+      this.failed = error;
+      if (connections.get(url) === this) connections.delete(url);
     };
   }
 
   call(op, payload = {}, { onProgress = null, transfer = [] } = {}) {
+    if (this.failed) return Promise.reject(this.failed);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, onProgress });

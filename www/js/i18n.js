@@ -219,7 +219,7 @@ export const STRINGS = {
     "expected.seed": "0 이상의 정수",
     linesLabel: "{layer}층의 어텐션을 쿼리 {tq}개(왼쪽)에서 키 {tk}개(오른쪽)로 가는 선으로 그렸습니다. 화살표 키로 토큰을 고르세요.",
     linesHint: "토큰 위에 마우스를 올리거나 눌러 그 토큰의 선만 보세요.",
-    linesReadout: "‘{token}’: 가장 굵은 선은 {head}번 헤드에서 ‘{query}’에서 ‘{key}’로 가며, 가중치는 {weight}입니다.",
+    linesReadout: "‘{token}’: 가장 굵은 선은 {head}번 헤드에서 ‘{query}’에서 ‘{key}’(으)로 가며, 가중치는 {weight}입니다.",
     "pipe.input": "입력",
     "pipe.linear": "선형 투영",
     "pipe.split": "헤드 {heads}개로 나누기",
@@ -304,7 +304,7 @@ export const ERRORS_KO = {
   "file.no_tokenizer": "{file}: 토크나이저가 없습니다. tokenizer.json을, 마리안 모델이면 source.spm과 vocab.json을 주세요.",
   "file.not_sentence_piece": "{file}: 센텐스피스 모델이 아닙니다.",
   "file.not_vocabulary": "{file}: 조각과 번호를 잇는 JSON 맵이 아닙니다.",
-  "file.missing_piece": "{file}: ‘{piece}’가 없습니다.",
+  "file.missing_piece": "{file}: ‘{piece}’이(가) 없습니다.",
 };
 
 /** What a reader can do about an error, by code: said after the error itself. */
@@ -375,9 +375,16 @@ export function t(lang, key) {
   return STRINGS[lang]?.[key] ?? STRINGS.en[key] ?? key;
 }
 
-/** `template` with each {name} replaced by `values[name]`, Korean particles after them fitted. */
+/**
+ * `template` with each {name} replaced by `values[name]`, and the template's Korean particle
+ * pairs fitted to the word before them: a value's last syllable, or the template's own text.
+ * The values themselves are never touched (a reader's sentence may hold "이(가)" as typed).
+ */
 export function fill(template, values = {}) {
-  return particles(template.replace(/\{(\w+)\}/g, (whole, name) => (name in values ? String(values[name]) : whole)));
+  const fitted = template.replace(VALUE_PAIR, (whole, name, quotes, pair) =>
+    name in values ? `{${name}}${quotes}${fit(pair, finalConsonant(String(values[name]) + quotes))}` : whole,
+  );
+  return particles(fitted).replace(/\{(\w+)\}/g, (whole, name) => (name in values ? String(values[name]) : whole));
 }
 
 // A Korean particle depends on whether the word before it ends in a consonant (받침): 동물이,
@@ -385,11 +392,23 @@ export function fill(template, values = {}) {
 // digit as read aloud; after a Latin word the pair stays, as Korean writing does.
 const PAIRS = { "은(는)": ["은", "는"], "이(가)": ["이", "가"], "을(를)": ["을", "를"], "과(와)": ["과", "와"], "(으)로": ["으로", "로"] };
 const DIGIT_FINAL = { 0: 1, 1: 8, 2: 0, 3: 16, 4: 0, 5: 0, 6: 1, 7: 8, 8: 8, 9: 0 }; // 영/십/백…, 일, 이, 삼, 사, 오, 육, 칠, 팔, 구
+const PAIR = "은\\(는\\)|이\\(가\\)|을\\(를\\)|과\\(와\\)|\\(으\\)로";
+const CLOSERS = "’”)」』'\"";
+/** A value, closing quotes, then a particle pair: `{key}’(으)로`. */
+const VALUE_PAIR = new RegExp(`\\{(\\w+)\\}([${CLOSERS}]*)(${PAIR})`, "g");
+
+/** The form of particle `pair` after a word whose final consonant is `final` (null: unknown). */
+function fit(pair, final) {
+  if (final === null) return pair;
+  const [consonant, vowel] = PAIRS[pair];
+  if (pair === "(으)로") return final === 0 || final === 8 ? vowel : consonant;
+  return final === 0 ? vowel : consonant;
+}
 
 /** The final consonant of the last word before `end` in `text`: 0 none, 8 ㄹ, else another; null unknown. */
-function finalConsonant(text, end) {
+function finalConsonant(text, end = text.length) {
   let i = end - 1;
-  while (i >= 0 && "’”)」』'\"".includes(text[i])) i--; // look through closing quotes and brackets
+  while (i >= 0 && CLOSERS.includes(text[i])) i--; // look through closing quotes and brackets
   const c = text.codePointAt(i);
   if (c >= 0xac00 && c <= 0xd7a3) return (c - 0xac00) % 28;
   if (c >= 0x30 && c <= 0x39) return DIGIT_FINAL[c - 0x30];
@@ -398,13 +417,7 @@ function finalConsonant(text, end) {
 
 /** `text` with each paired particle, 이(가), replaced by the form its word takes. */
 export function particles(text) {
-  return text.replace(/은\(는\)|이\(가\)|을\(를\)|과\(와\)|\(으\)로/g, (pair, at) => {
-    const final = finalConsonant(text, at);
-    if (final === null) return pair;
-    const [consonant, vowel] = PAIRS[pair];
-    if (pair === "(으)로") return final === 0 || final === 8 ? vowel : consonant;
-    return final === 0 ? vowel : consonant;
-  });
+  return text.replace(new RegExp(PAIR, "g"), (pair, at) => fit(pair, finalConsonant(text, at)));
 }
 
 const BYTE_UNITS = { en: ["KiB", "MiB", "GiB"], ko: ["키비바이트", "메비바이트", "기비바이트"] };
@@ -447,9 +460,13 @@ const ERRORS_EN = {
   place_absent: "this model has no {place}; it has {have}",
 };
 
-/** A place's or mask's name as a sentence uses it ("the padding mask"), or null for other values. */
-function nameOf(lang, code, key, value) {
-  const kind = key === "mask" || (code === "mask_not_for_place" && key === "expected") ? "mask" : key === "place" || key === "have" ? "place" : null;
+/**
+ * A place's or mask's name as a sentence uses it ("the padding mask"), or null for other
+ * values. `details` tell which a list or a value is: `unknown_name` names its `setting`.
+ */
+function nameOf(lang, code, key, value, details = {}) {
+  const listed = code === "unknown_name" && (key === "value" || key === "expected") && ["mask", "place"].includes(details.setting) ? details.setting : null;
+  const kind = listed ?? (key === "mask" || (code === "mask_not_for_place" && key === "expected") ? "mask" : key === "place" || key === "have" ? "place" : null);
   const name = kind && STRINGS[lang][`${kind}.${value}`];
   if (!name) return null;
   return lang === "en" ? name.charAt(0).toLowerCase() + name.slice(1) : name;
@@ -462,7 +479,7 @@ function wordError(lang, error) {
     if (!template || !error?.details) return error?.message ?? String(error);
     const values = {};
     for (const [k, v] of Object.entries(error.details)) {
-      const word = (x) => nameOf("en", code, k, x) ?? x;
+      const word = (x) => nameOf("en", code, k, x, error.details) ?? x;
       if (k === "expected" && Array.isArray(v)) {
         const masks = v.map(word).map((name) => (name === "no mask" ? name : `the ${name}`));
         values[k] = masks.length > 1 ? `${masks.slice(0, -1).join(", ")} or ${masks.at(-1)}` : masks.join("");
@@ -478,7 +495,7 @@ function wordError(lang, error) {
   if (!template) return fill(STRINGS.ko.unknownError, { code: code ?? "?" });
   const values = {};
   for (const [k, v] of Object.entries(details)) {
-    const word = (x) => nameOf("ko", code, k, x) ?? WORDS_KO[x] ?? x;
+    const word = (x) => nameOf("ko", code, k, x, details) ?? WORDS_KO[x] ?? x;
     values[k] = Array.isArray(v) ? (v.every((x) => typeof x === "number") ? `[${v.join(", ")}]` : v.map(word).join(", ")) : word(v);
   }
   return fill(template, values);

@@ -35,8 +35,8 @@ export const DEFAULTS = Object.freeze({
 });
 
 const TEXTS = ["text", "text2", "target"];
-/** The most bytes a link's fragment may unpack to: three texts at the limit, as JSON in UTF-8. */
-const MAX_INFLATED = 3 * 4 * MAX_TEXT_CHARS + 1024;
+/** The most bytes a link's fragment may unpack to: three texts at the limit as JSON (a control character takes 6 bytes). */
+const MAX_INFLATED = 3 * 6 * MAX_TEXT_CHARS + 1024;
 /** Longer queries go to the fragment: servers refuse request lines of a few kilobytes. */
 const MAX_QUERY = 1500;
 /** Longer fragments are not shared at all. */

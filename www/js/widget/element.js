@@ -84,6 +84,10 @@ export class AttentionHeatmap extends HTMLElement {
   #trace = null;
   #loaded = new Set(); // model keys whose `load` event has fired
   #problems = "";
+  /** The attributes' problems in this update ({ attribute, value, expected }), and its error. */
+  #attrProblems = [];
+  #lastError = null;
+  #drawFailed = false;
   #parts = null;
   #ownLabel = false; // whether aria-label is ours (an author's own stays)
   #resize = null;
@@ -217,13 +221,11 @@ export class AttentionHeatmap extends HTMLElement {
     const pageLang = (this.closest("[lang]")?.getAttribute("lang") ?? document.documentElement.lang ?? "").toLowerCase();
     this.#lang = settings.lang ?? (pageLang.startsWith("ko") ? "ko" : pageLang.startsWith("en") ? "en" : browserLang());
     this.#build();
-    const described = JSON.stringify(problems);
-    if (problems.length && described !== this.#problems) {
-      // every problem of the attributes as they are now, one line each
-      problems.forEach((p, i) => this.#fail({ message: `${p.attribute}="${p.value}": use ${p.expected}`, code: "attribute", ...p }, i === 0));
-    }
-    this.#problems = described;
-    if (!problems.length) this.#clearError();
+    // the error box is rebuilt on every update: the attributes' problems as they are now, then
+    // what went wrong in this run, if anything
+    this.#attrProblems = problems;
+    this.#lastError = null;
+    this.#showErrors();
     try {
       this.#client ??= new AttentionClient(WORKER);
       await this.#ensureModel();
@@ -231,6 +233,19 @@ export class AttentionHeatmap extends HTMLElement {
       this.#draw();
     } catch (e) {
       this.#fail(e);
+    } finally {
+      this.#announceProblems();
+    }
+  }
+
+  /** An `error` event per attribute problem, when the set of problems changed. */
+  #announceProblems() {
+    const described = JSON.stringify(this.#attrProblems);
+    if (described === this.#problems) return;
+    this.#problems = described;
+    for (const p of this.#attrProblems) {
+      const detail = { message: `${p.attribute}="${p.value}": use ${p.expected}`, code: "attribute", attribute: p.attribute, value: p.value, expected: p.expected };
+      this.dispatchEvent(new CustomEvent("error", { detail }));
     }
   }
 
@@ -263,8 +278,9 @@ export class AttentionHeatmap extends HTMLElement {
     if (!settings.texts[0]?.trim()) throw { message: this.T("emptyHint"), code: "empty_text" };
     let request = requestOf(settings, info);
     if (settings.mask && request.mask === undefined && settings.mask !== info.places.find((p) => p.place === request.place)?.mask) {
-      const expected = masksFor(request.place).join(" | ");
-      this.#fail({ code: "attribute", attribute: "mask", value: settings.mask, expected, message: `mask="${settings.mask}": use ${expected}` }, false);
+      // the author's mask does not fit the place: drawn with the place's own, and said so
+      this.#attrProblems = [...this.#attrProblems, { attribute: "mask", value: settings.mask, expected: masksFor(request.place).join(" | ") }];
+      this.#showErrors();
     }
     // at an encoder–decoder's decoder, a model that can write its own target does, once per text
     if (request.targets === undefined && info.encoderDecoder && request.place !== "encoder_self" && info.canGenerate) {
@@ -316,8 +332,14 @@ export class AttentionHeatmap extends HTMLElement {
     this.#parts.status.hidden = !text;
   }
 
-  #clearError() {
-    if (this.#parts) this.#parts.error.hidden = true;
+  /** The error box: one line per attribute problem, then the last error of this update. */
+  #showErrors() {
+    if (!this.#parts) return;
+    const lines = this.#attrProblems.map((p) => this.#attributeText(p));
+    if (this.#lastError) lines.push(errorText(this.#lang, this.#lastError));
+    // each on its own line (the style keeps line breaks)
+    this.#parts.error.textContent = lines.join("\n");
+    this.#parts.error.hidden = !lines.length;
   }
 
   /** An attribute that fell back to its default, said in the reader's language. */
@@ -328,17 +350,12 @@ export class AttentionHeatmap extends HTMLElement {
     return this.T("badAttribute", { attribute, value: shown, expected: words === key ? expected : words });
   }
 
-  /** Shows an error and fires the `error` event; never throws. */
-  #fail(e, replace = true) {
-    const detail = { message: e?.message ?? String(e), code: e?.code ?? "error", ...(e?.attribute && { attribute: e.attribute, value: e.value, expected: e.expected }) };
-    if (this.#parts) {
-      const text = e?.code === "attribute" ? this.#attributeText(e) : errorText(this.#lang, e);
-      // each problem on its own line (the style keeps line breaks)
-      this.#parts.error.textContent = replace || this.#parts.error.hidden ? text : `${this.#parts.error.textContent}\n${text}`;
-      this.#parts.error.hidden = false;
-      this.#status("");
-    }
-    this.dispatchEvent(new CustomEvent("error", { detail }));
+  /** Shows an error below the attributes' problems and fires the `error` event; never throws. */
+  #fail(e) {
+    this.#lastError = e;
+    this.#showErrors();
+    this.#status("");
+    this.dispatchEvent(new CustomEvent("error", { detail: { message: e?.message ?? String(e), code: e?.code ?? "error" } }));
   }
 
   #controls() {
@@ -475,7 +492,15 @@ export class AttentionHeatmap extends HTMLElement {
       else await this.#drawHeatmapLike(common, view);
     } catch (e) {
       this.#fail(e);
+      this.#drawFailed = true;
       return;
+    }
+    if (this.#drawFailed) {
+      // an earlier drawing's error goes once a drawing succeeds (a resize or a reader's choice
+      // redraws without a new run); a run's error stays until the next run
+      this.#drawFailed = false;
+      this.#lastError = null;
+      this.#showErrors();
     }
     this.style.minHeight = "";
     this.dispatchEvent(new CustomEvent("render", { detail: this.figure }));
