@@ -184,12 +184,7 @@ impl Network for GptNeoX {
             batch,
             settings,
             EmptyRows::EveryKey,
-            |row| {
-                if row.ids.len() > self.max_tokens() {
-                    return Err(Error::TooLong { tokens: row.ids.len(), max: self.max_tokens() });
-                }
-                nn::embed(&self.embed_in, &row.ids) // (T, D)
-            },
+            |row| nn::embed(&self.embed_in, &row.ids), // (T, D); Model::run_batch checked the length
             |i, x, mask, record| {
                 let layer = &self.layers[i];
                 let h = Arc::new(layer.input_layernorm.forward(x.view())); // (T, D)

@@ -168,10 +168,15 @@ impl Model {
         self.run_batch(&Batch { sources, targets }, &settings)
     }
 
-    /// Runs rows of ids as given (already padded, targets already shifted). A run whose
-    /// weights fit in [`run::KEEP_ALL_BYTES`] keeps them all; a larger one keeps each layer's
-    /// inputs and recomputes a layer's weights when asked, unless `settings.store` says.
+    /// Runs rows of ids as given (already padded, targets already shifted), none longer than
+    /// the model reads. A run whose weights fit in [`run::KEEP_ALL_BYTES`] keeps them all; a
+    /// larger one keeps each layer's inputs and recomputes a layer's weights when asked, unless
+    /// `settings.store` says.
     pub fn run_batch(&self, batch: &Batch, settings: &Settings) -> Result<Run> {
+        let max = self.info.max_tokens;
+        if let Some(row) = batch.sources.iter().chain(&batch.targets).find(|r| r.ids.len() > max) {
+            return Err(Error::TooLong { tokens: row.ids.len(), max });
+        }
         let (mut weights, mut largest_layer) = (0usize, 0usize);
         for info in self.info.places.iter().filter(|p| settings.keeps(p.place)) {
             let (queries, keys) = match info.place {
@@ -312,6 +317,17 @@ mod tests {
         let lean = model.run_batch(&batch, &Settings { hidden: false, ..on_demand }).unwrap();
         assert!(!lean.places[0].rows[0].keeps_weights());
         assert_same_attention(&model, &full, &lean, "on demand");
+    }
+
+    #[test]
+    fn rows_given_as_ids_are_held_to_the_models_length_like_texts() {
+        let model = Model::toy(toy::ToyConfig::small(1)).unwrap();
+        let row = |n: usize| Row { ids: vec![0; n], tokens: vec![Token::word("a"); n], valid: vec![true; n] };
+        let max = model.info.max_tokens;
+        let long = Batch { sources: vec![row(3)], targets: vec![row(max + 1)] };
+        assert_eq!(model.run_batch(&long, &Settings::trained()).err(), Some(Error::TooLong { tokens: max + 1, max }));
+        let long = Batch { sources: vec![row(max + 2)], targets: vec![row(3)] };
+        assert_eq!(model.run_batch(&long, &Settings::trained()).err(), Some(Error::TooLong { tokens: max + 2, max }));
     }
 
     /// The fixtures' real models: BERT stops its one stack; BART's encoder still runs whole.
