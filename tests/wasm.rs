@@ -216,3 +216,53 @@ fn export_gives_the_command_lines_json_and_csv() {
     assert_eq!(get(&place, "mask").as_string().unwrap(), "cross");
     assert!(run.csv().unwrap().starts_with("row,attention,layer,head,query_index,query,key_index,key,weight\n"));
 }
+
+#[wasm_bindgen_test]
+fn a_run_outlives_its_model_trace_and_export_included() {
+    let model = toy();
+    let run = model.run(js(r#"{"texts":["동물이 길을 건너지 않았다."],"place":"encoder_self"}"#)).unwrap();
+    let before = floats(get(&run.trace("encoder_self", 0, 1, 2).unwrap().into(), "xQ").into());
+    drop(model); // what the worker does when a fifth model evicts the first
+    let trace: JsValue = run.trace("encoder_self", 0, 1, 2).unwrap().into();
+    let weights = floats(get(&get(&trace, "weights"), "data"));
+    assert_eq!(weights, run.head("encoder_self", 0, 1, 2).unwrap().to_vec(), "the trace after eviction");
+    assert_eq!(floats(get(&trace, "xQ").into()).len(), before.len());
+    let doc = run.json().unwrap();
+    assert_eq!(get(&doc, "model_type").as_string().unwrap(), "toy", "the export names the run's own model");
+}
+
+#[wasm_bindgen_test]
+fn a_view_and_a_layer_each_cross_in_one_call() {
+    let model = toy();
+    let run = model.run(js(r#"{"texts":["동물이 길을 건너지 않았다. 그것은 너무 피곤했다."]}"#)).unwrap();
+    let layer = run.layer("decoder_self", 0, 1).unwrap().to_vec();
+    let cells = run.head("decoder_self", 0, 1, 0).unwrap().length() as usize; // Tq · Tk
+    let tq = floats(run.entropy_limits("decoder_self", 0, 1).unwrap().into()).len();
+    assert_eq!(layer.len(), 4 * cells, "[H, Tq, Tk]");
+    for h in 0..4 {
+        assert_eq!(layer[h * cells..(h + 1) * cells], run.head("decoder_self", 0, 1, h).unwrap().to_vec()[..], "head {h}");
+    }
+    let view: JsValue = run.view("decoder_self", 0, 1, 3).unwrap().into();
+    assert_eq!(floats(get(&view, "weights")), run.head("decoder_self", 0, 1, 3).unwrap().to_vec());
+    let all = floats(run.entropies("decoder_self", 0, 1).unwrap().into());
+    assert_eq!(floats(get(&view, "entropies")), all[3 * tq..4 * tq].to_vec(), "the shown head's entropies");
+    assert_eq!(floats(get(&view, "entropyLimits")), floats(run.entropy_limits("decoder_self", 0, 1).unwrap().into()));
+    assert_eq!(floats(get(&view, "maxima")).len(), 2 * 4, "[L, H]");
+    assert_eq!(get(&view, "allowed").dyn_into::<js_sys::Uint8Array>().unwrap().to_vec(), run.allowed("decoder_self", 0, 1).unwrap().to_vec());
+}
+
+#[wasm_bindgen_test]
+fn the_model_says_which_masks_each_place_takes_and_the_run_how_much_it_read() {
+    let info: JsValue = toy().info().unwrap().into();
+    let places: Array = get(&info, "places").dyn_into().unwrap();
+    let masks = |i: u32| -> Vec<String> {
+        get(&places.get(i), "masks").dyn_into::<Array>().unwrap().iter().map(|m| m.as_string().unwrap()).collect()
+    };
+    assert_eq!(masks(0), ["padding", "causal", "none"], "encoder self-attention, its own mask first");
+    assert_eq!(masks(1), ["causal", "padding", "none"], "decoder self-attention");
+    assert_eq!(masks(2), ["cross", "none"], "cross-attention");
+    let run = toy().run(js(r#"{"texts":["동물이 길을 건너지 않았다."],"place":"encoder_self"}"#)).unwrap();
+    let coverage = get(&get(&run.tokens("encoder_self", 0).unwrap().into(), "coverage"), "queries");
+    assert_eq!(num(&coverage, "read"), 1.0, "the toy reads every word whole");
+    assert_eq!(num(&coverage, "tokens"), 5.0);
+}

@@ -124,6 +124,50 @@ pub fn unreadable_share(tokens: &[Token]) -> f32 {
     }
 }
 
+/// How much of a text a model read as words of its vocabulary. Shares of the text's tokens
+/// (special tokens and PAD aside): `unknown` stood for text the vocabulary lacks (`[UNK]`) or
+/// split one character into pieces (jamo, bytes); `letters` spelled a word out a letter at a
+/// time (`c ##h ##a ##s ##e ##d`), which a model can read but rarely learnt from. `read` is
+/// what is left: tokens that are whole words or ordinary pieces of them.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Coverage {
+    pub tokens: usize,
+    pub unknown: f32,
+    pub letters: f32,
+    pub read: f32,
+}
+
+/// The [`Coverage`] of `tokens`. A word counts as spelled out when it has two or more pieces
+/// and at least half of them are a single character.
+pub fn coverage(tokens: &[Token]) -> Coverage {
+    let text: Vec<&Token> = tokens.iter().filter(|t| !matches!(t.kind, TokenKind::Special | TokenKind::Pad)).collect();
+    let unknown = text.iter().filter(|t| matches!(t.kind, TokenKind::Unknown | TokenKind::Part)).count();
+    // 1. words: a `Word` and the `Continuation`s after it
+    let mut letters = 0;
+    let mut word: Vec<&Token> = Vec::new();
+    let mut close = |word: &mut Vec<&Token>| {
+        let single = word.iter().filter(|t| t.text.trim().chars().count() == 1).count();
+        if word.len() >= 2 && 2 * single >= word.len() {
+            letters += word.len();
+        }
+        word.clear();
+    };
+    for t in &text {
+        match t.kind {
+            TokenKind::Continuation if !word.is_empty() => word.push(t),
+            TokenKind::Word => {
+                close(&mut word);
+                word.push(t);
+            }
+            _ => close(&mut word),
+        }
+    }
+    close(&mut word);
+    let n = text.len();
+    let share = |k: usize| if n == 0 { 0.0 } else { k as f32 / n as f32 };
+    Coverage { tokens: n, unknown: share(unknown), letters: share(letters), read: share(n - unknown - letters) }
+}
+
 /// `n` in subscript digits, for numbering the parts of one character: `동₂`.
 #[cfg(any(feature = "hf", test))]
 pub(crate) fn subscript(n: usize) -> String {
@@ -253,6 +297,28 @@ mod tests {
     fn too_long_says_how_long() {
         let text = "a ".repeat(MAX_TOKENS + 1);
         assert_eq!(split_words(&text), Err(Error::TooLong { tokens: MAX_TOKENS + 1, max: MAX_TOKENS }));
+    }
+
+    #[test]
+    fn coverage_counts_unknown_tokens_and_words_spelled_out() {
+        let piece = |text: &str, kind| Token { label: text.into(), piece: text.into(), kind, text: text.into(), part: None };
+        let mut tokens = vec![Token::marker("[CLS]", TokenKind::Special)];
+        // "chased" letter by letter, "cat" whole, "hungry" as two ordinary pieces, one [UNK]
+        tokens.push(piece("c", TokenKind::Word));
+        for c in ["h", "a", "s", "e", "d"] {
+            tokens.push(piece(c, TokenKind::Continuation));
+        }
+        tokens.push(piece("cat", TokenKind::Word));
+        tokens.push(piece("hung", TokenKind::Word));
+        tokens.push(piece("ry", TokenKind::Continuation));
+        tokens.push(Token::marker("[UNK]", TokenKind::Unknown));
+        tokens.push(Token::marker("[PAD]", TokenKind::Pad));
+        let c = coverage(&tokens);
+        assert_eq!(c.tokens, 10, "special and PAD tokens aside");
+        assert!((c.letters - 0.6).abs() < 1e-6, "six of ten spell a word out: {c:?}");
+        assert!((c.unknown - 0.1).abs() < 1e-6, "one of ten unknown: {c:?}");
+        assert!((c.read - 0.3).abs() < 1e-6, "{c:?}");
+        assert_eq!(coverage(&[]).read, 0.0, "no text, no share");
     }
 
     #[test]

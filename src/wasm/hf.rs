@@ -70,6 +70,6 @@ impl Model {
             index: index.as_deref(),
             shards: shards.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect(),
         };
-        Ok(Model { model: crate::models::Model::from_files(&files).map_err(js_error)? })
+        Ok(Model { model: std::rc::Rc::new(crate::models::Model::from_files(&files).map_err(js_error)?) })
     }
 }

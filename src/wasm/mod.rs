@@ -12,29 +12,33 @@
 //! const model = Model.toy({ preset: "small", seed: 1 });
 //! const run = model.run({ texts: ["동물이 길을 건너지 않았다."], place: "decoder_self" });
 //! const w = run.head("decoder_self", 0, 0, 2);   // Float32Array [Tq, Tk] of row 0, layer 0, head 2
-//! const steps = model.trace(run, "decoder_self", 0, 0, 2);
+//! const steps = run.trace("decoder_self", 0, 0, 2);          // every step of that head
 //! ```
 
-use js_sys::{Float32Array, Uint8Array};
+use std::rc::Rc;
+
+use js_sys::Float32Array;
 use ndarray::{Array2, ArrayView1};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::attention::mask::{Mask, MaskKind};
-use crate::attention::multi_head::HeadTrace;
 use crate::attention::place::Place;
-use crate::attention::sdpa::{self, Trace};
-use crate::cost::Cost;
+use crate::attention::sdpa;
 use crate::error::{Error, Result};
 use crate::examples::EXAMPLES;
-use crate::models::run::{Request, RowAttention};
+use crate::models::run::Request;
 use crate::models::toy::ToyConfig;
-use crate::stats;
 use crate::tokenize::{unreadable_share, Token};
 
 #[cfg(feature = "hf")]
 pub mod hf;
+mod run;
+mod trace;
+
+pub use run::Run;
+use trace::{StepsOut, TraceOut};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &str = r#"
@@ -51,6 +55,8 @@ export interface RunRequest { texts: string[]; targets?: string[]; place?: Place
 export interface PlaceInfo {
   place: Place; mask: MaskKind; layers: number; heads: number; kvHeads: number; dK: number;
   windows: (number | null)[];
+  /** the masks this place can run with: its own and the what-ifs the core accepts */
+  masks: MaskKind[];
 }
 export interface ModelInfo {
   architecture: string; trained: boolean; places: PlaceInfo[]; encoderDecoder: boolean;
@@ -70,6 +76,14 @@ export interface RowTokens {
   queries: Token[]; keys: Token[]; queryValid: boolean[]; keyValid: boolean[];
   /** the share of unknown tokens and pieces below a character, per side */
   unreadable: { queries: number; keys: number };
+  /** how much of the text the model read, per side: shares of its tokens (special aside) */
+  coverage: { queries: Coverage; keys: Coverage };
+}
+/** `unknown`: [UNK] or pieces of one character; `letters`: words spelled out letter by letter */
+export interface Coverage { tokens: number; unknown: number; letters: number; read: number }
+/** one head as a view draws it: weights and mask [Tq, Tk], this head's entropies and their limits [Tq], maxima [L, H] */
+export interface HeadView {
+  weights: Float32Array; allowed: Uint8Array; entropies: Float32Array; entropyLimits: Float32Array; maxima: Float32Array;
 }
 export interface RowWeights extends RowTokens {
   /** [L, H, Tq, Tk] */ weights: Float32Array; /** [L, Tq, Tk], 1 where allowed */ allowed: Uint8Array;
@@ -106,6 +120,8 @@ extern "C" {
     pub type RowTokensJs;
     #[wasm_bindgen(typescript_type = "RowWeights")]
     pub type RowWeightsJs;
+    #[wasm_bindgen(typescript_type = "HeadView")]
+    pub type ViewJs;
     #[wasm_bindgen(typescript_type = "HeadTrace")]
     pub type HeadTraceJs;
     #[wasm_bindgen(typescript_type = "Example[]")]
@@ -169,7 +185,8 @@ struct ToySettings {
 /// A model in memory — the toy, or a real one from its files — ready to run texts.
 #[wasm_bindgen]
 pub struct Model {
-    model: crate::models::Model,
+    /// Shared with every run it makes, so a run outlives a model the page has freed.
+    model: Rc<crate::models::Model>,
 }
 
 #[wasm_bindgen]
@@ -189,13 +206,21 @@ impl Model {
             config.encoder_layers = layers;
             config.decoder_layers = layers;
         }
-        Ok(Model { model: crate::models::Model::toy(config).map_err(js_error)? })
+        Ok(Model { model: Rc::new(crate::models::Model::toy(config).map_err(js_error)?) })
     }
 
-    /// What the model is: `{ architecture, trained, places: [{ place, mask, layers, heads,
-    /// dK }], encoderDecoder, canGenerate, maxTokens, maxBatch, dModel }`.
+    /// What the model is: `{ architecture, trained, places: [{ place, mask, masks, layers,
+    /// heads, kvHeads, dK, windows }], encoderDecoder, canGenerate, maxTokens, maxBatch, dModel }`;
+    /// `masks` are those a place can run with (its own first), so a page need not know them.
     pub fn info(&self) -> Result<ModelInfoJs, JsValue> {
-        typed(self.model.info())
+        let info = to_js(self.model.info())?;
+        let places = js_sys::Reflect::get(&info, &"places".into())?;
+        for (entry, p) in js_sys::Array::from(&places).iter().zip(&self.model.info().places) {
+            let own = std::iter::once(p.mask);
+            let masks: Vec<MaskKind> = own.chain(p.place.masks().iter().copied().filter(|&m| m != p.mask)).collect();
+            js_sys::Reflect::set(&entry, &"masks".into(), &to_js(&masks)?)?;
+        }
+        Ok(info.unchecked_into())
     }
 
     /// `text` as the model tokenizes it: `{ tokens, unreadable }`.
@@ -217,10 +242,10 @@ impl Model {
     pub fn run(&self, request: RunRequestJs) -> Result<Run, JsValue> {
         let request: Request = from_js("request", request.into())?;
         let run = self.model.run_weights(&request).map_err(js_error)?;
-        Ok(Run { run })
+        Ok(Run { run, model: Rc::clone(&self.model) })
     }
 
-    /// Every step of head `head` in layer `layer` of batch row `row` at `place` of `run`.
+    /// The same as `run.trace(place, row, layer, head)`, which pages use.
     pub fn trace(
         &self,
         run: &Run,
@@ -237,291 +262,6 @@ impl Model {
     /// the decoded text, to use as the target.
     pub fn generate(&self, text: &str, max_new_tokens: usize) -> Result<String, JsValue> {
         self.model.generate(text, max_new_tokens).map(|g| g.text).map_err(js_error)
-    }
-}
-
-/// The attention of one run, kept in wasm memory until asked for.
-#[wasm_bindgen]
-pub struct Run {
-    run: crate::models::run::Run,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct PlaceSummary {
-    place: Place,
-    mask: MaskKind,
-    what_if: bool,
-    scale: bool,
-    batch: usize,
-    layers: usize,
-    heads: usize,
-    tq: usize,
-    tk: usize,
-    cost: Cost,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct RowTokens<'a> {
-    queries: &'a [Token],
-    keys: &'a [Token],
-    query_valid: &'a [bool],
-    key_valid: &'a [bool],
-    unreadable: Unreadable,
-}
-
-#[derive(Serialize)]
-struct Unreadable {
-    queries: f32,
-    keys: f32,
-}
-
-impl<'a> RowTokens<'a> {
-    fn of(row: &'a RowAttention) -> Self {
-        RowTokens {
-            queries: &row.queries,
-            keys: &row.keys,
-            query_valid: &row.query_valid,
-            key_valid: &row.key_valid,
-            unreadable: Unreadable { queries: unreadable_share(&row.queries), keys: unreadable_share(&row.keys) },
-        }
-    }
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct RowWeights<'a> {
-    #[serde(flatten)]
-    tokens: RowTokens<'a>,
-    #[serde(with = "serde_wasm_bindgen::preserve")]
-    weights: Float32Array,
-    #[serde(with = "serde_wasm_bindgen::preserve")]
-    allowed: Uint8Array,
-    #[serde(with = "serde_wasm_bindgen::preserve")]
-    maxima: Float32Array,
-}
-
-#[wasm_bindgen]
-impl Run {
-    /// The kept places: `{ places: [{ place, mask, whatIf, scale, batch, layers, heads, tq,
-    /// tk, cost: { scoreMacs, flops, weightBytes } }] }`, cost per batch row over all layers.
-    pub fn info(&self) -> Result<RunInfoJs, JsValue> {
-        #[derive(Serialize)]
-        struct RunInfo {
-            places: Vec<PlaceSummary>,
-        }
-        let places = self
-            .run
-            .places
-            .iter()
-            .map(|p| {
-                let (heads, tq, tk) = p.shape();
-                PlaceSummary {
-                    place: p.place,
-                    mask: p.mask,
-                    what_if: p.what_if,
-                    scale: p.scale,
-                    batch: p.batch(),
-                    layers: p.layers(),
-                    heads,
-                    tq,
-                    tk,
-                    cost: p.cost(),
-                }
-            })
-            .collect();
-        typed(&RunInfo { places })
-    }
-
-    /// The tokens of batch row `row` at `place`, both sides, with their validity.
-    pub fn tokens(&self, place_name: &str, row: usize) -> Result<RowTokensJs, JsValue> {
-        typed(&RowTokens::of(self.row_at(place_name, row)?))
-    }
-
-    /// Everything of batch row `row` at `place` in one copy: its tokens, `weights`
-    /// `[L, H, Tq, Tk]`, `allowed` `[L, Tq, Tk]` and each head's largest weight `[L, H]`.
-    pub fn row(&self, place_name: &str, row: usize) -> Result<RowWeightsJs, JsValue> {
-        let r = self.row_at(place_name, row)?;
-        let weights = r.weights().map_err(js_error)?; // (L, H, Tq, Tk), refused when too large
-        let mut allowed = Vec::with_capacity(r.layers() * r.size().0 * r.size().1);
-        for layer in 0..r.layers() {
-            allowed.extend(r.mask(layer).map_err(js_error)?.allowed().iter().map(|&a| u8::from(a)));
-        }
-        let maxima = r.maxima().map_err(js_error)?;
-        typed(&RowWeights {
-            tokens: RowTokens::of(r),
-            weights: Float32Array::from(weights.as_slice().unwrap_or(&[])),
-            allowed: Uint8Array::from(&allowed[..]),
-            maxima: Float32Array::from(maxima.as_slice().unwrap_or(&[])),
-        })
-    }
-
-    /// The weights of one head: `Float32Array` `[Tq, Tk]`.
-    pub fn head(&self, place_name: &str, row: usize, layer: usize, head: usize) -> Result<Float32Array, JsValue> {
-        let w = self.row_at(place_name, row)?.head(layer, head).map_err(js_error)?;
-        Ok(Float32Array::from(w.as_slice().unwrap_or(&[])))
-    }
-
-    /// Which cells of `layer` the mask lets through: `Uint8Array` `[Tq, Tk]`, 1 where query i
-    /// may see key j, 0 where the cell is masked.
-    pub fn allowed(&self, place_name: &str, row: usize, layer: usize) -> Result<Uint8Array, JsValue> {
-        let mask = self.row_at(place_name, row)?.mask(layer).map_err(js_error)?;
-        let cells: Vec<u8> = mask.allowed().iter().map(|&a| u8::from(a)).collect();
-        Ok(Uint8Array::from(&cells[..]))
-    }
-
-    /// The entropy in bits of every query row of every head of `layer`: `Float32Array` `[H, Tq]`.
-    pub fn entropies(&self, place_name: &str, row: usize, layer: usize) -> Result<Float32Array, JsValue> {
-        let weights = self.row_at(place_name, row)?.layer(layer).map_err(js_error)?;
-        let bits = stats::row_entropy_bits(weights.view());
-        Ok(Float32Array::from(bits.as_slice().unwrap_or(&[])))
-    }
-
-    /// The most entropy each query of `layer` can have in bits (log₂ of the keys it may see):
-    /// `Float32Array` `[Tq]`.
-    #[wasm_bindgen(js_name = entropyLimits)]
-    pub fn entropy_limits(&self, place_name: &str, row: usize, layer: usize) -> Result<Float32Array, JsValue> {
-        let mask = self.row_at(place_name, row)?.mask(layer).map_err(js_error)?;
-        Ok(Float32Array::from(stats::entropy_limits(mask.allowed()).as_slice().unwrap_or(&[])))
-    }
-
-    /// The largest weight of every head: `Float32Array` `[L, H]`.
-    pub fn maxima(&self, place_name: &str, row: usize) -> Result<Float32Array, JsValue> {
-        let m = self.row_at(place_name, row)?.maxima().map_err(js_error)?;
-        Ok(Float32Array::from(m.as_slice().unwrap_or(&[])))
-    }
-
-    /// One head max-pooled to `[height, width]` pixels for drawing (-1 where all is masked).
-    pub fn pooled(
-        &self,
-        place_name: &str,
-        row: usize,
-        layer: usize,
-        head: usize,
-        height: usize,
-        width: usize,
-    ) -> Result<Float32Array, JsValue> {
-        let r = self.row_at(place_name, row)?;
-        let w = r.head(layer, head).map_err(js_error)?;
-        let mask = r.mask(layer).map_err(js_error)?;
-        let pooled = stats::max_pool(w.view(), Some(mask.allowed()), height, width);
-        Ok(Float32Array::from(pooled.as_slice().unwrap_or(&[])))
-    }
-
-    /// The run as the command line's JSON document (see `export.rs`), for saving.
-    pub fn export(&self, model: &Model) -> Result<JsValue, JsValue> {
-        to_js(&crate::export::export(&model.model.info().architecture, &self.run))
-    }
-
-    /// The run as CSV, one line per weight.
-    pub fn csv(&self) -> Result<String, JsValue> {
-        crate::export::csv(&self.run).map_err(js_error)
-    }
-}
-
-impl Run {
-    fn row_at(&self, place_name: &str, row: usize) -> Result<&RowAttention, JsValue> {
-        let place = self.run.place(place(place_name)?).map_err(js_error)?;
-        place.row(row).map_err(js_error)
-    }
-}
-
-/// `{ rows, cols, data: Float32Array }`, row-major.
-#[derive(Serialize)]
-struct MatrixOut {
-    rows: usize,
-    cols: usize,
-    #[serde(with = "serde_wasm_bindgen::preserve")]
-    data: Float32Array,
-}
-
-impl MatrixOut {
-    fn of(m: &Array2<f32>) -> Self {
-        let m = m.as_standard_layout();
-        MatrixOut { rows: m.nrows(), cols: m.ncols(), data: Float32Array::from(m.as_slice().unwrap_or(&[])) }
-    }
-}
-
-/// The steps of scaled dot-product attention, as [`sdpa::trace`] gives them.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct StepsOut {
-    tq: usize,
-    tk: usize,
-    scale: f32,
-    scores: MatrixOut,
-    scaled: MatrixOut,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    position_bias: Option<MatrixOut>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    biased: Option<MatrixOut>,
-    masked: MatrixOut,
-    weights: MatrixOut,
-    output: MatrixOut,
-    fully_masked_rows: Vec<usize>,
-}
-
-impl StepsOut {
-    fn of(t: &Trace) -> Self {
-        let (tq, tk) = t.weights.dim();
-        StepsOut {
-            tq,
-            tk,
-            scale: t.scale,
-            scores: MatrixOut::of(&t.scores),
-            scaled: MatrixOut::of(&t.scaled),
-            position_bias: t.position_bias.as_ref().map(MatrixOut::of),
-            biased: t.biased.as_ref().map(MatrixOut::of),
-            masked: MatrixOut::of(&t.masked),
-            weights: MatrixOut::of(&t.weights),
-            output: MatrixOut::of(&t.output),
-            fully_masked_rows: t.fully_masked_rows.clone(),
-        }
-    }
-}
-
-/// One head from the block's inputs through its slices of Q, K and V to its output.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct TraceOut {
-    row: usize,
-    layer: usize,
-    head: usize,
-    kv_head: usize,
-    d_model: usize,
-    d_k: usize,
-    x_q: MatrixOut,
-    x_kv: MatrixOut,
-    q: MatrixOut,
-    k: MatrixOut,
-    v: MatrixOut,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    q_rotated: Option<MatrixOut>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    k_rotated: Option<MatrixOut>,
-    #[serde(flatten)]
-    steps: StepsOut,
-}
-
-impl TraceOut {
-    fn of(t: &HeadTrace, row: usize, layer: usize, head: usize) -> Self {
-        TraceOut {
-            row,
-            layer,
-            head,
-            kv_head: t.kv_head,
-            d_model: t.x_q.ncols(),
-            d_k: t.q.ncols(),
-            x_q: MatrixOut::of(&t.x_q),
-            x_kv: MatrixOut::of(&t.x_kv),
-            q: MatrixOut::of(&t.q),
-            k: MatrixOut::of(&t.k),
-            v: MatrixOut::of(&t.v),
-            q_rotated: t.q_rotated.as_ref().map(MatrixOut::of),
-            k_rotated: t.k_rotated.as_ref().map(MatrixOut::of),
-            steps: StepsOut::of(&t.steps),
-        }
     }
 }
 
