@@ -137,8 +137,9 @@ pub struct Coverage {
     pub read: f32,
 }
 
-/// The [`Coverage`] of `tokens`. A word counts as spelled out when it has two or more pieces
-/// and at least half of them are a single character.
+/// The [`Coverage`] of `tokens`. A word counts as spelled out when it has three or more pieces
+/// and at least two thirds of them are a single character: a stem with a one-syllable particle
+/// (`동물 ##이`, `길 ##을`) is read, `c ##h ##a ##s ##e ##d` is spelled.
 pub fn coverage(tokens: &[Token]) -> Coverage {
     let text: Vec<&Token> = tokens.iter().filter(|t| !matches!(t.kind, TokenKind::Special | TokenKind::Pad)).collect();
     let unknown = text.iter().filter(|t| matches!(t.kind, TokenKind::Unknown | TokenKind::Part)).count();
@@ -147,7 +148,7 @@ pub fn coverage(tokens: &[Token]) -> Coverage {
     let mut word: Vec<&Token> = Vec::new();
     let mut close = |word: &mut Vec<&Token>| {
         let single = word.iter().filter(|t| t.text.trim().chars().count() == 1).count();
-        if word.len() >= 2 && 2 * single >= word.len() {
+        if word.len() >= 3 && 3 * single >= 2 * word.len() {
             letters += word.len();
         }
         word.clear();
@@ -312,12 +313,15 @@ mod tests {
         tokens.push(piece("hung", TokenKind::Word));
         tokens.push(piece("ry", TokenKind::Continuation));
         tokens.push(Token::marker("[UNK]", TokenKind::Unknown));
+        // a Korean stem and its particle, both short: read, not spelled
+        tokens.push(piece("길", TokenKind::Word));
+        tokens.push(piece("을", TokenKind::Continuation));
         tokens.push(Token::marker("[PAD]", TokenKind::Pad));
         let c = coverage(&tokens);
-        assert_eq!(c.tokens, 10, "special and PAD tokens aside");
-        assert!((c.letters - 0.6).abs() < 1e-6, "six of ten spell a word out: {c:?}");
-        assert!((c.unknown - 0.1).abs() < 1e-6, "one of ten unknown: {c:?}");
-        assert!((c.read - 0.3).abs() < 1e-6, "{c:?}");
+        assert_eq!(c.tokens, 12, "special and PAD tokens aside");
+        assert!((c.letters - 0.5).abs() < 1e-6, "six of twelve spell a word out: {c:?}");
+        assert!((c.unknown - 1.0 / 12.0).abs() < 1e-6, "one of twelve unknown: {c:?}");
+        assert!((c.read - 5.0 / 12.0).abs() < 1e-6, "{c:?}");
         assert_eq!(coverage(&[]).read, 0.0, "no text, no share");
     }
 

@@ -103,7 +103,7 @@ export interface HeadTrace {
   scores: Matrix; scaled: Matrix; positionBias?: Matrix; biased?: Matrix; masked: Matrix; weights: Matrix;
   output: Matrix; fullyMaskedRows: number[];
 }
-export interface Example { id: string; lang: string; text: string; note: string }
+export interface Example { id: string; lang: string; text: string; note: { en: string; ko: string } }
 "#;
 
 #[wasm_bindgen]

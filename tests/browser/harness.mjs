@@ -90,7 +90,7 @@ export async function cellColor(page, i, j) {
   return page.evaluate(([i, j]) => {
     const { layout } = globalThis.__headmap;
     const canvas = document.getElementById("heatmap");
-    const dpr = canvas.width / parseFloat(canvas.style.width);
+    const dpr = canvas.width / parseFloat(canvas.dataset.hmSize); // "{width}x{height}" in CSS pixels
     const x = Math.floor((layout.left + (j + 0.5) * layout.cell) * dpr);
     const y = Math.floor((layout.top + (i + 0.5) * layout.cell) * dpr);
     // sample a 3x3 block: hatching alternates within a cell

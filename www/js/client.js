@@ -1,6 +1,14 @@
 // The page's side of the worker. One worker per page: the explorer and every widget share it
 // (one wasm instance, one model cache). Each AttentionClient keeps its own newest run, so a
 // slower older request never overwrites a newer one.
+//
+// The worker keeps a few models and runs and lets the least recently used go. A client
+// remembers where each model came from and what each of its runs asked, so a model or run
+// the worker let go is loaded or computed again, transparently: a page with more figures than
+// the worker keeps never sees `model_not_loaded` or `run_freed`. (Files a reader picked were
+// handed to the worker, not kept: those say to pick them again.)
+
+import { coded, revive } from "./errors.js";
 
 const connections = new Map(); // worker URL → Connection
 let pickedFiles = 0;
@@ -22,18 +30,9 @@ function scriptUrl(url) {
       },
     });
   } catch {
-    throw new CoreError({ message: "the page's Content-Security-Policy does not allow the Trusted Types policy `headmap`: add it to the trusted-types directive", code: "trusted_types" });
+    throw coded("the page's Content-Security-Policy does not allow the Trusted Types policy `headmap`: add it to the trusted-types directive", "trusted_types");
   }
   return policy.createScriptURL(String(url));
-}
-
-/** An Error from the worker, with the core's `code` and `details` for translation. */
-export class CoreError extends Error {
-  constructor({ message, code, details }) {
-    super(message);
-    this.code = code;
-    this.details = details;
-  }
 }
 
 class Connection {
@@ -41,6 +40,7 @@ class Connection {
     this.worker = new Worker(scriptUrl(url), { type: "module" });
     this.pending = new Map();
     this.nextId = 1;
+    this.sources = new Map(); // model key → its source, to load it again
     this.worker.onmessage = ({ data }) => {
       const p = this.pending.get(data.id);
       if (!p) return;
@@ -50,10 +50,10 @@ class Connection {
       }
       this.pending.delete(data.id);
       if (data.ok) p.resolve(data.result);
-      else p.reject(new CoreError(data.error));
+      else p.reject(revive(data.error));
     };
     this.worker.onerror = (e) => {
-      const error = new CoreError({ message: `the attention worker failed: ${e.message || "it could not load"}`, code: "worker_failed" });
+      const error = coded(`the attention worker failed: ${e.message || "it could not load"}`, "worker_failed");
       for (const p of this.pending.values()) p.reject(error);
       this.pending.clear();
       // a dead worker answers nothing: later calls fail at once, and a client made later
@@ -100,6 +100,8 @@ export class AttentionClient {
     this.connection = connections.get(href);
     this.latest = 0;
     this.current = null; // the newest run's handle
+    this.asked = new Map(); // run handle → { key, request }, to compute it again
+    this.moved = new Map(); // run handle → the handle of the same run computed again
   }
 
   call(op, payload, options) {
@@ -116,7 +118,36 @@ export class AttentionClient {
     const key = sourceKey(source);
     const transfer = source.from === "files" ? Object.values(source.files).map((b) => b.buffer) : [];
     const info = await this.call("load", { key, source }, { onProgress, transfer });
+    if (source.from !== "files") this.connection.sources.set(key, source);
     return { key, info };
+  }
+
+  /** `work()`, and once more after loading model `key` again if the worker had let it go. */
+  async withModel(key, work) {
+    try {
+      return await work();
+    } catch (e) {
+      if (e.code !== "model_not_loaded") throw e;
+      const source = this.connection.sources.get(key);
+      if (!source) throw coded("the model's files were picked by the reader and are gone: pick them again", "files_gone");
+      await this.call("load", { key, source });
+      return work();
+    }
+  }
+
+  /** `op` on run `run` (payload `{ run, … }`), computing the run again if the worker let it go. */
+  async onRun(op, run, payload = {}) {
+    const at = () => this.moved.get(run) ?? run;
+    try {
+      return await this.call(op, { run: at(), ...payload });
+    } catch (e) {
+      const asked = this.asked.get(run);
+      if (e.code !== "run_freed" || !asked) throw e;
+      const again = await this.withModel(asked.key, () => this.call("run", asked));
+      if (this.moved.has(run)) this.call("free", { run: this.moved.get(run) }).catch(() => {});
+      this.moved.set(run, again.id);
+      return this.call(op, { run: again.id, ...payload });
+    }
   }
 
   /**
@@ -127,7 +158,7 @@ export class AttentionClient {
     const mine = ++this.latest;
     let result;
     try {
-      result = await this.call("run", { key, request });
+      result = await this.withModel(key, () => this.call("run", { key, request }));
     } catch (e) {
       if (mine !== this.latest) return null; // a newer request superseded this one
       throw e;
@@ -138,35 +169,38 @@ export class AttentionClient {
     }
     if (this.current !== null) this.free(this.current);
     this.current = result.id;
+    this.asked.set(result.id, { key, request });
     return result;
   }
 
   /** One head of run `run`: its numbers, and on request its image and the grid's thumbnails. */
   view(run, sel, { plot = null, thumbs = null, range = "max", colormap = "viridis" } = {}) {
-    return this.call("view", { run, sel, plot, thumbs, range, colormap });
+    return this.onRun("view", run, { sel, plot, thumbs, range, colormap });
   }
 
   /** Every head of one layer of run `run`: Float32Array [H, Tq, Tk] (`sel.head` unused). */
   layer(run, sel) {
-    return this.call("layer", { run, sel });
+    return this.onRun("layer", run, { sel });
   }
 
   trace(run, sel) {
-    return this.call("trace", { run, sel });
+    return this.onRun("trace", run, { sel });
   }
 
   /** The run as the command line writes it: "json" or "csv" text. */
   exportRun(run, format) {
-    return this.call("export", { run, format });
+    return this.onRun("export", run, { format });
   }
 
   free(run) {
-    this.call("free", { run }).catch(() => {});
+    for (const id of new Set([run, this.moved.get(run) ?? run])) this.call("free", { run: id }).catch(() => {});
+    this.asked.delete(run);
+    this.moved.delete(run);
   }
 
   /** The loaded encoder–decoder model's greedy output for `text`. */
   generate(key, text, maxNewTokens = 64) {
-    return this.call("generate", { key, text, maxNewTokens });
+    return this.withModel(key, () => this.call("generate", { key, text, maxNewTokens }));
   }
 
   weightedSum(weights, v, dV) {

@@ -6,6 +6,7 @@
 // larger one (../pkg-hf/), which has the toy too. A model lives in the package that made it.
 
 import initToy, * as toyPkg from "../pkg/headmap.js";
+import { coded } from "./errors.js";
 
 let toyReady = null;
 let hfReady = null;
@@ -24,7 +25,9 @@ async function toy() {
 const MAX_MODELS = 4;
 const MAX_RUNS = 24;
 const models = new Map(); // key → { model, pkg }, least recently used first
-const runs = new Map(); // id → { run, entry }, least recently used first
+// A run holds its model (in wasm, shared): evicting a model frees only the page's handle, and
+// its runs still trace and export; the model's memory goes with its last run.
+const runs = new Map(); // id → { run, info, tokens }, least recently used first
 let nextRun = 1;
 
 function touch(map, key) {
@@ -89,12 +92,12 @@ export async function wasmBytes() {
 }
 
 function modelAt(key) {
-  if (!models.has(key)) throw Object.assign(new Error("the model is not loaded"), { code: "model_not_loaded" });
+  if (!models.has(key)) throw coded("the model is not loaded", "model_not_loaded");
   return touch(models, key);
 }
 
 function runAt(id) {
-  if (!runs.has(id)) throw Object.assign(new Error("that run has been freed"), { code: "run_freed" });
+  if (!runs.has(id)) throw coded("that run has been freed", "run_freed");
   return touch(runs, id);
 }
 
@@ -108,11 +111,11 @@ export function run(key, request) {
   const r = entry.model.run(request);
   const ms = performance.now() - t0;
   const id = nextRun++;
-  runs.set(id, { run: r, entry });
-  evict(runs, MAX_RUNS);
   const info = r.info();
   const tokens = {};
   for (const p of info.places) tokens[p.place] = Array.from({ length: p.batch }, (_, row) => r.tokens(p.place, row));
+  runs.set(id, { run: r, info, tokens });
+  evict(runs, MAX_RUNS);
   return { id, info, tokens, ms };
 }
 
@@ -124,28 +127,20 @@ export function free(id) {
 }
 
 /**
- * The pieces of one head a view draws: its weights [Tq, Tk], mask [Tq, Tk], row entropies and
- * the most each row could have [Tq], and every head's largest weight [L, H].
+ * The pieces of one head a view draws, in one call: its weights [Tq, Tk], mask [Tq, Tk], row
+ * entropies and the most each row could have [Tq], and every head's largest weight [L, H].
  */
 export function head(id, { place, row, layer, head: h }) {
-  const { run: r } = runAt(id);
-  const weights = r.head(place, row, layer, h); // throws a clear error for a place or index that is not there
-  const { tq } = r.info().places.find((p) => p.place === place);
-  return {
-    weights,
-    allowed: r.allowed(place, row, layer),
-    entropies: r.entropies(place, row, layer).slice(h * tq, (h + 1) * tq),
-    entropyLimits: r.entropyLimits(place, row, layer),
-    maxima: r.maxima(place, row),
-  };
+  return runAt(id).run.view(place, row, layer, h); // a clear error for a place or index that is not there
 }
 
 /** The shape of `place` in a run, and which queries of `row` are real (not PAD). */
 export function shape(id, place, rowIndex) {
-  const { run: r } = runAt(id);
-  const p = r.info().places.find((x) => x.place === place);
-  if (!p) r.tokens(place, rowIndex); // throws the core's error, naming the places there are
-  return { tq: p.tq, tk: p.tk, layers: p.layers, heads: p.heads, queryValid: r.tokens(place, rowIndex).queryValid };
+  const { run: r, info, tokens } = runAt(id);
+  const p = info.places.find((x) => x.place === place);
+  const row = tokens[place]?.[rowIndex];
+  if (!p || !row) r.tokens(place, rowIndex); // throws the core's error, naming what there is
+  return { tq: p.tq, tk: p.tk, layers: p.layers, heads: p.heads, queryValid: row.queryValid };
 }
 
 /** One head max-pooled by the core to `height` x `width` (-1 where every cell is masked). */
@@ -157,19 +152,18 @@ export function pooled(id, { place, row, layer, head: h }, height, width) {
  * Every head of one layer, [H, Tq, Tk]: what a view of a whole layer needs, without copying
  * the row's other layers out (a long text in a big model would not fit).
  */
-export function layer(id, { place, row: rowIndex, layer: l }) {
-  const { run: r } = runAt(id);
-  const p = r.info().places.find((x) => x.place === place);
-  if (!p) r.tokens(place, rowIndex); // throws the core's error, naming the places there are
-  const out = new Float32Array(p.heads * p.tq * p.tk);
-  for (let h = 0; h < p.heads; h++) out.set(r.head(place, rowIndex, l, h), h * p.tq * p.tk);
-  return out;
+export function layer(id, { place, row, layer: l }) {
+  return runAt(id).run.layer(place, row, l);
+}
+
+/** Which cells of one layer the mask lets through: Uint8Array [Tq, Tk]. */
+export function allowed(id, { place, row, layer: l }) {
+  return runAt(id).run.allowed(place, row, l);
 }
 
 /** Every step of one head: { xQ, q, k, v, scores, scaled, masked, weights, output, … }. */
-export function trace(id, { place, row: r, layer, head: h }) {
-  const { run: run_, entry } = runAt(id);
-  return entry.model.trace(run_, place, r, layer, h);
+export function trace(id, { place, row, layer, head: h }) {
+  return runAt(id).run.trace(place, row, layer, h);
 }
 
 /** The loaded encoder–decoder model's greedy output for `text`. */
@@ -179,8 +173,8 @@ export function generate(key, text, maxNewTokens) {
 
 /** The run as the command line writes it: "json" or "csv" text. */
 export function exportRun(id, format) {
-  const { run: r, entry } = runAt(id);
-  return format === "csv" ? r.csv() : JSON.stringify(r.export(entry.model));
+  const { run: r } = runAt(id);
+  return format === "csv" ? r.csv() : JSON.stringify(r.json());
 }
 
 /** Σ_j weights[j] · v[j] for v of shape [weights.length, dV], computed by the core. */

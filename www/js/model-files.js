@@ -3,6 +3,8 @@
 // user picked. No wasm here: the worker hands the bytes to core.js. Errors carry a `code`
 // and `details` so the page can word them in the reader's language.
 
+import { coded } from "./errors.js";
+
 /** The one host models are fetched from (a same-origin mirror of its layout aside). */
 export const HUB = "https://huggingface.co";
 
@@ -39,10 +41,6 @@ export function hubUrl(hub, id, file) {
 /** A Hub model id as the Hub accepts it: "name" or "owner/name", letters, digits, - _ . */
 export function validModelId(id) {
   return /^[A-Za-z0-9][\w.-]*(\/[A-Za-z0-9][\w.-]*)?$/.test(id) && !id.includes("..");
-}
-
-function coded(message, code, details) {
-  return Object.assign(new Error(message), { code, details });
 }
 
 /**
@@ -148,8 +146,11 @@ export function tooLarge(file, bytes, max) {
 export function checkFiles(files, where) {
   const missing = files.config ? [] : [MODEL_FILES.config];
   if (!files.weights && !(files.index && files.shards?.length)) missing.push(MODEL_FILES.weights);
-  if (!files.tokenizer && !(files.sourceSpm && files.vocab)) missing.push("tokenizer.json (or source.spm + vocab.json)");
-  if (missing.length) throw coded(`${where}: missing ${missing.join(", ")}`, "files_missing", { files: missing });
+  // a Marian model reads source.spm and vocab.json instead: said apart, so each language words it
+  const tokenizer = !files.tokenizer && !(files.sourceSpm && files.vocab);
+  if (tokenizer) missing.push(MODEL_FILES.tokenizer);
+  const or = tokenizer ? ` (or ${MODEL_FILES.sourceSpm} + ${MODEL_FILES.vocab})` : "";
+  if (missing.length) throw coded(`${where}: missing ${missing.join(", ")}${or}`, "files_missing", { files: missing, ...(tokenizer && { variant: "tokenizer" }) });
   return files;
 }
 

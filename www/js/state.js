@@ -67,6 +67,8 @@ export async function decodeState(search, hash = "") {
   const s = { ...DEFAULTS };
   const model = p.get("model") ?? "";
   if (validModel(model)) s.model = model;
+  // a model the link names that no one could type either: refused as a typed one is, and said
+  else if (model) s.refusedModel = model.slice(0, 200);
   if (validHub(p.get("hub") ?? "")) s.hub = p.get("hub") ?? "";
   for (const key of TEXTS) if (p.has(key)) s[key] = p.get(key);
   const z = new URLSearchParams(hash.replace(/^#/, "")).get("z");
@@ -170,9 +172,11 @@ export function placeFor(state, info) {
  */
 export function requestFor(state, info) {
   const place = placeFor(state, info);
-  const trained = info.places.find((p) => p.place === place).mask;
+  const modelPlace = info.places.find((p) => p.place === place);
+  const trained = modelPlace.mask;
   // the place may be the model's own choice rather than the link's: a mask it cannot take is left out
-  const mask = state.mask && state.mask !== trained && masksFor(place).includes(state.mask) ? { mask: state.mask } : {};
+  const takes = modelPlace.masks ?? masksFor(place);
+  const mask = state.mask && state.mask !== trained && takes.includes(state.mask) ? { mask: state.mask } : {};
   const decoderSide = info.encoderDecoder && place !== "encoder_self";
   const texts = decoderSide ? { texts: [state.text], targets: [state.target] } : { texts: [state.text, ...(state.text2.trim() ? [state.text2] : [])] };
   return { ...texts, place, ...mask, scale: state.scale };

@@ -15,6 +15,7 @@
 // `sel` is { place, row, layer, head }.
 
 import * as core from "./core.js";
+import { coded } from "./errors.js";
 import { HUB, fetchModelFiles, hubUrl, pickFiles, suggestions, validModelId } from "./model-files.js";
 import { lutFor } from "./render/colormap.js";
 import { paintHeatmap } from "./render/heatmap.js";
@@ -54,10 +55,6 @@ async function filesOf(source, id) {
   throw coded(`unknown model source ${source.from}`, "bad_source", {});
 }
 
-function coded(message, code, details) {
-  return Object.assign(new Error(message), { code, details });
-}
-
 const suggested = new Map(); // model key → heads its headmap.json suggests
 
 async function load(id, key, source) {
@@ -82,12 +79,13 @@ function bitmap(width, height, paint) {
 }
 
 /**
- * One head painted at `cell` device pixels per cell into `width` x `height`: cell by cell when
- * cells are at least a pixel, else from the core's max-pooling, one value per pixel.
+ * One head painted at `cell` device pixels per cell into `width` x `height`: cell by cell from
+ * `cells` ({ weights, allowed }) when cells are at least a pixel, else from the core's
+ * max-pooling, one value per pixel.
  */
-function paintHead(id, sel, { width, height, cell }, { max, queryValid, tq, tk, lut }) {
+function paintHead(id, sel, { width, height, cell }, { max, queryValid, tq, tk, lut, cells }) {
   if (cell >= 1) {
-    const { weights, allowed } = core.head(id, sel);
+    const { weights, allowed } = cells();
     return bitmap(width, height, (px) => paintHeatmap(px, width, height, weights, tq, tk, cell, { allowed, queryValid, max, lut }));
   }
   const pixels = core.pooled(id, sel, height, width);
@@ -106,14 +104,20 @@ function view(id, sel, plot, thumbs, range, colormap) {
   const maxOf = (layer, h) => (range === "one" ? 1 : head.maxima[layer * heads + h] || 1);
   const lut = lutFor(colormap);
   const out = { head };
-  if (plot) out.image = paintHead(id, sel, plot, { max: maxOf(sel.layer, sel.head), queryValid, tq, tk, lut });
+  if (plot) out.image = paintHead(id, sel, plot, { max: maxOf(sel.layer, sel.head), queryValid, tq, tk, lut, cells: () => head });
   if (thumbs) {
     const cell = thumbs.size / Math.max(tq, tk);
     const size = { width: Math.max(1, Math.round(cell * tk)), height: Math.max(1, Math.round(cell * tq)), cell };
     out.thumbs = [];
     for (let layer = 0; layer < layers; layer++) {
+      // a layer's heads in one copy, and its mask once, only where cells are painted one by one
+      let all = null;
+      const cells = (h) => () => {
+        all ??= { weights: core.layer(id, { ...sel, layer }), allowed: core.allowed(id, { ...sel, layer }) };
+        return { weights: all.weights.subarray(h * tq * tk, (h + 1) * tq * tk), allowed: all.allowed };
+      };
       for (let h = 0; h < heads; h++) {
-        out.thumbs.push(paintHead(id, { ...sel, layer, head: h }, size, { max: maxOf(layer, h), queryValid, tq, tk, lut }));
+        out.thumbs.push(paintHead(id, { ...sel, layer, head: h }, size, { max: maxOf(layer, h), queryValid, tq, tk, lut, cells: cells(h) }));
       }
     }
   }

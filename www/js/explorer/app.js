@@ -6,6 +6,7 @@
 import { AttentionClient } from "../client.js";
 import { addStrings, browserLang, errorText, tf } from "../i18n.js";
 import { decodeState, encodeState, requestFor } from "../state.js";
+import { adoptSizes } from "../views/sizes.js";
 import { Controls } from "./controls.js";
 import { Exporter } from "./export.js";
 import { ModelPicker } from "./model-picker.js";
@@ -13,6 +14,7 @@ import { EXPLORER_STRINGS } from "./strings.js";
 import { Viewer } from "./viewer.js";
 
 addStrings(EXPLORER_STRINGS);
+adoptSizes(document);
 
 const $ = (id) => document.getElementById(id);
 
@@ -40,6 +42,17 @@ const app = {
   syncUrl,
   showStatus,
   busy,
+  /** Things the page changed or could not do that the reader should know, by topic, at the top of the view. */
+  notices: {
+    texts: new Map(),
+    set(topic, text) {
+      if (text) this.texts.set(topic, text);
+      else this.texts.delete(topic);
+      const box = $("link-notice");
+      box.textContent = [...this.texts.values()].join(" ");
+      box.hidden = !this.texts.size;
+    },
+  },
 };
 
 const viewer = new Viewer(app);

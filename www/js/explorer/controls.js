@@ -94,7 +94,7 @@ export class Controls {
       el("button", {
         type: "button",
         lang: ex.lang,
-        title: ex.note,
+        title: ex.note[app.lang] ?? ex.note.en,
         "data-example": ex.id,
         text: ex.text,
         onclick: () => this.pick(ex),
@@ -141,6 +141,7 @@ export class Controls {
     app.$("lang").textContent = app.T("lang");
     app.$("lang").lang = app.lang === "ko" ? "en" : "ko";
     app.$("hub-id").setAttribute("aria-label", app.T("model.hub"));
+    if (this.examples) this.renderExamples(); // their notes are in the page's language
     this.refresh();
   }
 
@@ -202,8 +203,10 @@ export class Controls {
   /** The masks this place can run with; the trained one first, the others labelled what-if. */
   maskOptions(info, place) {
     const { app } = this;
-    const trained = info.places.find((p) => p.place === place).mask;
-    const masks = masksFor(place);
+    const modelPlace = info.places.find((p) => p.place === place);
+    const trained = modelPlace.mask;
+    // the masks the model says this place takes (a test's stand-in info may not say)
+    const masks = modelPlace.masks ?? masksFor(place);
     const ordered = [trained, ...masks.filter((m) => m !== trained)];
     const current = masks.includes(app.state.mask) ? app.state.mask : trained;
     const options = ordered.map((mask) =>
@@ -231,8 +234,10 @@ export class Controls {
   }
 
   /** Says when the texts were too long to go into the link, or the link's own could not be read. */
+  /** What the link could not keep or open, said at the top of the view where a reader looks. */
   linkNotice(dropped) {
     const { app } = this;
-    app.$("export-status").textContent = dropped ? app.T("linkTooLong") : app.state.linkProblem ? app.T("linkUnreadable") : "";
+    const text = dropped ? app.T("linkTooLong") : app.state.linkProblem ? app.T("linkUnreadable") : "";
+    app.notices.set("link", text);
   }
 }

@@ -4,6 +4,7 @@
 
 import { drawLegend } from "../render/heatmap.js";
 import { heatmapSvg } from "../render/svg.js";
+import { cssSizeOf } from "../views/sizes.js";
 
 /** Above this many bytes of weights a run is not saved from the page (the file would be gigabytes). */
 export const MAX_EXPORT_BYTES = 64 * 1024 * 1024;
@@ -87,9 +88,8 @@ export class Exporter {
   async png() {
     const { app } = this;
     const source = app.$("heatmap");
-    const dpr = source.width / parseFloat(source.style.width);
-    const cssW = parseFloat(source.style.width);
-    const cssH = parseFloat(source.style.height);
+    const { width: cssW, height: cssH } = cssSizeOf(source);
+    const dpr = source.width / cssW;
     const width = Math.max(cssW, 280);
     const canvas = document.createElement("canvas");
     const ctx = canvas.getContext("2d");
@@ -137,7 +137,7 @@ export class Exporter {
   cellsImage() {
     const s = this.app.shown;
     const source = this.app.$("heatmap");
-    const dpr = source.width / parseFloat(source.style.width);
+    const dpr = source.width / cssSizeOf(source).width;
     const { left, top, plotWidth, plotHeight } = s.layout;
     const canvas = document.createElement("canvas");
     canvas.width = Math.round(plotWidth * dpr);

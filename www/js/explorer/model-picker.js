@@ -49,12 +49,18 @@ export class ModelPicker {
 
   /** The first model: the one the link names, else the default. */
   async start(choice) {
-    const fromLink = new URLSearchParams(location.search).has("model");
+    // a model id the link names that the Hub box would refuse is refused the same way
+    const refused = this.app.state.refusedModel;
+    const fromLink = new URLSearchParams(location.search).has("model") && !refused;
     if (choice.startsWith("hub:")) {
       this.app.$("hub-id").value = choice.slice(4);
       this.app.$("hub-field").hidden = false;
     }
     const ok = await this.choose(choice, { fromLink });
+    if (ok && refused) {
+      this.showError({ key: "badModelId" });
+      if (refused.startsWith("hub:")) this.app.$("hub-id").value = refused.slice(4);
+    }
     if (ok) return;
     // Nothing is shown yet: show the default model, but keep the error in view, the link's
     // model in the link (a reload retries it) and, for a Hub id, the field to retry it now.
@@ -112,6 +118,12 @@ export class ModelPicker {
         const mib = (n) => (n / 1048576).toFixed(1);
         this.setStatus(total ? "loadingFileOf" : "loadingFile", { model: label, file, loaded: mib(loaded), total: mib(total) });
       });
+      // another model: the head shown is again the one it suggests (the trained model's
+      // showcase head comes back), not the one picked on the last model
+      if (app.model && app.model.key !== key) {
+        Object.assign(app.state, { layer: null, head: null });
+        app.notices.set("clamp", null);
+      }
       // the languages a model reads, where known: the examples it is offered follow them
       app.model = { key, info, choice, name: label, where, fromLink, languages: FOLDERS[choice]?.languages ?? null };
       if (app.state.model !== choice) app.syncUrl({ step: true });

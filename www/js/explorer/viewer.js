@@ -8,9 +8,13 @@ import { el, sizeCanvas } from "../views/dom.js";
 import { HeadGrid, headNotes, kvHeadOf, thumbSize } from "../views/head-grid.js";
 import { HeatmapView } from "../views/heatmap-view.js";
 import { MixingView } from "../views/mixing.js";
+import { coverageNote } from "../views/coverage.js";
 import { readoutText } from "../views/readout.js";
 import { STEPS_LIMIT, drawSteps } from "../views/steps.js";
 import { drawTable } from "../views/table.js";
+
+/** What the built-in models read, for the note on a text a model read badly. */
+const READS = { trained: "reads.trained", minilm: "reads.minilm" };
 
 export class Viewer {
   constructor(app) {
@@ -26,6 +30,7 @@ export class Viewer {
       corner: () => app.T("gridCorner"),
       onSelect: async (layer, head, { focus = false } = {}) => {
         Object.assign(app.state, { layer, head });
+        app.notices.set("clamp", null);
         await this.render();
         if (focus) this.grid.focusSelected();
       },
@@ -37,21 +42,27 @@ export class Viewer {
     this.trace = null; // the steps of the shown head, once they arrive
     this.shown = null; // what the main heatmap shows, for read-outs and saving
     this.lastQuery = 0; // the query of the cell last hovered or tapped, for the mixing table
+    this.zoom = 1; // how many times the fitted width the heatmap is drawn, for long texts
   }
 
   bind() {
     const { app } = this;
     const $ = app.$;
     // choosing one of the two pins both: the head shown is then the reader's
-    $("layer").addEventListener("change", () => {
-      Object.assign(app.state, { layer: Number($("layer").value), head: Number($("head").value) });
-      this.render();
-    });
-    $("head").addEventListener("change", () => {
-      Object.assign(app.state, { layer: Number($("layer").value), head: Number($("head").value) });
-      this.render();
-    });
+    for (const id of ["layer", "head"]) {
+      $(id).addEventListener("change", () => {
+        Object.assign(app.state, { layer: Number($("layer").value), head: Number($("head").value) });
+        app.notices.set("clamp", null);
+        this.render();
+      });
+    }
     $("table-details").addEventListener("toggle", () => this.drawTable());
+    const zoomBy = (factor) => {
+      this.zoom = Math.min(this.maxZoom ?? 1, Math.max(1, this.zoom * factor));
+      this.render();
+    };
+    $("zoom-in").addEventListener("click", () => zoomBy(2));
+    $("zoom-out").addEventListener("click", () => zoomBy(0.5));
     $("mixing-seed").addEventListener("click", () => this.mixing.seed());
     $("mixing-from-head").addEventListener("click", () => this.mixFromHead());
     // only a change of width moves the heatmap (its height follows from the width)
@@ -118,8 +129,13 @@ export class Viewer {
     const { layers, heads, tq, tk, batch } = place;
     // a head the reader chose, else the one the model suggests for this place (headmap.json)
     const suggestion = app.model.info.suggestions?.find((x) => x.place === place.place);
-    if (state.layer !== null) state.layer = Math.min(state.layer, layers - 1);
-    if (state.head !== null) state.head = Math.min(state.head, heads - 1);
+    // a layer or head past the model's (a link's) is shown at the last one, and said so
+    if ((state.layer ?? 0) >= layers || (state.head ?? 0) >= heads) {
+      const asked = { layer: (state.layer ?? 0) + 1, head: (state.head ?? 0) + 1 };
+      state.layer = state.layer === null ? null : Math.min(state.layer, layers - 1);
+      state.head = state.head === null ? null : Math.min(state.head, heads - 1);
+      app.notices.set("clamp", app.T("clampedNotice", { ...asked, layers, heads, shownLayer: (state.layer ?? 0) + 1, shownHead: (state.head ?? 0) + 1 }));
+    }
     state.row = Math.min(state.row, batch - 1);
     const sel = {
       place: place.place,
@@ -136,14 +152,26 @@ export class Viewer {
 
     // 1. the layout, here: it measures text
     const area = $("heatmap-area").getBoundingClientRect();
-    const width = Math.max(200, Math.min(area.width || 800, 1100) - 14);
-    const narrow = width < 520;
+    const fitted = Math.max(200, Math.min(area.width || 800, 1100) - 14);
+    const narrow = fitted < 520;
+    // a long text has cells below a few pixels: zoom (up to about 4,800 pixels wide) makes
+    // them big enough to read and to tap, the frame scrolling sideways
+    this.maxZoom = 2 ** Math.max(0, Math.floor(Math.log2(4800 / fitted)));
+    if (Math.max(tq, tk) * 6 < fitted) this.zoom = 1;
+    this.zoom = Math.min(this.zoom, this.maxZoom);
+    const zoom = this.zoom;
+    const width = fitted * zoom;
+    $("zoom").hidden = !(zoom > 1 || Math.max(tq, tk) * 6 > fitted);
+    $("zoom-level").textContent = `×${zoom}`;
+    $("zoom-in").disabled = zoom >= this.maxZoom;
+    $("zoom-out").disabled = zoom <= 1;
+    $("heatmap").parentElement.classList.toggle("zoomed", zoom > 1);
     const layout = this.heatmap.layoutFor({
       tq,
       tk,
       width,
       // the plot fits the window, so the read-out above and the colour bar below stay in view
-      height: Math.min(Math.max(width, 260), 760, Math.max(320, innerHeight - 200)),
+      height: zoom > 1 ? width : Math.min(Math.max(width, 260), 760, Math.max(320, innerHeight - 200)),
       queries: labels.queries,
       keys: labels.keys,
       fontPx: narrow ? 11 : 13,
@@ -309,10 +337,14 @@ export class Viewer {
     // a trained decoder fed its target: a row predicts the next word
     $("decoder-note").hidden = !(info.trained && info.encoderDecoder && place.place !== "encoder_self");
     $("decoder-note").textContent = app.T("decoderRowsNote");
-    const unreadable = Math.max(tokens.unreadable.queries, tokens.unreadable.keys);
-    $("coverage").hidden = unreadable <= 0.5;
-    // a model that reads Korean says so; others point to one that does
-    $("coverage").textContent = app.T(app.model.choice === "trained" ? "coverageKo" : "coverage", { model: app.model.name });
+    // how much of the text the model read; below enough, what it reads and where else to look
+    const note = coverageNote(tokens, app.T, app.model.name, READS[app.model.choice] ?? null);
+    $("coverage").hidden = !note;
+    $("coverage-text").textContent = note ?? "";
+    const text = [tokens.queries, tokens.keys].flat().map((t) => t.text).join("");
+    const order = /[\uac00-\ud7a3]/.test(text) ? ["trained", "minilm", "toy"] : ["minilm", "trained", "toy"];
+    const choices = note ? order.filter((c) => c !== app.model.choice) : [];
+    $("coverage-choices").replaceChildren(...choices.map((c) => el("button", { type: "button", class: "small-button", "data-model": c, text: app.T(`seeIn.${c}`), onclick: () => app.chooseModel(c) })));
   }
 
   cost(place) {

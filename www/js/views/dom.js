@@ -1,5 +1,7 @@
 // Tiny DOM helpers. Text goes in with textContent only: user text and model tokens are
-// never parsed as HTML.
+// never parsed as HTML. No style attribute either: sizes go through sizes.js.
+
+import { cssSize } from "./sizes.js";
 
 /** An element with attributes and children (strings become text nodes). */
 export function el(tag, attrs = {}, ...children) {
@@ -20,8 +22,7 @@ export function sizeCanvas(canvas, width, height) {
   const dpr = Math.min(globalThis.devicePixelRatio || 1, 3);
   canvas.width = Math.max(1, Math.round(width * dpr));
   canvas.height = Math.max(1, Math.round(height * dpr));
-  canvas.style.width = `${width}px`;
-  canvas.style.height = `${height}px`;
+  cssSize(canvas, width, height);
   const ctx = canvas.getContext("2d");
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   return { ctx, dpr };

@@ -4,6 +4,7 @@
 // one in the main view.
 
 import { el } from "./dom.js";
+import { cssNumber, cssSize } from "./sizes.js";
 
 /** The key/value head query head `head` reads, or null when every head has its own. */
 export function kvHeadOf(place, head) {
@@ -53,7 +54,7 @@ export class HeadGrid {
   draw({ thumbs, layers, heads, selected, dpr }) {
     this.shape = { layers, heads };
     this.container.replaceChildren();
-    this.container.style.setProperty("--heads", heads);
+    cssNumber(this.container, "heads", heads);
     this.buttons = [];
     const cells = [el("span", { class: "grid-corner", text: this.corner() })];
     for (let h = 0; h < heads; h++) cells.push(el("span", { class: "grid-col-label", text: String(h + 1) }));
@@ -62,8 +63,7 @@ export class HeadGrid {
       for (let head = 0; head < heads; head++) {
         const bitmap = thumbs[layer * heads + head];
         const canvas = el("canvas", { width: bitmap.width, height: bitmap.height });
-        canvas.style.width = `${bitmap.width / dpr}px`;
-        canvas.style.height = `${bitmap.height / dpr}px`;
+        cssSize(canvas, bitmap.width / dpr, bitmap.height / dpr);
         canvas.getContext("bitmaprenderer").transferFromImageBitmap(bitmap);
         const isSelected = layer === selected.layer && head === selected.head;
         const button = el(

@@ -3,7 +3,7 @@
 // the article's 0.7 / 0.1 / 0.2 over V = [10, 0], [0, 10], [5, 5] (giving [8, 2]), is
 // editable, and can be filled from a real head: one query's weights over its keys' V rows.
 
-import { tf } from "../i18n.js";
+import { errorText, tf } from "../i18n.js";
 import { el } from "./dom.js";
 
 export const SEED_ROWS = [
@@ -21,10 +21,14 @@ const vec = (v) => {
   return `[${shown.join(", ")}${v.length > SHOWN ? ", …" : ""}]`;
 };
 
-/** Whether `weights` can be softmax weights: none negative, and a sum of 1. */
+/**
+ * Whether `weights` can be softmax weights: none negative, none past 1 or not a number (a
+ * share of one: `1e39` or `abc` is refused, not turned into Infinity or 0), and a sum of 1.
+ */
 export function checkWeights(weights) {
   const sum = weights.reduce((a, b) => a + b, 0);
-  return { negative: weights.some((w) => w < 0), sum, sumsToOne: Math.abs(sum - 1) < 1e-3 };
+  const outside = weights.some((w) => !Number.isFinite(w) || w > 1);
+  return { negative: weights.some((w) => w < 0), outside, sum, sumsToOne: Math.abs(sum - 1) < 1e-3 };
 }
 
 export class MixingView {
@@ -103,19 +107,23 @@ export class MixingView {
 
   async update() {
     const t = (key, values) => tf(this.lang, key, values);
-    const weights = this.inputs.map((i) => Number(i.value) || 0);
-    const { negative, sum, sumsToOne } = checkWeights(weights);
-    this.sumWeights.textContent = fmt(sum);
-    this.sumWeights.classList.toggle("warn", !sumsToOne);
-    this.inputs.forEach((input, k) => input.setAttribute("aria-invalid", String(weights[k] < 0)));
-    if (negative) {
-      // a negative share means nothing: refuse it rather than compute a number
+    // an empty box is 0; anything else must read as a number
+    const weights = this.inputs.map((i) => (i.value.trim() === "" ? 0 : Number(i.value)));
+    const { negative, outside, sum, sumsToOne } = checkWeights(weights);
+    this.inputs.forEach((input, k) => input.setAttribute("aria-invalid", String(!(weights[k] >= 0 && weights[k] <= 1))));
+    if (negative || outside) {
+      // a share below 0, past 1 or not a number means nothing: refuse it rather than compute a number
+      this.sumWeights.textContent = "—";
+      this.sumWeights.classList.add("warn");
       this.cells.forEach((c) => (c.textContent = "—"));
       this.total.textContent = "—";
-      this.warning.textContent = t("mixing.negative");
+      delete this.total.dataset.value;
+      this.warning.textContent = t(negative ? "mixing.negative" : "mixing.outside");
       this.warning.classList.add("warn");
       return;
     }
+    this.sumWeights.textContent = fmt(sum);
+    this.sumWeights.classList.toggle("warn", !sumsToOne);
     this.warning.textContent = sumsToOne ? "" : t("mixing.notOne", { sum: fmt(sum) });
     this.warning.classList.toggle("warn", !sumsToOne);
     weights.forEach((w, k) => (this.cells[k].textContent = vec(this.rows[k].v.map((x) => w * x))));
@@ -125,7 +133,7 @@ export class MixingView {
       this.total.textContent = vec(out);
       this.total.dataset.value = JSON.stringify(Array.from(out));
     } catch (e) {
-      this.total.textContent = e.message;
+      this.total.textContent = errorText(this.lang, e);
     }
   }
 }

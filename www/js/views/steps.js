@@ -5,6 +5,7 @@
 import { tf } from "../i18n.js";
 import { formatWeight, paintHeatmap } from "../render/heatmap.js";
 import { el } from "./dom.js";
+import { cssSize } from "./sizes.js";
 
 const SIZE = 150;
 /** Beyond this many tokens the steps are not drawn: five matrices of n² would not fit a page. */
@@ -39,8 +40,7 @@ function matrixCanvas(m, allowed, name) {
   const cell = Math.max(1, Math.floor(cssCell * dpr));
   const canvas = el("canvas", { "data-step": name, width: cell * cols, height: cell * rows });
   // more cells than pixels: the canvas keeps one pixel a cell and the browser shrinks it
-  canvas.style.width = `${cssCell * cols}px`;
-  canvas.style.height = `${cssCell * rows}px`;
+  cssSize(canvas, cssCell * cols, cssCell * rows);
   const ctx = canvas.getContext("2d");
   const image = ctx.createImageData(canvas.width, canvas.height);
   const norm = normalise(m.data);

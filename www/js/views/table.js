@@ -9,11 +9,12 @@ export const TABLE_LIMIT = 64;
  * `caption` names what the table shows (sentence, place, layer, head); `clipped(rows, cols)`
  * words a table cut to its first rows and columns. Tokens are `{ label }` objects. With
  * `captionEl` the caption goes there (outside a table that scrolls sideways, so it is never
- * cut off) and names the table for screen readers; else into the table's <caption>.
+ * cut off) and names the table for screen readers; else into the table's <caption>. At most
+ * `limit` rows and columns are shown.
  */
-export function drawTable(table, { weights, tq, tk, queries, keys, allowed, caption, clipped, corner, masked, captionEl = null }) {
-  const rows = Math.min(tq, TABLE_LIMIT);
-  const cols = Math.min(tk, TABLE_LIMIT);
+export function drawTable(table, { weights, tq, tk, queries, keys, allowed, caption, clipped, corner, masked, captionEl = null, limit = TABLE_LIMIT }) {
+  const rows = Math.min(tq, limit);
+  const cols = Math.min(tk, limit);
   const head = el("tr", {}, el("th", { scope: "col", text: corner }));
   for (let j = 0; j < cols; j++) head.append(el("th", { scope: "col", text: keys[j].label }));
   const body = [];

@@ -156,7 +156,8 @@ export function requestOf(settings, info, target = settings.target) {
   const texts = decoderSide ? [settings.texts[0]] : settings.texts;
   const request = { texts, place: resolved, scale: settings.scale };
   // a mask this place cannot run with is left out (the element reports it as the author's)
-  if (settings.mask && masksFor(resolved).includes(settings.mask)) request.mask = settings.mask;
+  const takes = info.places.find((p) => p.place === resolved)?.masks ?? masksFor(resolved);
+  if (settings.mask && takes.includes(settings.mask)) request.mask = settings.mask;
   if (decoderSide && target !== null && target !== undefined) request.targets = [target];
   return request;
 }

@@ -1,0 +1,27 @@
+// How much of a text a model read as words it knows, in words a reader understands. The core
+// measures it per row (`coverage`: shares of unknown tokens and of words spelled out letter by
+// letter); this module decides when it is worth saying and says it.
+
+/** Below this share of tokens read as words, a note says the model does not read the text. */
+export const READ_ENOUGH = 0.8;
+
+/** The row's coverage as one figure: the side that read less (queries and keys may differ). */
+export function rowCoverage(tokens) {
+  const c = tokens.coverage;
+  if (!c) return null;
+  return c.queries.read <= c.keys.read ? c.queries : c.keys;
+}
+
+/**
+ * The note for `tokens` read by a model called `model`, or null when it read the text well.
+ * `reads` is what the model's card says it reads (words for `T`), when known.
+ */
+export function coverageNote(tokens, T, model, reads = null) {
+  const c = rowCoverage(tokens);
+  if (!c || !c.tokens || c.read >= READ_ENOUGH) return null;
+  const pct = (x) => `${Math.round(x * 100)}%`;
+  const parts = [T("coverage.measure", { model, read: pct(c.read), unknown: pct(c.unknown), letters: pct(c.letters) })];
+  if (c.unknown > 0.5) parts.push(T("coverage.script"));
+  if (reads) parts.push(T(reads));
+  return parts.join(" ");
+}

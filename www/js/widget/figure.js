@@ -1,0 +1,294 @@
+// What a widget draws of a run: one view (heatmap, grid, steps, mixing, pipeline or lines) in
+// the frame's stage, with its legend, read-out and table, and the figure as a file to save. The
+// views themselves are the explorer's (www/js/views/); this module gives them the widget's room,
+// colours and words.
+
+import { coded } from "../errors.js";
+import { lutFor } from "../render/colormap.js";
+import { drawLegend } from "../render/heatmap.js";
+import { heatmapSvg } from "../render/svg.js";
+import { el, sizeCanvas } from "../views/dom.js";
+import { HeadGrid, kvHeadOf, thumbSize } from "../views/head-grid.js";
+import { HeatmapView } from "../views/heatmap-view.js";
+import { drawLinesView } from "../views/lines-view.js";
+import { MixingView } from "../views/mixing.js";
+import { drawPipeline } from "../views/pipeline.js";
+import { readoutText } from "../views/readout.js";
+import { cssSize } from "../views/sizes.js";
+import { STEPS_LIMIT, drawSteps } from "../views/steps.js";
+import { drawTable } from "../views/table.js";
+
+/** The files each view can be saved as: a view offers exactly these buttons. */
+export const SAVE_FORMATS = {
+  heatmap: ["png", "svg", "json"],
+  grid: ["png", "svg", "json"],
+  steps: ["png", "svg", "json"],
+  mixing: ["png", "svg", "json"],
+  lines: ["png", "json"],
+  pipeline: ["json"],
+};
+
+/** Offers `blob` to save as `name`, from a link put in `root` for the moment of the click. */
+export function offer(root, blob, name) {
+  const a = el("a", { href: URL.createObjectURL(blob), download: name });
+  root.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+}
+
+/** The widget's table shows at most this many rows and columns (a screen reader's patience). */
+const TABLE_CELLS = 32;
+
+export class WidgetFigure {
+  /**
+   * `hostOf()` gives the element's state as it is now: { client, parts (the frame's elements),
+   * T, lang, settings, modelInfo, reader (the reader's choices, kept between drawings),
+   * colors(), dark(), onSelect(layer, head) }.
+   */
+  constructor(hostOf) {
+    this.hostOf = hostOf;
+    this.shown = null; // the figure's numbers, for read-outs and saving
+    this.trace = null;
+    this.run = null;
+  }
+
+  get host() {
+    return this.hostOf();
+  }
+
+  /** Draws view `view` of run `r` at `sel`; resolves once drawn (false if a newer run came). */
+  async draw(r, sel, width) {
+    this.run = r;
+    const place = r.info.places[0];
+    const tokens = r.tokens[sel.place][sel.row];
+    const labels = { queries: tokens.queries.map((t) => t.label), keys: tokens.keys.map((t) => t.label) };
+    const common = { r, place, sel, tokens, labels, width };
+    const view = this.host.settings.view;
+    const { parts } = this.host;
+    parts.legend.hidden = false;
+    parts.readout.hidden = false;
+    if (view === "lines") await this.#lines(common);
+    else if (view === "pipeline") await this.#pipeline(common);
+    else await this.#heatmapLike(common, view);
+    return this.run === r;
+  }
+
+  /** The heatmap, the grid (with the chosen head below), the steps or the mixing table. */
+  async #heatmapLike({ r, place, sel, tokens, labels, width }, view) {
+    const { T, parts, client, settings } = this.host;
+    const narrow = width < 520;
+    const canvas = el("canvas", { class: "heatmap" });
+    const overlay = el("canvas", { class: "overlay", "aria-hidden": "true" });
+    const heatmap = new HeatmapView(canvas, overlay, { onHover: (hit) => this.readout(hit) });
+    const layout = heatmap.layoutFor({ tq: place.tq, tk: place.tk, width, height: Math.min(Math.max(width, 240), 640), queries: labels.queries, keys: labels.keys, fontPx: narrow ? 11 : 13, gutterRight: narrow ? 26 : 48, maxLabelChars: narrow ? 8 : 12 });
+    const dpr = Math.min(globalThis.devicePixelRatio || 1, 3);
+    const plot = { width: Math.max(1, Math.round(layout.plotWidth * dpr)), height: Math.max(1, Math.round(layout.plotHeight * dpr)), cell: layout.cell * dpr };
+    const thumb = thumbSize(width, place.heads, narrow ? 40 : 64);
+    const v = await client.view(r.id, sel, { plot, thumbs: view === "grid" ? { size: Math.max(1, Math.round(thumb * dpr)) } : null, range: "max", colormap: settings.colormap });
+    if (r !== this.run) return;
+    const { head } = v;
+    const max = head.maxima[sel.layer * place.heads + sel.head] || 1;
+    const { ink, faded } = this.host.colors();
+    heatmap.draw({
+      image: v.image,
+      layout,
+      tq: place.tq,
+      tk: place.tk,
+      queries: labels.queries,
+      keys: labels.keys,
+      queryValid: tokens.queryValid,
+      keyValid: tokens.keyValid,
+      entropies: head.entropies,
+      entropyMax: head.entropyLimits,
+      label: T("heatmapLabel", { place: T(`place.${sel.place}`), layer: sel.layer + 1, head: sel.head + 1, tq: place.tq, tk: place.tk }),
+      ink,
+      faded,
+    });
+    v.image.close();
+    this.shown = { ...sel, tq: place.tq, tk: place.tk, tokens, labels, weights: head.weights, allowed: head.allowed, entropies: head.entropies, entropyMax: head.entropyLimits, max, canvas, layout };
+    this.trace = null;
+    const figure = el("div", { class: "stage" }, canvas, overlay);
+    const children = [];
+    if (view === "grid") {
+      const grid = el("div", { class: "grid", role: "group", "aria-label": T("heads") });
+      const modelPlace = this.host.modelInfo.places.find((p) => p.place === sel.place);
+      new HeadGrid(grid, {
+        label: (layer, h) => {
+          const kv = kvHeadOf(modelPlace, h);
+          const label = T("gridLabel", { layer: layer + 1, head: h + 1 });
+          return kv === null ? label : `${label} · ${T("gridKv", { kv: kv + 1 })}`;
+        },
+        corner: () => T("gridCorner"),
+        onSelect: (layer, h) => this.host.onSelect(layer, h),
+      }).draw({ thumbs: v.thumbs, layers: place.layers, heads: place.heads, selected: sel, dpr });
+      children.push(el("div", { class: "grid-scroll" }, grid), figure);
+    } else if (view === "steps") {
+      const steps = el("div", { class: "steps" });
+      children.push(figure, steps);
+      this.#steps(r, sel, steps);
+    } else if (view === "mixing") {
+      children.push(figure, this.#mixing(r, sel));
+    } else {
+      children.push(figure);
+    }
+    parts.stage.replaceChildren(...children);
+    this.#legend(max);
+    this.#table();
+    this.readout(null);
+    canvas.dataset.max = String(max);
+  }
+
+  async #steps(r, sel, container) {
+    const { T, client, modelInfo, lang } = this.host;
+    if (Math.max(this.shown.tq, this.shown.tk) > STEPS_LIMIT) {
+      container.replaceChildren(el("p", { class: "step-note", text: T("stepsTooLong", { max: STEPS_LIMIT }) }));
+      return;
+    }
+    const trace = await client.trace(r.id, sel);
+    if (r !== this.run) return;
+    this.trace = trace;
+    const grouped = kvHeadOf(modelInfo.places.find((p) => p.place === sel.place), sel.head) !== null;
+    drawSteps(container, trace, lang, this.shown.allowed, grouped);
+  }
+
+  /** The article's weighted sum, editable, and the same table from the shown head for a chosen query. */
+  #mixing(r, sel) {
+    const { T, client, lang } = this.host;
+    const box = el("div", { class: "mixing-box" });
+    const table = el("div", { class: "mixing" });
+    const mixing = new MixingView(table, client, lang);
+    const pick = el("select", { "aria-label": T("mixing.pick") });
+    pick.append(el("option", { value: "", text: T("mixing.articleExample") }));
+    this.shown.labels.queries.forEach((q, i) => {
+      if (this.shown.tokens.queryValid[i]) pick.append(el("option", { value: String(i), text: T("mixing.fromHead", { query: q }) }));
+    });
+    pick.addEventListener("change", async () => {
+      if (pick.value === "") return mixing.seed();
+      this.trace ??= await client.trace(r.id, sel);
+      const i = Number(pick.value);
+      const { tk, labels } = this.shown;
+      mixing.fromHead({ keys: labels.keys, weights: this.trace.weights.data.subarray(i * tk, (i + 1) * tk), v: this.trace.v.data, dV: this.trace.v.cols, query: labels.queries[i] });
+    });
+    box.append(el("label", { class: "mix-pick" }, el("span", { text: T("mixing.pick") }), pick), table);
+    mixing.render();
+    return box;
+  }
+
+  async #pipeline({ r, place, sel }) {
+    const { client, settings, modelInfo, lang, parts } = this.host;
+    const dpr = Math.min(globalThis.devicePixelRatio || 1, 3);
+    const v = await client.view(r.id, sel, { thumbs: { size: Math.round(40 * dpr) }, colormap: settings.colormap });
+    if (r !== this.run) return;
+    const canvases = v.thumbs.slice(sel.layer * place.heads, (sel.layer + 1) * place.heads).map((bitmap) => {
+      const c = el("canvas", { width: bitmap.width, height: bitmap.height });
+      cssSize(c, bitmap.width / dpr, bitmap.height / dpr);
+      c.getContext("bitmaprenderer").transferFromImageBitmap(bitmap);
+      return c;
+    });
+    v.thumbs.slice(0, sel.layer * place.heads).concat(v.thumbs.slice((sel.layer + 1) * place.heads)).forEach((b) => b.close());
+    const dK = modelInfo.places.find((p) => p.place === sel.place).dK;
+    const container = el("div");
+    drawPipeline(container, { n: place.tq, m: place.tk, dModel: modelInfo.dModel, heads: place.heads, dK, scale: place.scale }, lang, canvases);
+    parts.stage.replaceChildren(container);
+    this.shown = { ...sel, pipeline: true };
+    parts.legend.hidden = true;
+    parts.readout.hidden = true;
+    parts.table.replaceChildren();
+  }
+
+  /** BertViz's two columns: every head of the layer as coloured lines; tap a token to focus it. */
+  async #lines({ r, place, sel, tokens, labels, width }) {
+    const { T, client, parts, reader } = this.host;
+    const weights = await client.layer(r.id, sel);
+    if (r !== this.run) return;
+    const { tq, tk, heads } = place;
+    const look = { width, ...this.host.colors(), dark: this.host.dark() };
+    const canvas = drawLinesView(parts.stage, { weights, heads, tq, tk, labels, tokens, layer: sel.layer }, look, reader.lines ?? {}, {
+      T,
+      onReadout: (text) => {
+        parts.readout.textContent = text;
+      },
+      onChange: (kept) => {
+        reader.lines = kept;
+      },
+    });
+    this.shown = { ...sel, tq, tk, tokens, labels, lines: true, canvas };
+    parts.legend.replaceChildren();
+    parts.table.replaceChildren();
+  }
+
+  #legend(max) {
+    const canvas = el("canvas");
+    const { ctx, dpr } = sizeCanvas(canvas, 200, 30);
+    drawLegend(ctx, { x: 4, y: 2, width: 190, height: 10, max, dpr, lut: lutFor(this.host.settings.colormap), ink: this.host.colors().ink, fontPx: 11 });
+    this.host.parts.legend.replaceChildren(canvas, el("span", { text: this.host.T("legendMasked") + ": ▨" }));
+  }
+
+  /** The values as a table for screen readers, named by the sentence it shows. */
+  #table() {
+    const s = this.shown;
+    const { T } = this.host;
+    const table = el("table");
+    drawTable(table, {
+      weights: s.weights,
+      tq: s.tq,
+      tk: s.tk,
+      queries: s.tokens.queries,
+      keys: s.tokens.keys,
+      allowed: s.allowed,
+      corner: `${T("query")} \\ ${T("key")}`,
+      masked: T("masked"),
+      limit: TABLE_CELLS,
+      caption: T("tableCaption", { sentence: `${T("sentence")} ${s.row + 1}`, place: T(`place.${s.place}`), layer: s.layer + 1, head: s.head + 1 }),
+      clipped: (rows, cols) => T("tableClipped", { rows, cols, tq: s.tq, tk: s.tk }),
+    });
+    this.host.parts.table.replaceChildren(table);
+  }
+
+  readout(hit) {
+    const out = this.host.parts.readout;
+    const s = this.shown;
+    if (!s?.weights || !hit) {
+      out.textContent = this.host.T("readout");
+      delete out.dataset.weight;
+      return;
+    }
+    const { text, weight } = readoutText(hit, s, this.trace, this.host.T);
+    out.textContent = text;
+    if (weight !== undefined) out.dataset.weight = String(weight);
+  }
+
+  // ---- saving -------------------------------------------------------------------------------
+
+  /** The formats the drawn view can be saved as. */
+  formats() {
+    return SAVE_FORMATS[this.host.settings.view] ?? [];
+  }
+
+  #offered(format) {
+    if (!this.formats().includes(format)) {
+      throw coded(`this view cannot be saved as ${format.toUpperCase()}: use ${this.formats().join(", ")}`, "cannot_save", { format: format.toUpperCase(), formats: this.formats().map((f) => f.toUpperCase()) });
+    }
+    if (!this.shown) throw coded("nothing is drawn yet", "nothing_drawn");
+  }
+
+  /** The figure as a PNG Blob (the heatmap or the lines as drawn). */
+  async toPNG() {
+    this.#offered("png");
+    return new Promise((resolve) => this.shown.canvas.toBlob(resolve, "image/png"));
+  }
+
+  /** The shown head as an SVG document. */
+  toSVG(title) {
+    this.#offered("svg");
+    const s = this.shown;
+    return heatmapSvg({ title, weights: s.weights, tq: s.tq, tk: s.tk, queries: s.labels.queries, keys: s.labels.keys, allowed: s.allowed, queryValid: s.tokens.queryValid, max: s.max, maskedLabel: this.host.T("masked") });
+  }
+
+  /** The run's weights as the command line writes them (JSON text). */
+  toJSON() {
+    this.#offered("json");
+    return this.host.client.exportRun(this.run.id, "json");
+  }
+}

@@ -1,0 +1,77 @@
+// What went wrong in a widget, said in the reader's language: the author's attributes that fell
+// back to a default or were drawn otherwise, then the error of the last run, drawing or save.
+// One `error` event per attribute problem when the set of them changes; never a throw.
+
+import { errorText } from "../i18n.js";
+
+export class Problems {
+  /** `box`: () => the error element; `T`: words; `emit(detail)`: fires an `error` event. */
+  constructor({ box, T, lang, emit }) {
+    Object.assign(this, { box, T, lang, emit });
+    this.attributes = []; // [{ attribute, value, expected, text?, message? }]
+    this.error = null;
+    this.announced = "";
+  }
+
+  /** The attributes' problems of this update, and no error yet. */
+  reset(attributes) {
+    this.attributes = attributes;
+    this.error = null;
+    this.show();
+  }
+
+  /** One more attribute problem. */
+  add(problem) {
+    this.attributes = [...this.attributes, problem];
+    this.show();
+  }
+
+  /** Attribute `name`'s `value` is past the model's `count`: the last one is drawn, and said. */
+  clamped(name, value, count) {
+    const { T } = this;
+    const what = T(`clamped.${name}`);
+    const text = T("clamped", { attribute: name, value, count: T("clamped.count", { n: count, what }), range: `0–${count - 1}`, shown: T("clamped.shown", { what, max: count - 1 }) });
+    this.add({ attribute: name, value: String(value), expected: `0–${count - 1}`, text, message: `${name}="${value}": the model has ${count}, so ${count - 1} is shown` });
+  }
+
+  /** Shows `e` below the attributes' problems and fires the `error` event. */
+  fail(e) {
+    this.error = e;
+    this.show();
+    this.emit({ message: e?.message ?? String(e), code: e?.code ?? "error" });
+  }
+
+  clearError() {
+    this.error = null;
+    this.show();
+  }
+
+  /** The error box: one line per attribute problem, then the error. */
+  show() {
+    const box = this.box();
+    if (!box) return;
+    const lines = this.attributes.map((p) => p.text ?? this.#attributeText(p));
+    if (this.error) lines.push(errorText(this.lang(), this.error));
+    // each on its own line (the style keeps line breaks)
+    box.textContent = lines.join("\n");
+    box.hidden = !lines.length;
+  }
+
+  /** An `error` event per attribute problem, when the set of problems changed. */
+  announce() {
+    const described = JSON.stringify(this.attributes);
+    if (described === this.announced) return;
+    this.announced = described;
+    for (const p of this.attributes) {
+      this.emit({ message: p.message ?? `${p.attribute}="${p.value}": use ${p.expected}`, code: "attribute", attribute: p.attribute, value: p.value, expected: p.expected });
+    }
+  }
+
+  /** An attribute that fell back to its default, said in the reader's language. */
+  #attributeText({ attribute, value, expected }) {
+    const shown = [...String(value)].length > 40 ? `${[...String(value)].slice(0, 40).join("")}…` : String(value);
+    const key = `expected.${attribute}`;
+    const words = this.T(key);
+    return this.T("badAttribute", { attribute, value: shown, expected: words === key ? expected : words });
+  }
+}
