@@ -162,8 +162,23 @@ describe("the explorer, for a newcomer", () => {
     await page.waitForFunction(() => document.querySelector("#mixing .mixing-warning")?.textContent.includes("from 0 to 1"));
     const total = await page.locator("#mixing .total").textContent();
     assert.doesNotMatch(total, /Infinity|NaN/);
-    await input.fill("abc");
+    await input.fill("2");
     await page.waitForFunction(() => document.querySelector("#mixing .total")?.textContent === "—");
+    assert.match(await page.locator("#mixing .mixing-warning").textContent(), /from 0 to 1/);
+  });
+
+  it("fits the article's mixing table in a phone's width", async () => {
+    const page = await h.page({ width: 390, height: 844, touch: true, locale: "ko-KR" });
+    await page.goto(`${h.base}article.html`);
+    const widget = page.locator('attention-heatmap[view="mixing"]').first();
+    await widget.scrollIntoViewIfNeeded();
+    await page.waitForFunction(() => document.querySelector('attention-heatmap[view="mixing"]').shadowRoot.querySelector(".mixing .total")?.textContent.startsWith("["), null, { timeout: 60000 });
+    const [scroll, client] = await widget.evaluate((e) => {
+      const box = e.shadowRoot.querySelector(".mixing").closest(".table-scroll");
+      return [box.scrollWidth, box.clientWidth];
+    });
+    assert.ok(scroll <= client + 1, `the table is ${scroll} px in ${client}`);
+    await widget.screenshot({ path: join(SHOTS, "newcomer-article-mixing-390.png") });
   });
 
   it("writes no style attribute, and breaks no style-src 'self'", async () => {

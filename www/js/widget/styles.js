@@ -102,6 +102,9 @@ table { border-collapse: collapse; font-variant-numeric: tabular-nums; font-size
 th, td { padding: 2px 7px; border-bottom: 1px solid var(--hm-line); text-align: left; white-space: nowrap; }
 caption { text-align: left; color: var(--hm-muted); font-size: 0.8rem; }
 .mixing input { width: 4.5rem; }
+/* vectors wrap inside their cells: the table fits a phone instead of scrolling sideways */
+.mixing td.num { white-space: normal; overflow-wrap: anywhere; min-width: 5.5em; }
+.mixing th, .mixing td { padding: 2px 4px; }
 .mixing .total { font-weight: 700; }
 .warn, .mixing-warning.warn { color: var(--hm-warn); }
 .mixing-warning { margin: 0.3rem 0 0; font-size: 0.8rem; }
@@ -118,5 +121,9 @@ caption { text-align: left; color: var(--hm-muted); font-size: 0.8rem; }
 .lines { touch-action: pan-y; }
 .lines-heads { display: flex; flex-wrap: wrap; gap: 0.25rem; margin-bottom: 0.3rem; }
 .lines-heads button[aria-pressed="true"] { color: #fff; border-color: transparent; }
+/* on a narrow widget the read-out of a tapped cell stays on screen while the figure is */
+@media (max-width: 600px) {
+  .readout { position: sticky; bottom: 0; z-index: 2; padding: 0.3rem 0.4rem; background: var(--hm-bg); border-top: 1px solid var(--hm-line); }
+}
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 `;
