@@ -92,7 +92,7 @@ fn marian_gives_all_three_places_from_spm_files() {
     assert_eq!(get(&cross, "place").as_string().unwrap(), "cross");
     assert_ne!(get(&cross, "tq").as_f64(), get(&cross, "tk").as_f64());
     assert!(!model.generate("민수가 영희에게 책을 주었다.", 10).unwrap().contains("</s>"));
-    let trace: JsValue = model.trace(&run, "cross", 0, 1, 2).unwrap().into();
+    let trace: JsValue = run.trace("cross", 0, 1, 2).unwrap().into();
     assert_eq!(get(&trace, "dK").as_f64(), Some(8.0));
 }
 
@@ -267,7 +267,7 @@ fn llama_qwen2_and_mistral_in_wasm_match_transformers_and_show_shared_keys_and_w
     let windows: Array = get(&place, "windows").dyn_into().unwrap();
     assert_eq!(windows.get(1).as_f64(), Some(5.0));
     let run = mistral.run(js(r#"{"texts":["a b c"]}"#)).unwrap();
-    let trace: JsValue = mistral.trace(&run, "decoder_self", 0, 0, 3).unwrap().into();
+    let trace: JsValue = run.trace("decoder_self", 0, 0, 3).unwrap().into();
     assert_eq!(get(&trace, "kvHead").as_f64(), Some(0.0));
     assert!(get(&trace, "qRotated").is_object() && get(&trace, "kRotated").is_object());
 }
@@ -278,10 +278,10 @@ fn t5_in_wasm_matches_transformers_and_traces_its_position_bias() {
     parity!(t5, "t5", ALL_THREE);
     parity!(fixture!("t5-v1_1"), "t5-v1_1", ALL_THREE);
     let run = t5.run(js(r#"{"texts":["a b c"],"targets":["d e"]}"#)).unwrap();
-    let trace: JsValue = t5.trace(&run, "encoder_self", 0, 1, 0).unwrap().into();
+    let trace: JsValue = run.trace("encoder_self", 0, 1, 0).unwrap().into();
     assert_eq!(get(&trace, "scale").as_f64(), Some(1.0), "no ÷√d_k");
     assert!(get(&trace, "positionBias").is_object() && get(&trace, "biased").is_object());
-    let cross: JsValue = t5.trace(&run, "cross", 0, 0, 0).unwrap().into();
+    let cross: JsValue = run.trace("cross", 0, 0, 0).unwrap().into();
     assert!(get(&cross, "positionBias").is_undefined());
 }
 

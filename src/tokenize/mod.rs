@@ -113,15 +113,7 @@ pub struct Encoded {
 /// unknown tokens and pieces below the character. Above one half, the model's vocabulary
 /// does not cover the script.
 pub fn unreadable_share(tokens: &[Token]) -> f32 {
-    let text = tokens.iter().filter(|t| !matches!(t.kind, TokenKind::Special | TokenKind::Pad));
-    let (total, unreadable) = text.fold((0usize, 0usize), |(n, u), t| {
-        (n + 1, u + usize::from(matches!(t.kind, TokenKind::Unknown | TokenKind::Part)))
-    });
-    if total == 0 {
-        0.0
-    } else {
-        unreadable as f32 / total as f32
-    }
+    coverage(tokens).unknown
 }
 
 /// How much of a text a model read as words of its vocabulary. Shares of the text's tokens

@@ -30,7 +30,7 @@ use crate::error::{Error, Result};
 use crate::examples::EXAMPLES;
 use crate::models::run::Request;
 use crate::models::toy::ToyConfig;
-use crate::tokenize::{unreadable_share, Token};
+use crate::tokenize::{coverage, Coverage, Token};
 
 #[cfg(feature = "hf")]
 pub mod hf;
@@ -38,7 +38,7 @@ mod run;
 mod trace;
 
 pub use run::Run;
-use trace::{StepsOut, TraceOut};
+use trace::StepsOut;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &str = r#"
@@ -74,8 +74,6 @@ export interface PlaceSummary {
 export interface RunInfo { places: PlaceSummary[] }
 export interface RowTokens {
   queries: Token[]; keys: Token[]; queryValid: boolean[]; keyValid: boolean[];
-  /** the share of unknown tokens and pieces below a character, per side */
-  unreadable: { queries: number; keys: number };
   /** how much of the text the model read, per side: shares of its tokens (special aside) */
   coverage: { queries: Coverage; keys: Coverage };
 }
@@ -126,7 +124,7 @@ extern "C" {
     pub type HeadTraceJs;
     #[wasm_bindgen(typescript_type = "Example[]")]
     pub type ExamplesJs;
-    #[wasm_bindgen(typescript_type = "{ tokens: Token[]; unreadable: number }")]
+    #[wasm_bindgen(typescript_type = "{ tokens: Token[]; coverage: Coverage }")]
     pub type TokensJs;
     #[wasm_bindgen(
         typescript_type = "{ weights: Matrix; output: Matrix; scores: Matrix; scaled: Matrix; masked: Matrix; scale: number; fullyMaskedRows: number[] }"
@@ -223,15 +221,15 @@ impl Model {
         Ok(info.unchecked_into())
     }
 
-    /// `text` as the model tokenizes it: `{ tokens, unreadable }`.
+    /// `text` as the model tokenizes it: `{ tokens, coverage }`.
     pub fn tokenize(&self, text: &str) -> Result<TokensJs, JsValue> {
         #[derive(Serialize)]
         struct Tokens {
             tokens: Vec<Token>,
-            unreadable: f32,
+            coverage: Coverage,
         }
         let tokens = self.model.tokenize(text).map_err(js_error)?.tokens;
-        typed(&Tokens { unreadable: unreadable_share(&tokens), tokens })
+        typed(&Tokens { coverage: coverage(&tokens), tokens })
     }
 
     /// `request`: `{ texts, targets?, place?, mask?, scale? }`. Texts form a padded batch;
@@ -243,19 +241,6 @@ impl Model {
         let request: Request = from_js("request", request.into())?;
         let run = self.model.run_weights(&request).map_err(js_error)?;
         Ok(Run { run, model: Rc::clone(&self.model) })
-    }
-
-    /// The same as `run.trace(place, row, layer, head)`, which pages use.
-    pub fn trace(
-        &self,
-        run: &Run,
-        place_name: &str,
-        row: usize,
-        layer: usize,
-        head: usize,
-    ) -> Result<HeadTraceJs, JsValue> {
-        let t = self.model.trace(&run.run, place(place_name)?, row, layer, head).map_err(js_error)?;
-        typed(&TraceOut::of(&t, row, layer, head))
     }
 
     /// An encoder–decoder model's greedy output for `text`, at most `max_new_tokens` long:

@@ -15,7 +15,7 @@ use crate::attention::place::Place;
 use crate::cost::Cost;
 use crate::models::run::RowAttention;
 use crate::stats;
-use crate::tokenize::{coverage, unreadable_share, Coverage, Token};
+use crate::tokenize::{coverage, Coverage, Token};
 
 /// The attention of one run, kept in wasm memory until asked for.
 #[wasm_bindgen]
@@ -47,7 +47,6 @@ struct RowTokens<'a> {
     keys: &'a [Token],
     query_valid: &'a [bool],
     key_valid: &'a [bool],
-    unreadable: Sides<f32>,
     coverage: Sides<Coverage>,
 }
 
@@ -64,7 +63,6 @@ impl<'a> RowTokens<'a> {
             keys: &row.keys,
             query_valid: &row.query_valid,
             key_valid: &row.key_valid,
-            unreadable: Sides { queries: unreadable_share(&row.queries), keys: unreadable_share(&row.keys) },
             coverage: Sides { queries: coverage(&row.queries), keys: coverage(&row.keys) },
         }
     }
@@ -246,11 +244,6 @@ impl Run {
     /// The run as the command line's JSON document (see `export.rs`), for saving.
     pub fn json(&self) -> Result<JsValue, JsValue> {
         to_js(&crate::export::export(&self.model.info().architecture, &self.run))
-    }
-
-    /// The same as [`Run::json`]; the model argument of earlier versions is not needed.
-    pub fn export(&self, _model: &super::Model) -> Result<JsValue, JsValue> {
-        self.json()
     }
 
     /// The run as CSV, one line per weight.
