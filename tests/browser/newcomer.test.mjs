@@ -97,6 +97,7 @@ describe("the explorer, for a newcomer", () => {
     await afterRender(page, () => page.locator("#text").fill("나는 어제 친구와 영화를 봤다."));
     assert.ok(await page.locator("#coverage").isVisible());
     assert.match(await page.locator("#coverage-text").textContent(), /단어 63개/);
+    assert.doesNotMatch(await page.locator("#coverage-text").textContent(), /문자를 다루지 않아/, "the model reads Hangul; it lacks the words");
     assert.deepEqual(await page.locator("#coverage-choices button").evaluateAll((bs) => bs.map((b) => b.dataset.model)), ["minilm", "toy"]);
     assert.match(await page.locator("#coverage-choices button[data-model=toy]").textContent(), /학습 안 됨/);
     await page.screenshot({ path: join(SHOTS, "newcomer-coverage-ko-390.png"), fullPage: true });
@@ -177,10 +178,18 @@ describe("the explorer, for a newcomer", () => {
     const widget = page.locator('attention-heatmap[view="mixing"]').first();
     await widget.scrollIntoViewIfNeeded();
     await page.waitForFunction(() => document.querySelector('attention-heatmap[view="mixing"]').shadowRoot.querySelector(".mixing .total")?.textContent.startsWith("["), null, { timeout: 60000 });
-    const [scroll, client] = await widget.evaluate((e) => {
-      const box = e.shadowRoot.querySelector("table.mixing").closest(".table-scroll");
-      return [box.scrollWidth, box.clientWidth];
+    // the widest case: the table filled from the shown head, V of width d_k for every key
+    await widget.evaluate((e) => {
+      const pick = e.shadowRoot.querySelector(".mix-pick select");
+      pick.value = pick.options[8].value;
+      pick.dispatchEvent(new Event("change"));
     });
+    await page.waitForFunction(() => document.querySelector('attention-heatmap[view="mixing"]').shadowRoot.querySelectorAll("table.mixing tbody tr").length > 3, null, { timeout: 60000 });
+    const [scroll, client, rows] = await widget.evaluate((e) => {
+      const box = e.shadowRoot.querySelector("table.mixing").closest(".table-scroll");
+      return [box.scrollWidth, box.clientWidth, box.querySelectorAll("tbody tr").length];
+    });
+    assert.ok(rows > 3, `filled from the head: ${rows} keys`);
     assert.ok(scroll <= client + 1, `the table is ${scroll} px in ${client}`);
     await widget.screenshot({ path: join(SHOTS, "newcomer-article-mixing-390.png") });
   });

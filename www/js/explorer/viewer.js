@@ -338,7 +338,7 @@ export class Viewer {
     $("decoder-note").hidden = !(info.trained && info.encoderDecoder && place.place !== "encoder_self");
     $("decoder-note").textContent = app.T("decoderRowsNote");
     // how much of the text the model read; below enough, what it reads and where else to look
-    const note = coverageNote(tokens, app.T, app.model.name, READS[app.model.choice] ?? null);
+    const note = coverageNote(tokens, app.T, app.model.name, READS[app.model.choice] ?? null, app.model.choice !== "trained");
     $("coverage").hidden = !note;
     $("coverage-text").textContent = note ?? "";
     const text = [tokens.queries, tokens.keys].flat().map((t) => t.text).join("");

@@ -14,14 +14,16 @@ export function rowCoverage(tokens) {
 
 /**
  * The note for `tokens` read by a model called `model`, or null when it read the text well.
- * `reads` is what the model's card says it reads (words for `T`), when known.
+ * `reads` is what the model's card says it reads (words for `T`), when known; `script` false
+ * for a model whose vocabulary is known to cover the text's script (its unknown tokens are
+ * words it never learnt, not letters it cannot spell).
  */
-export function coverageNote(tokens, T, model, reads = null) {
+export function coverageNote(tokens, T, model, reads = null, script = true) {
   const c = rowCoverage(tokens);
   if (!c || !c.tokens || c.read >= READ_ENOUGH) return null;
   const pct = (x) => `${Math.round(x * 100)}%`;
   const parts = [T("coverage.measure", { model, read: pct(c.read), unknown: pct(c.unknown), letters: pct(c.letters) })];
-  if (c.unknown > 0.5) parts.push(T("coverage.script"));
+  if (script && c.unknown > 0.5) parts.push(T("coverage.script"));
   if (reads) parts.push(T(reads));
   return parts.join(" ");
 }

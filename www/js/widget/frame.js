@@ -37,7 +37,7 @@ export function frameNotes({ T, info, place, sel, tokens, architecture, settings
   if (!place.scale) notes.push(T("scaleOffNote"));
   if (info.trained && info.encoderDecoder && sel.place !== "encoder_self") notes.push(T("decoderRowsNote"));
   const trained = settings.model.from === "trained";
-  const coverage = coverageNote(tokens, T, trained ? "headmap-tiny-ko-en" : architecture, trained ? "reads.trained" : null);
+  const coverage = coverageNote(tokens, T, trained ? "headmap-tiny-ko-en" : architecture, trained ? "reads.trained" : null, !trained);
   if (coverage) notes.push(coverage);
   // shared key/value heads and local layers: said where they shape what is drawn
   const allHeads = ["lines", "pipeline", "grid"].includes(settings.view);
