@@ -58,7 +58,11 @@ export class AttentionHeatmap extends HTMLElement {
   toSVG(): string;
   /** The run's weights as the command line writes them (JSON text). */
   toJSON(): Promise<string>;
-  /** Offers the figure or the weights as a file to save. */
+  /**
+   * Offers the figure or the weights as a file to save: heatmap, grid, steps and mixing as
+   * PNG, SVG or JSON; lines as PNG or JSON; pipeline as JSON. Another format is refused with an
+   * `error` event (code `cannot_save`).
+   */
   save(format: "png" | "svg" | "json"): Promise<void>;
   addEventListener(type: "load" | "render", listener: (event: CustomEvent<Figure>) => void, options?: boolean | AddEventListenerOptions): void;
   addEventListener(type: "error", listener: (event: CustomEvent<HeadmapError>) => void, options?: boolean | AddEventListenerOptions): void;
