@@ -433,6 +433,7 @@ export class Viewer {
   readout(hit) {
     const { app, shown, trace } = this;
     const out = app.$("readout");
+    out.classList.toggle("live", Boolean(shown && hit));
     if (!shown || !hit) {
       out.textContent = app.T("readout");
       delete out.dataset.weight;

@@ -249,6 +249,7 @@ export class WidgetFigure {
   readout(hit) {
     const out = this.host.parts.readout;
     const s = this.shown;
+    out.classList.toggle("live", Boolean(s?.weights && hit));
     if (!s?.weights || !hit) {
       out.textContent = this.host.T("readout");
       delete out.dataset.weight;

@@ -121,9 +121,9 @@ caption { text-align: left; color: var(--hm-muted); font-size: 0.8rem; }
 .lines { touch-action: pan-y; }
 .lines-heads { display: flex; flex-wrap: wrap; gap: 0.25rem; margin-bottom: 0.3rem; }
 .lines-heads button[aria-pressed="true"] { color: #fff; border-color: transparent; }
-/* on a narrow widget the read-out of a tapped cell stays on screen while the figure is */
+/* on a phone the read-out of a tapped cell stays on screen while the figure is */
 @media (max-width: 600px) {
-  .readout { position: sticky; bottom: 0; z-index: 2; padding: 0.3rem 0.4rem; background: var(--hm-bg); border-top: 1px solid var(--hm-line); }
+  .readout.live { position: sticky; bottom: 0; z-index: 2; padding: 0.3rem 0.4rem; background: var(--hm-bg); border-top: 1px solid var(--hm-line); }
 }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 `;
