@@ -73,6 +73,21 @@ describe("words", () => {
     assert.deepEqual(foreign, []);
   });
 
+  it("say in Korean which files are missing, the Marian alternative included", async () => {
+    const { checkFiles } = await import("../../www/js/model-files.js");
+    let error;
+    try {
+      checkFiles({ config: new Uint8Array(1), weights: new Uint8Array(1) }, "the chosen files");
+    } catch (e) {
+      error = e;
+    }
+    assert.equal(error.code, "files_missing");
+    assert.match(error.message, /missing tokenizer\.json \(or source\.spm \+ vocab\.json\)/, "English as before");
+    const ko = errorText("ko", error);
+    assert.equal(ko, "고른 파일에 tokenizer.json이(가) 없습니다. 마리안 모델이면 tokenizer.json 대신 source.spm과 vocab.json을 주세요. 모델 폴더 전체나 모든 파일을 고르세요.");
+    assert.deepEqual(foreignWords(ko), []);
+  });
+
   it("catch the words a reader met", () => {
     assert.deepEqual(foreignWords("누가, 누구에게, 무엇을 — head마다 다른 관계를 볼 수 있다."), ["head"]);
     assert.deepEqual(foreignWords("고른 파일에 tokenizer.json (or source.spm + vocab.json)이(가) 없습니다"), ["or"]);
