@@ -2,19 +2,14 @@
 // steps of the head, the weights as a table, the mixing of V, and read-outs. The worker
 // paints the cells; this module lays out labels, places the bitmaps and words the numbers.
 
-import { formatBytes } from "../i18n.js";
-import { drawLegend, paintHeatmap } from "../render/heatmap.js";
-import { el, sizeCanvas } from "../views/dom.js";
-import { HeadGrid, headNotes, kvHeadOf, thumbSize } from "../views/head-grid.js";
+import { el } from "../views/dom.js";
+import { HeadGrid, kvHeadOf, thumbSize } from "../views/head-grid.js";
 import { HeatmapView } from "../views/heatmap-view.js";
 import { MixingView } from "../views/mixing.js";
-import { coverageNote } from "../views/coverage.js";
 import { readoutText } from "../views/readout.js";
 import { STEPS_LIMIT, drawSteps } from "../views/steps.js";
 import { drawTable } from "../views/table.js";
-
-/** What the built-in models read, for the note on a text a model read badly. */
-const READS = { trained: "reads.trained", minilm: "reads.minilm" };
+import { drawLegend, showCost, showGridNote, showNotes } from "./notes.js";
 
 export class Viewer {
   constructor(app) {
@@ -223,10 +218,10 @@ export class Viewer {
     }
     this.shown = { ...sel, result: r, place, tq, tk, tokens, labels, weights: head.weights, allowed: head.allowed, entropies: head.entropies, entropyMax, max, layout };
     app.shown = this.shown;
-    this.legend(max);
-    this.notes(place, tokens);
-    this.gridNote();
-    this.cost(place);
+    drawLegend(app, max);
+    showNotes(app, place, tokens);
+    showGridNote(app, this.modelPlace());
+    showCost(app, place);
     this.drawTable();
     this.trace = null;
     this.readout(null);
@@ -292,75 +287,10 @@ export class Viewer {
     app.$("rows").replaceChildren(...tabs);
   }
 
-  legend(max) {
-    const $ = this.app.$;
-    const { ctx, dpr } = sizeCanvas($("legend"), 240, 34);
-    drawLegend(ctx, { x: 8, y: 2, width: 220, height: 12, max, dpr });
-    const swatch = (id, paint) => {
-      const { ctx: c, dpr: d } = sizeCanvas($(id), 28, 14);
-      const w = Math.round(28 * d);
-      const h = Math.round(14 * d);
-      const image = c.createImageData(w, h);
-      paint(image.data, w, h);
-      c.putImageData(image, 0, 0);
-    };
-    swatch("swatch-masked", (px, w, h) => paintHeatmap(px, w, h, new Float32Array(1), 1, 1, Math.max(w, h), { allowed: new Uint8Array(1) }));
-    swatch("swatch-pad", (px, w, h) => paintHeatmap(px, w, h, new Float32Array([0.15]), 1, 1, Math.max(w, h), { queryValid: [false] }));
-  }
-
-  /** The what-if, no-scaling and vocabulary notes above the heatmap. */
-  /** The model's description of the place on show ({ heads, kvHeads, windows, … }). */
+  /** The model's description of the place on show ({ heads, kvHeads, windows, masks, … }). */
   modelPlace() {
     const place = this.app.result?.info.places[0];
     return place ? this.app.model.info.places.find((p) => p.place === place.place) : null;
-  }
-
-  /** Says which heads share keys and values, and which layers see only nearby tokens. */
-  gridNote() {
-    const lines = headNotes(this.modelPlace(), this.app.T);
-    this.app.$("grid-note").hidden = !lines.length;
-    this.app.$("grid-note").textContent = lines.join(" ");
-  }
-
-  notes(place, tokens) {
-    const { app } = this;
-    const $ = app.$;
-    const info = app.model.info;
-    const trained = info.places.find((p) => p.place === place.place).mask;
-    $("what-if").hidden = !place.whatIf;
-    if (place.whatIf) {
-      const key = info.trained ? "whatIfNote" : "comparisonNote";
-      $("what-if").textContent = app.T(key, { model: app.model.name, trained: app.T(`maskInline.${trained}`), mask: app.T(`maskInline.${place.mask}`) });
-    }
-    $("scale-note").hidden = place.scale;
-    $("scale-note").textContent = app.T("scaleOffNote");
-    // a trained decoder fed its target: a row predicts the next word
-    $("decoder-note").hidden = !(info.trained && info.encoderDecoder && place.place !== "encoder_self");
-    $("decoder-note").textContent = app.T("decoderRowsNote");
-    // how much of the text the model read; below enough, what it reads and where else to look
-    const note = coverageNote(tokens, app.T, app.model.name, READS[app.model.choice] ?? null, app.model.choice !== "trained");
-    $("coverage").hidden = !note;
-    $("coverage-text").textContent = note ?? "";
-    const text = [tokens.queries, tokens.keys].flat().map((t) => t.text).join("");
-    const order = /[\uac00-\ud7a3]/.test(text) ? ["trained", "minilm", "toy"] : ["minilm", "trained", "toy"];
-    const choices = note ? order.filter((c) => c !== app.model.choice) : [];
-    $("coverage-choices").replaceChildren(...choices.map((c) => el("button", { type: "button", class: "small-button", "data-model": c, text: app.T(`seeIn.${c}`), onclick: () => app.chooseModel(c) })));
-  }
-
-  cost(place) {
-    const { app } = this;
-    const info = app.model.info;
-    const c = place.cost;
-    const locale = app.lang === "ko" ? "ko-KR" : "en-US";
-    const dk = info.places.find((p) => p.place === place.place).dK;
-    const shape = app.T("shapeToy", { d: info.dModel, h: place.heads, dk });
-    app.$("cost").textContent = app.T("cost", {
-      macs: c.scoreMacs.toLocaleString(locale),
-      layers: place.layers,
-      flops: c.flops.toLocaleString(locale),
-      size: formatBytes(app.lang, c.weightBytes),
-      shape: `${app.architecture(info)} · ${shape}`,
-    });
   }
 
   drawTable() {

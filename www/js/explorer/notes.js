@@ -1,0 +1,78 @@
+// What the explorer says around the heatmap: the colour bar and its swatches, the notes above
+// it (a what-if, no scaling, decoder rows, how much of the text the model read, with one-tap
+// choices of a model that reads it), which heads share K and V, and what a sentence costs.
+
+import { formatBytes } from "../i18n.js";
+import { drawLegend as paintLegend, paintHeatmap } from "../render/heatmap.js";
+import { coverageNote } from "../views/coverage.js";
+import { el, sizeCanvas } from "../views/dom.js";
+import { headNotes } from "../views/head-grid.js";
+
+/** What the built-in models read, for the note on a text a model read badly. */
+const READS = { trained: "reads.trained", minilm: "reads.minilm" };
+
+/** The colour bar from 0 to `max`, and the masked and PAD swatches. */
+export function drawLegend(app, max) {
+  const $ = app.$;
+  const { ctx, dpr } = sizeCanvas($("legend"), 240, 34);
+  paintLegend(ctx, { x: 8, y: 2, width: 220, height: 12, max, dpr });
+  const swatch = (id, paint) => {
+    const { ctx: c, dpr: d } = sizeCanvas($(id), 28, 14);
+    const w = Math.round(28 * d);
+    const h = Math.round(14 * d);
+    const image = c.createImageData(w, h);
+    paint(image.data, w, h);
+    c.putImageData(image, 0, 0);
+  };
+  swatch("swatch-masked", (px, w, h) => paintHeatmap(px, w, h, new Float32Array(1), 1, 1, Math.max(w, h), { allowed: new Uint8Array(1) }));
+  swatch("swatch-pad", (px, w, h) => paintHeatmap(px, w, h, new Float32Array([0.15]), 1, 1, Math.max(w, h), { queryValid: [false] }));
+}
+
+/** Says which heads share keys and values, and which layers see only nearby tokens. */
+export function showGridNote(app, modelPlace) {
+  const lines = headNotes(modelPlace, app.T);
+  app.$("grid-note").hidden = !lines.length;
+  app.$("grid-note").textContent = lines.join(" ");
+}
+
+/** The what-if, no-scaling, decoder-rows and coverage notes above the heatmap. */
+export function showNotes(app, place, tokens) {
+  const $ = app.$;
+  const info = app.model.info;
+  const trained = info.places.find((p) => p.place === place.place).mask;
+  $("what-if").hidden = !place.whatIf;
+  if (place.whatIf) {
+    const key = info.trained ? "whatIfNote" : "comparisonNote";
+    $("what-if").textContent = app.T(key, { model: app.model.name, trained: app.T(`maskInline.${trained}`), mask: app.T(`maskInline.${place.mask}`) });
+  }
+  $("scale-note").hidden = place.scale;
+  $("scale-note").textContent = app.T("scaleOffNote");
+  // a trained decoder fed its target: a row predicts the next word
+  $("decoder-note").hidden = !(info.trained && info.encoderDecoder && place.place !== "encoder_self");
+  $("decoder-note").textContent = app.T("decoderRowsNote");
+  // how much of the text the model read; below enough, what it reads and where else to look
+  // (the trained model reads Hangul: what it lacks is words, not the script)
+  const note = coverageNote(tokens, app.T, app.model.name, READS[app.model.choice] ?? null, app.model.choice !== "trained");
+  $("coverage").hidden = !note;
+  $("coverage-text").textContent = note ?? "";
+  const text = [tokens.queries, tokens.keys].flat().map((t) => t.text).join("");
+  const order = /[\uac00-\ud7a3]/.test(text) ? ["trained", "minilm", "toy"] : ["minilm", "trained", "toy"];
+  const choices = note ? order.filter((c) => c !== app.model.choice) : [];
+  $("coverage-choices").replaceChildren(...choices.map((c) => el("button", { type: "button", class: "small-button", "data-model": c, text: app.T(`seeIn.${c}`), onclick: () => app.chooseModel(c) })));
+}
+
+/** What one sentence costs at this place: multiply-adds, operations, bytes of weights. */
+export function showCost(app, place) {
+  const info = app.model.info;
+  const c = place.cost;
+  const locale = app.lang === "ko" ? "ko-KR" : "en-US";
+  const dk = info.places.find((p) => p.place === place.place).dK;
+  const shape = app.T("shapeToy", { d: info.dModel, h: place.heads, dk });
+  app.$("cost").textContent = app.T("cost", {
+    macs: c.scoreMacs.toLocaleString(locale),
+    layers: place.layers,
+    flops: c.flops.toLocaleString(locale),
+    size: formatBytes(app.lang, c.weightBytes),
+    shape: `${app.architecture(info)} · ${shape}`,
+  });
+}
