@@ -6,7 +6,7 @@ import { after, before, describe, it } from "node:test";
 import { join } from "node:path";
 
 import { HATCH } from "../../www/js/render/heatmap.js";
-import { SHOTS, afterRender, cellColor, cellPoint, hoverCell, openHarness, waitForRender } from "./harness.mjs";
+import { SHOTS, afterRender, cellColor, cellPoint, hoverCell, openExplorer, openHarness, waitForRender } from "./harness.mjs";
 
 const HATCHED = new Set([HATCH.base.join(), HATCH.stripe.join()]);
 const isHatched = (colors) => colors.length > 0 && colors.every((c) => HATCHED.has(c));
@@ -20,14 +20,7 @@ after(async () => h?.close());
 /** The explorer on `query`; the untrained toy unless the query names a model. */
 async function open(query = "", options) {
   if (!/[?&]model=/.test(query)) query = query ? `${query}&model=toy` : "?model=toy";
-  const page = await h.page(options);
-  await page.addInitScript(() => {
-    globalThis.__csp = [];
-    addEventListener("securitypolicyviolation", (e) => globalThis.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
-  });
-  await page.goto(h.base + query);
-  await waitForRender(page);
-  return page;
+  return openExplorer(h, query, options);
 }
 
 const meta = (page) => page.evaluate(() => globalThis.__headmap.meta);

@@ -35,6 +35,32 @@ export function mockHub() {
   return { handler, requests, path: "/hub-mock" };
 }
 
+/** What a careful blog sends: no inline script or style, wasm allowed, Trusted Types enforced. */
+export const BLOG_CSP = [
+  "default-src 'self'",
+  "script-src 'self' 'wasm-unsafe-eval'",
+  "style-src 'self'",
+  "img-src 'self' data: blob:",
+  "connect-src 'self'",
+  "worker-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "require-trusted-types-for 'script'",
+  "trusted-types headmap",
+].join("; ");
+
+/** A page of the harness `h` on `query` with CSP violations recorded, once it has drawn. */
+export async function openExplorer(h, query = "", options = {}) {
+  const page = await h.page(options);
+  await page.addInitScript(() => {
+    globalThis.__csp = [];
+    addEventListener("securitypolicyviolation", (e) => globalThis.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
+  });
+  await page.goto(h.base + query);
+  await waitForRender(page);
+  return page;
+}
+
 export async function openHarness({ routes = {} } = {}) {
   if (!existsSync(join(ROOT, "www", "pkg", "headmap_bg.wasm"))) throw new Error("www/pkg is missing: run scripts/build");
   await mkdir(SHOTS, { recursive: true });

@@ -8,24 +8,12 @@ import { after, before, describe, it } from "node:test";
 
 import { launchChromium } from "../../scripts/browser.mjs";
 import { serve } from "../../scripts/serve.mjs";
-import { ROOT, SHOTS, afterRender, cellPoint, openHarness, waitForRender } from "./harness.mjs";
+import { BLOG_CSP, ROOT, SHOTS, afterRender, cellPoint, openExplorer, openHarness } from "./harness.mjs";
 
 const DIST = join(ROOT, "dist", "headmap");
 const BLOG = join(ROOT, "tests", "widget");
 const MINILM = join(ROOT, "models", "all-MiniLM-L6-v2");
-/** A careful blog's policy: no inline script and no inline style, Trusted Types enforced. */
-const CSP = [
-  "default-src 'self'",
-  "script-src 'self' 'wasm-unsafe-eval'",
-  "style-src 'self'",
-  "img-src 'self' data: blob:",
-  "connect-src 'self'",
-  "worker-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "require-trusted-types-for 'script'",
-  "trusted-types headmap",
-].join("; ");
+const CSP = BLOG_CSP; // no inline script and no inline style, Trusted Types enforced
 
 /** Every element carrying a style attribute, in the document and in every shadow root. */
 const STYLED = () => {
@@ -47,16 +35,7 @@ describe("the explorer, for a newcomer", () => {
   });
   after(async () => h?.close());
 
-  async function open(query = "", options = {}) {
-    const page = await h.page(options);
-    await page.addInitScript(() => {
-      globalThis.__csp = [];
-      addEventListener("securitypolicyviolation", (e) => globalThis.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
-    });
-    await page.goto(h.base + query);
-    await waitForRender(page);
-    return page;
-  }
+  const open = (query, options) => openExplorer(h, query, options);
   const meta = (page) => page.evaluate(() => globalThis.__headmap.meta);
 
   it("says what the trained model reads, and offers a model that reads the reader's sentence", async () => {

@@ -11,23 +11,11 @@ import { after, before, describe, it } from "node:test";
 
 import { launchChromium } from "../../scripts/browser.mjs";
 import { serve } from "../../scripts/serve.mjs";
-import { FIXTURES, ROOT, SHOTS } from "./harness.mjs";
+import { BLOG_CSP, FIXTURES, ROOT, SHOTS } from "./harness.mjs";
 
 const DIST = join(ROOT, "dist", "headmap");
 const BLOG = join(ROOT, "tests", "widget");
-/** What a careful blog sends: no inline script, wasm allowed, Trusted Types enforced. */
-const CSP = [
-  "default-src 'self'",
-  "script-src 'self' 'wasm-unsafe-eval'",
-  "style-src 'self'",
-  "img-src 'self' data: blob:",
-  "connect-src 'self'",
-  "worker-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "require-trusted-types-for 'script'",
-  "trusted-types headmap",
-].join("; ");
+const CSP = BLOG_CSP;
 
 let browser;
 let server;
