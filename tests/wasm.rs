@@ -238,18 +238,29 @@ fn a_view_and_a_layer_each_cross_in_one_call() {
     let run = model.run(js(r#"{"texts":["동물이 길을 건너지 않았다. 그것은 너무 피곤했다."]}"#)).unwrap();
     let layer = run.layer("decoder_self", 0, 1).unwrap().to_vec();
     let cells = run.head("decoder_self", 0, 1, 0).unwrap().length() as usize; // Tq · Tk
-    let tq = floats(run.entropy_limits("decoder_self", 0, 1).unwrap().into()).len();
+    let allowed = run.allowed("decoder_self", 0, 1).unwrap().to_vec();
+    let tq = (cells as f64).sqrt() as usize; // decoder self-attention: Tq = Tk
     assert_eq!(layer.len(), 4 * cells, "[H, Tq, Tk]");
     for h in 0..4 {
         assert_eq!(layer[h * cells..(h + 1) * cells], run.head("decoder_self", 0, 1, h).unwrap().to_vec()[..], "head {h}");
     }
     let view: JsValue = run.view("decoder_self", 0, 1, 3).unwrap().into();
-    assert_eq!(floats(get(&view, "weights")), run.head("decoder_self", 0, 1, 3).unwrap().to_vec());
-    let all = floats(run.entropies("decoder_self", 0, 1).unwrap().into());
-    assert_eq!(floats(get(&view, "entropies")), all[3 * tq..4 * tq].to_vec(), "the shown head's entropies");
-    assert_eq!(floats(get(&view, "entropyLimits")), floats(run.entropy_limits("decoder_self", 0, 1).unwrap().into()));
-    assert_eq!(floats(get(&view, "maxima")).len(), 2 * 4, "[L, H]");
-    assert_eq!(get(&view, "allowed").dyn_into::<js_sys::Uint8Array>().unwrap().to_vec(), run.allowed("decoder_self", 0, 1).unwrap().to_vec());
+    let weights = run.head("decoder_self", 0, 1, 3).unwrap().to_vec();
+    assert_eq!(floats(get(&view, "weights")), weights);
+    assert_eq!(get(&view, "allowed").dyn_into::<js_sys::Uint8Array>().unwrap().to_vec(), allowed);
+    // each row's entropy in bits, and the most it could have: log₂ of the keys it may see
+    let entropies = floats(get(&view, "entropies"));
+    let limits = floats(get(&view, "entropyLimits"));
+    for i in 0..tq {
+        let row = &weights[i * tq..(i + 1) * tq];
+        let bits: f32 = row.iter().filter(|&&w| w > 0.0).map(|&w| -w * w.log2()).sum();
+        assert!((entropies[i] - bits).abs() < 1e-4, "row {i}: {} vs {bits}", entropies[i]);
+        let seen = allowed[i * tq..(i + 1) * tq].iter().filter(|&&a| a == 1).count();
+        assert!((limits[i] - (seen as f32).log2()).abs() < 1e-5, "row {i}'s limit");
+    }
+    let maxima = floats(get(&view, "maxima"));
+    assert_eq!(maxima.len(), 2 * 4, "[L, H]");
+    assert_eq!(maxima[4 + 3], weights.iter().cloned().fold(0.0, f32::max), "layer 1, head 3's largest weight");
 }
 
 #[wasm_bindgen_test]

@@ -30,7 +30,6 @@ use crate::error::{Error, Result};
 use crate::examples::EXAMPLES;
 use crate::models::run::Request;
 use crate::models::toy::ToyConfig;
-use crate::tokenize::{coverage, Coverage, Token};
 
 #[cfg(feature = "hf")]
 pub mod hf;
@@ -124,8 +123,6 @@ extern "C" {
     pub type HeadTraceJs;
     #[wasm_bindgen(typescript_type = "Example[]")]
     pub type ExamplesJs;
-    #[wasm_bindgen(typescript_type = "{ tokens: Token[]; coverage: Coverage }")]
-    pub type TokensJs;
     #[wasm_bindgen(
         typescript_type = "{ weights: Matrix; output: Matrix; scores: Matrix; scaled: Matrix; masked: Matrix; scale: number; fullyMaskedRows: number[] }"
     )]
@@ -219,17 +216,6 @@ impl Model {
             js_sys::Reflect::set(&entry, &"masks".into(), &to_js(&masks)?)?;
         }
         Ok(info.unchecked_into())
-    }
-
-    /// `text` as the model tokenizes it: `{ tokens, coverage }`.
-    pub fn tokenize(&self, text: &str) -> Result<TokensJs, JsValue> {
-        #[derive(Serialize)]
-        struct Tokens {
-            tokens: Vec<Token>,
-            coverage: Coverage,
-        }
-        let tokens = self.model.tokenize(text).map_err(js_error)?.tokens;
-        typed(&Tokens { coverage: coverage(&tokens), tokens })
     }
 
     /// `request`: `{ texts, targets?, place?, mask?, scale? }`. Texts form a padded batch;

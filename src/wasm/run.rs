@@ -196,27 +196,6 @@ impl Run {
         Ok(Uint8Array::from(&cells[..]))
     }
 
-    /// The entropy in bits of every query row of every head of `layer`: `Float32Array` `[H, Tq]`.
-    pub fn entropies(&self, place_name: &str, row: usize, layer: usize) -> Result<Float32Array, JsValue> {
-        let weights = self.row_at(place_name, row)?.layer(layer).map_err(js_error)?;
-        let bits = stats::row_entropy_bits(weights.view());
-        Ok(floats(bits.as_slice().unwrap_or(&[])))
-    }
-
-    /// The most entropy each query of `layer` can have in bits (log₂ of the keys it may see):
-    /// `Float32Array` `[Tq]`.
-    #[wasm_bindgen(js_name = entropyLimits)]
-    pub fn entropy_limits(&self, place_name: &str, row: usize, layer: usize) -> Result<Float32Array, JsValue> {
-        let mask = self.row_at(place_name, row)?.mask(layer).map_err(js_error)?;
-        Ok(floats(stats::entropy_limits(mask.allowed()).as_slice().unwrap_or(&[])))
-    }
-
-    /// The largest weight of every head: `Float32Array` `[L, H]`.
-    pub fn maxima(&self, place_name: &str, row: usize) -> Result<Float32Array, JsValue> {
-        let m = self.row_at(place_name, row)?.maxima().map_err(js_error)?;
-        Ok(floats(m.as_slice().unwrap_or(&[])))
-    }
-
     /// One head max-pooled to `[height, width]` pixels for drawing (-1 where all is masked).
     pub fn pooled(
         &self,
