@@ -79,6 +79,12 @@ describe("the explorer, for a newcomer", () => {
     assert.doesNotMatch(await page.locator("#coverage-text").textContent(), /문자를 다루지 않아/, "the model reads Hangul; it lacks the words");
     assert.deepEqual(await page.locator("#coverage-choices button").evaluateAll((bs) => bs.map((b) => b.dataset.model)), ["minilm", "toy"]);
     assert.match(await page.locator("#coverage-choices button[data-model=toy]").textContent(), /학습 안 됨/);
+    // every example says what to look at in the reader's language, English examples included
+    await page.locator("#model").selectOption("toy");
+    await page.waitForFunction(() => document.querySelectorAll("#example-buttons button").length === 4);
+    const titles = await page.locator("#example-buttons button").evaluateAll((bs) => bs.map((b) => b.title));
+    for (const title of titles) assert.match(title, /[가-힣]/, `a Korean tooltip: ${title}`);
+    assert.ok(titles.every((t) => !/head마다/.test(t)));
     await page.screenshot({ path: join(SHOTS, "newcomer-coverage-ko-390.png"), fullPage: true });
   });
 
