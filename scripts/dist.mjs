@@ -48,13 +48,29 @@ const minifiedStyles = {
   },
 };
 
-// two bundles: the element with its views (a page imports one file), and the worker with the
-// core's glue; the wasm packages stay separate files, the larger one loaded only for real models
-const bundle = (entry, outfile) =>
+// The widget loads the words of its page's one language, not both: the catalogue and the error
+// words come from strings/lazy.js in its bundle (the explorer, unbundled, has both at once).
+const oneLanguage = {
+  name: "one-language",
+  setup(b) {
+    b.onResolve({ filter: /(^|\/)(strings\/index|strings\/errors|errors)\.js$/ }, ({ path, importer, resolveDir }) => {
+      const target = join(resolveDir, path);
+      const strings = join(WWW, "js", "strings");
+      if (importer.startsWith(strings) && importer.endsWith("lazy.js")) return undefined; // lazy.js's own imports
+      if (target === join(strings, "index.js") || target === join(strings, "errors.js")) return { path: join(strings, "lazy.js") };
+      return undefined;
+    });
+  },
+};
+
+// two bundles: the element with its views (a page imports one file; the views a widget loads
+// on first use are chunks beside it, in js/chunks/), and the worker with the core's glue; the
+// wasm packages stay separate files, the larger one loaded only for real models
+const bundle = (entry, outfile, split = false) =>
   build({
-    plugins: [minifiedStyles],
+    plugins: split ? [minifiedStyles, oneLanguage] : [minifiedStyles],
     entryPoints: [join(WWW, entry)],
-    outfile: join(OUT, outfile),
+    ...(split ? { outdir: OUT, outbase: WWW, splitting: true, chunkNames: "js/chunks/[name]-[hash]", metafile: true } : { outfile: join(OUT, outfile) }),
     bundle: true,
     format: "esm",
     minify: true,
@@ -65,8 +81,21 @@ const bundle = (entry, outfile) =>
     external: ["../pkg/headmap.js", "../pkg-hf/headmap.js"],
     logLevel: "warning",
   });
-await bundle("headmap.js", "headmap.js");
-await bundle("js/worker.js", "js/worker.js");
+const element = await bundle("headmap.js", "headmap.js", true);
+// (the worker's chunk of model-file fetching loads only for a real model)
+const worker = await bundle("js/worker.js", "js/worker.js", true);
+// what a page with a heatmap widget loads before its first figure: each entry and the chunks it
+// imports statically (the lazily loaded views, words and model-file fetching aside)
+const eager = new Set();
+const follow = (outputs, file) => {
+  if (eager.has(file) || file.startsWith("..")) return; // an external (the wasm package's glue) is listed apart
+  eager.add(file);
+  for (const i of outputs[file]?.imports ?? []) if (i.kind === "import-statement") follow(outputs, i.path);
+};
+for (const [{ metafile }, name] of [[element, "/headmap.js"], [worker, "/js/worker.js"]]) {
+  follow(metafile.outputs, Object.keys(metafile.outputs).find((f) => f.endsWith(name)));
+}
+await writeFile(join(OUT, "js", "chunks", "eager.json"), `${JSON.stringify([...eager].map((f) => relative(OUT, f)).sort())}\n`);
 for (const pkg of ["pkg", "pkg-hf"]) {
   await build({ entryPoints: [join(WWW, pkg, "headmap.js")], outfile: join(OUT, pkg, "headmap.js"), format: "esm", minify: true, target: "es2022", logLevel: "warning", allowOverwrite: true });
 }
@@ -132,8 +161,15 @@ async function sizes(dir) {
 const all = await sizes(OUT);
 const sum = (list) => list.reduce((a, f) => ({ raw: a.raw + f.raw, gz: a.gz + f.gz }), { raw: 0, gz: 0 });
 const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
-// what a page with a toy widget downloads: the JS it imports and the small wasm
-const toy = sum(all.filter((f) => f.path.endsWith(".js") && !f.path.startsWith("pkg-hf") || f.path === "pkg/headmap_bg.wasm"));
+// what a page with a toy heatmap widget downloads: the JS it imports before its first figure,
+// the worker, and the small wasm; the views loaded on first use are counted apart
+// and the words of the page's one language (the Korean ones are the larger)
+const eagerFiles = new Set(JSON.parse(await readFile(join(OUT, "js", "chunks", "eager.json"), "utf8")));
+const words = (lang) => all.filter((f) => new RegExp(`^js/chunks/(${lang}|errors)-\\w+\\.js$`).test(f.path));
+const base = all.filter((f) => eagerFiles.has(f.path) || ["pkg/headmap.js", "pkg/headmap_bg.wasm"].includes(f.path));
+const toy = sum([...base, ...words("ko")]);
+const toyEn = sum([...base, ...words("en")]);
+const views = sum(all.filter((f) => /^js\/chunks\/(lines-view|mixing|pipeline|steps)-/.test(f.path)));
 const real = sum(all.filter((f) => f.path.startsWith("pkg-hf/") && !f.path.endsWith(".d.ts")));
 const model = sum(all.filter((f) => f.path.startsWith("models/")));
-console.log(`[dist] dist/headmap: toy widget ${kib(toy.gz)} gzipped (${kib(toy.raw)}), JS + toy wasm; real models add ${kib(real.gz)} gzipped; the trained model ${kib(model.raw)}`);
+console.log(`[dist] dist/headmap: toy widget ${kib(toy.gz)} gzipped on a Korean page (${kib(toy.raw)}), ${kib(toyEn.gz)} on an English one, JS + toy wasm; the steps, mixing, pipeline and lines views add ${kib(views.gz)} on first use; real models add ${kib(real.gz)} gzipped; the trained model ${kib(model.raw)}`);

@@ -16,7 +16,6 @@
 
 import * as core from "./core.js";
 import { coded } from "./errors.js";
-import { HUB, fetchModelFiles, hubUrl, pickFiles, suggestions, validModelId } from "./model-files.js";
 import { lutFor } from "./render/colormap.js";
 import { paintHeatmap } from "./render/heatmap.js";
 
@@ -34,6 +33,8 @@ function buffersOf(value, out = []) {
  * { from: "files", files } (picked by the reader). Anything else is refused.
  */
 async function filesOf(source, id) {
+  // finding and fetching files is for real models: a page of toy widgets never loads it
+  const { HUB, fetchModelFiles, hubUrl, pickFiles, validModelId } = await import("./model-files.js");
   const onProgress = (progress) => self.postMessage({ id, progress });
   if (source.from === "files") return pickFiles(source.files);
   if (source.from === "url") {
@@ -62,7 +63,7 @@ async function load(id, key, source) {
   if (!core.hasModel(key)) {
     const { suggestions: extra, ...files } = await filesOf(source, id);
     await core.loadFiles(key, files);
-    suggested.set(key, suggestions(extra));
+    suggested.set(key, (await import("./model-files.js")).suggestions(extra));
   }
   const info = await core.loadFiles(key, null);
   return { ...info, suggestions: suggested.get(key) ?? [], wasmBytes: await core.wasmBytes() };

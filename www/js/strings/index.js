@@ -4,3 +4,8 @@ import { EN } from "./en.js";
 import { KO } from "./ko.js";
 
 export const STRINGS = { en: EN, ko: KO };
+
+/** Both languages are here already; the widget's bundle loads one at a time (lazy.js). */
+export function loadLanguage() {
+  return Promise.resolve();
+}

@@ -16,7 +16,7 @@
 
 import { AttentionClient } from "../client.js";
 import { coded } from "../errors.js";
-import { browserLang, tf } from "../i18n.js";
+import { browserLang, loadLanguage, tf } from "../i18n.js";
 import { adoptSizes, reserveHeight } from "../views/sizes.js";
 import { ATTRIBUTES, DEFAULTS, parseAttributes, requestOf, sourceOf } from "./attributes.js";
 import { buildControls } from "./controls.js";
@@ -179,6 +179,7 @@ export class AttentionHeatmap extends HTMLElement {
     this.#settings = settings;
     const pageLang = (this.closest("[lang]")?.getAttribute("lang") ?? document.documentElement.lang ?? "").toLowerCase();
     this.#lang = settings.lang ?? (pageLang.startsWith("ko") ? "ko" : pageLang.startsWith("en") ? "en" : browserLang());
+    await loadLanguage(this.#lang);
     this.#build();
     // the error box is rebuilt on every update: the attributes' problems as they are now, then
     // what went wrong in this run, if anything

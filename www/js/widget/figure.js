@@ -1,7 +1,8 @@
 // What a widget draws of a run: one view (heatmap, grid, steps, mixing, pipeline or lines) in
 // the frame's stage, with its legend, read-out and table, and the figure as a file to save. The
 // views themselves are the explorer's (www/js/views/); this module gives them the widget's room,
-// colours and words.
+// colours and words. The views beyond the heatmap and the grid load when a widget first needs
+// them: a blog reader downloads what the post shows.
 
 import { coded } from "../errors.js";
 import { lutFor } from "../render/colormap.js";
@@ -10,13 +11,17 @@ import { heatmapSvg } from "../render/svg.js";
 import { el, sizeCanvas } from "../views/dom.js";
 import { HeadGrid, kvHeadOf, thumbSize } from "../views/head-grid.js";
 import { HeatmapView } from "../views/heatmap-view.js";
-import { drawLinesView } from "../views/lines-view.js";
-import { MixingView } from "../views/mixing.js";
-import { drawPipeline } from "../views/pipeline.js";
 import { readoutText } from "../views/readout.js";
 import { cssSize } from "../views/sizes.js";
-import { STEPS_LIMIT, drawSteps } from "../views/steps.js";
 import { drawTable } from "../views/table.js";
+
+/** The views and writers a widget loads on first use. */
+const lazy = {
+  lines: () => import("../views/lines-view.js"),
+  mixing: () => import("../views/mixing.js"),
+  pipeline: () => import("../views/pipeline.js"),
+  steps: () => import("../views/steps.js"),
+};
 
 /** The files each view can be saved as: a view offers exactly these buttons. */
 export const SAVE_FORMATS = {
@@ -128,7 +133,7 @@ export class WidgetFigure {
       children.push(figure, steps);
       this.#steps(r, sel, steps);
     } else if (view === "mixing") {
-      children.push(figure, this.#mixing(r, sel));
+      children.push(figure, await this.#mixing(r, sel));
     } else {
       children.push(figure);
     }
@@ -141,6 +146,7 @@ export class WidgetFigure {
 
   async #steps(r, sel, container) {
     const { T, client, modelInfo, lang } = this.host;
+    const { STEPS_LIMIT, drawSteps } = await lazy.steps();
     if (Math.max(this.shown.tq, this.shown.tk) > STEPS_LIMIT) {
       container.replaceChildren(el("p", { class: "step-note", text: T("stepsTooLong", { max: STEPS_LIMIT }) }));
       return;
@@ -153,8 +159,9 @@ export class WidgetFigure {
   }
 
   /** The article's weighted sum, editable, and the same table from the shown head for a chosen query. */
-  #mixing(r, sel) {
+  async #mixing(r, sel) {
     const { T, client, lang } = this.host;
+    const { MixingView } = await lazy.mixing();
     const box = el("div", { class: "mixing-box" });
     const table = el("div", { class: "mixing" });
     const mixing = new MixingView(table, client, lang);
@@ -178,7 +185,7 @@ export class WidgetFigure {
   async #pipeline({ r, place, sel }) {
     const { client, settings, modelInfo, lang, parts } = this.host;
     const dpr = Math.min(globalThis.devicePixelRatio || 1, 3);
-    const v = await client.view(r.id, sel, { thumbs: { size: Math.round(40 * dpr) }, colormap: settings.colormap });
+    const [v, { drawPipeline }] = await Promise.all([client.view(r.id, sel, { thumbs: { size: Math.round(40 * dpr) }, colormap: settings.colormap }), lazy.pipeline()]);
     if (r !== this.run) return;
     const canvases = v.thumbs.slice(sel.layer * place.heads, (sel.layer + 1) * place.heads).map((bitmap) => {
       const c = el("canvas", { width: bitmap.width, height: bitmap.height });
@@ -200,7 +207,7 @@ export class WidgetFigure {
   /** BertViz's two columns: every head of the layer as coloured lines; tap a token to focus it. */
   async #lines({ r, place, sel, tokens, labels, width }) {
     const { T, client, parts, reader } = this.host;
-    const weights = await client.layer(r.id, sel);
+    const [weights, { drawLinesView }] = await Promise.all([client.layer(r.id, sel), lazy.lines()]);
     if (r !== this.run) return;
     const { tq, tk, heads } = place;
     const look = { width, ...this.host.colors(), dark: this.host.dark() };
