@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { DEFAULTS, parseAttributes, requestOf, sourceOf } from "../../www/js/widget/attributes.js";
+import { DEFAULTS, parseAttributes, requestOf, sourceOf, selectionOf, withReader } from "../../www/js/widget/attributes.js";
 
 const BASE = "https://blog.example/posts/attention/";
 const read = (attrs) => parseAttributes(attrs, BASE);
@@ -57,5 +57,27 @@ describe("widget attributes", () => {
     assert.deepEqual(requestOf(s, toy, "x y"), { texts: ["a b"], place: "decoder_self", scale: true, mask: "causal", targets: ["x y"] });
     assert.deepEqual(requestOf(s, bert), { texts: ["a b", "c"], place: "encoder_self", scale: true, mask: "causal" }, "BERT made causal: a what-if at its only place");
     assert.deepEqual(requestOf(read({ place: "cross" }).settings, bert).place, "encoder_self", "a place the model lacks falls back to its first");
+  });
+});
+
+describe("the head a widget draws", () => {
+  const place = { place: "encoder_self", batch: 2, layers: 2, heads: 4 };
+  const info = { suggestions: [{ place: "encoder_self", layer: 1, head: 1 }] };
+  const settings = { ...DEFAULTS, layer: null, head: null };
+  it("is the reader's, else the author's, else the model's suggestion", () => {
+    const none = () => assert.fail("nothing clamped");
+    assert.deepEqual(selectionOf({ settings, reader: {}, info, place, clamped: none }), { place: "encoder_self", row: 0, layer: 1, head: 1 });
+    assert.deepEqual(selectionOf({ settings: { ...settings, layer: 0, head: 3 }, reader: {}, info, place, clamped: none }), { place: "encoder_self", row: 0, layer: 0, head: 3 });
+    assert.deepEqual(selectionOf({ settings: { ...settings, layer: 0 }, reader: { layer: 1, head: 2, row: 5 }, info, place, clamped: none }), { place: "encoder_self", row: 1, layer: 1, head: 2 });
+  });
+  it("says when the author's layer or head is past the model's, and draws the last", () => {
+    const said = [];
+    const sel = selectionOf({ settings: { ...settings, layer: 5, head: 9 }, reader: {}, info, place, clamped: (...a) => said.push(a) });
+    assert.deepEqual([sel.layer, sel.head], [1, 3]);
+    assert.deepEqual(said, [["layer", 5, 2], ["head", 9, 4]]);
+  });
+  it("puts the reader's text and mask over the author's", () => {
+    const s = withReader({ ...DEFAULTS, texts: ["a", "b"], mask: "causal" }, { text: "c", mask: null });
+    assert.deepEqual([s.texts, s.mask], [["c", "b"], null]);
   });
 });

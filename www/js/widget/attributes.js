@@ -161,3 +161,30 @@ export function requestOf(settings, info, target = settings.target) {
   if (decoderSide && target !== null && target !== undefined) request.targets = [target];
   return request;
 }
+
+/** `settings` with the reader's choices from the controls (`reader`) over the author's. */
+export function withReader(settings, reader) {
+  return {
+    ...settings,
+    texts: reader.text !== undefined ? [reader.text, ...settings.texts.slice(1)] : settings.texts,
+    place: reader.place !== undefined ? reader.place : settings.place,
+    mask: reader.mask !== undefined ? reader.mask : settings.mask,
+    scale: reader.scale ?? settings.scale,
+  };
+}
+
+/**
+ * The row, layer and head drawn of a run's `place` ({ place, batch, layers, heads }): the
+ * reader's, else the author's, else the model's suggestion, else the first. An author's layer
+ * or head the model does not have is drawn at its last one, and `clamped(name, value, count)`
+ * is told, so the widget can say so.
+ */
+export function selectionOf({ settings, reader, info, place, clamped }) {
+  const suggestion = info.suggestions?.find((x) => x.place === place.place);
+  const author = (name) => (typeof settings[name] === "number" ? settings[name] : null);
+  const pick = (name, count) => {
+    if (author(name) !== null && reader[name] === undefined && author(name) >= count) clamped(name, author(name), count);
+    return Math.min(reader[name] ?? author(name) ?? suggestion?.[name] ?? 0, count - 1);
+  };
+  return { place: place.place, row: Math.min(reader.row ?? 0, place.batch - 1), layer: pick("layer", place.layers), head: pick("head", place.heads) };
+}

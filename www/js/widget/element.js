@@ -18,7 +18,7 @@ import { AttentionClient } from "../client.js";
 import { coded } from "../errors.js";
 import { browserLang, loadLanguage, tf } from "../i18n.js";
 import { adoptSizes, reserveHeight } from "../views/sizes.js";
-import { ATTRIBUTES, DEFAULTS, parseAttributes, requestOf, sourceOf } from "./attributes.js";
+import { ATTRIBUTES, DEFAULTS, parseAttributes, requestOf, selectionOf, sourceOf, withReader } from "./attributes.js";
 import { buildControls } from "./controls.js";
 import { WidgetFigure, offer } from "./figure.js";
 import { buildFrame, colorsOf, frameNotes, isDark, reservedHeight } from "./frame.js";
@@ -179,7 +179,11 @@ export class AttentionHeatmap extends HTMLElement {
     this.#settings = settings;
     const pageLang = (this.closest("[lang]")?.getAttribute("lang") ?? document.documentElement.lang ?? "").toLowerCase();
     this.#lang = settings.lang ?? (pageLang.startsWith("ko") ? "ko" : pageLang.startsWith("en") ? "en" : browserLang());
-    await loadLanguage(this.#lang);
+    // the worker starts (and loads the core) while the page's words arrive; a failure to start
+    // it is said below, where the frame can show it
+    const words = loadLanguage(this.#lang);
+    this.#startWorker();
+    await words;
     this.#build();
     // the error box is rebuilt on every update: the attributes' problems as they are now, then
     // what went wrong in this run, if anything
@@ -206,17 +210,16 @@ export class AttentionHeatmap extends HTMLElement {
     this.#status("");
   }
 
+  #startWorker() {
+    try {
+      this.#client ??= new AttentionClient(WORKER);
+      this.#client.start().catch(() => {});
+    } catch {}
+  }
+
   /** The reader's choices over the author's. */
   #effective() {
-    const s = this.#settings;
-    const texts = this.#reader.text !== undefined ? [this.#reader.text, ...s.texts.slice(1)] : s.texts;
-    return {
-      ...s,
-      texts,
-      place: this.#reader.place !== undefined ? this.#reader.place : s.place,
-      mask: this.#reader.mask !== undefined ? this.#reader.mask : s.mask,
-      scale: this.#reader.scale ?? s.scale,
-    };
+    return withReader(this.#settings, this.#reader);
   }
 
   async #run() {
@@ -238,16 +241,8 @@ export class AttentionHeatmap extends HTMLElement {
     const result = await this.#client.run(this.#model.key, request);
     if (!result) return; // a newer run of this widget superseded this one
     this.#result = result;
-    const place = result.info.places[0];
-    const suggestion = info.suggestions?.find((x) => x.place === place.place);
-    const author = (name) => (typeof settings[name] === "number" ? settings[name] : null);
-    const pick = (name, count) => {
-      const wanted = this.#reader[name] ?? author(name) ?? suggestion?.[name] ?? 0;
-      // an author's number the model does not have is drawn at the last one, and said so
-      if (author(name) !== null && this.#reader[name] === undefined && author(name) >= count) this.#problems.clamped(name, author(name), count);
-      return Math.min(wanted, count - 1);
-    };
-    this.#sel = { place: place.place, row: Math.min(this.#reader.row ?? 0, place.batch - 1), layer: pick("layer", place.layers), head: pick("head", place.heads) };
+    const clamped = (name, value, count) => this.#problems.clamped(name, value, count);
+    this.#sel = selectionOf({ settings, reader: this.#reader, info, place: result.info.places[0], clamped });
   }
 
   /** A reader's choice from the controls or the grid: a new run, or only a new drawing. */
