@@ -89,6 +89,10 @@ pub enum FileProblem {
     #[error("not valid JSON (line {line}, column {column})")]
     NotJson { line: usize, column: usize },
 
+    /// Valid JSON of the wrong kind: `null`, a list, a number or text where settings belong.
+    #[error("valid JSON, but {found} where an object of settings belongs")]
+    NotAnObject { found: String },
+
     #[error("`{field}` has the wrong type: expected {expected}")]
     WrongType { field: String, expected: String },
 

@@ -48,6 +48,7 @@ export const ERRORS_KO = {
   export_too_large: "이 실행의 가중치는 {megabytes}메가바이트로 페이지에서 저장하기에 너무 큽니다.",
   "file.missing": "{file}: 파일이 없습니다.",
   "file.not_json": "{file}: 올바른 JSON이 아닙니다 ({line}행 {column}열).",
+  "file.not_an_object": "{file}: JSON으로는 올바르지만 설정을 담은 객체가 있어야 할 자리에 {found}이(가) 있습니다.",
   "file.wrong_type": "{file}: ‘{field}’의 형식이 틀렸습니다: {expected}이어야 합니다.",
   "file.no_model_type": "{file}: ‘model_type’이 없습니다.",
   "file.unsupported_model": "{file}: 모델 종류 ‘{model_type}’은(는) 지원하지 않습니다. 읽을 수 있는 종류: {supported}.",
@@ -122,6 +123,7 @@ export const WORDS_KO = {
   text: "문자열",
   "a list": "목록",
   "another kind of value": "다른 종류의 값",
+  null: "null",
 };
 
 /** English wording for the errors whose core message names places and masks by their codes. */
