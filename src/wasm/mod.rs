@@ -181,7 +181,7 @@ struct ToySettings {
 #[wasm_bindgen]
 pub struct Model {
     /// Shared with every run it makes, so a run outlives a model the page has freed.
-    model: Rc<crate::models::Model>,
+    pub(crate) model: Rc<crate::models::Model>,
 }
 
 #[wasm_bindgen]

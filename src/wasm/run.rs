@@ -225,6 +225,12 @@ impl Run {
         to_js(&crate::export::export(&self.model.info().architecture, &self.run))
     }
 
+    /// The model that made this run, as a handle of its own (the same model, not a copy): a
+    /// page that let the model go gets it back from a run it kept, without loading it again.
+    pub fn model(&self) -> super::Model {
+        super::Model { model: Rc::clone(&self.model) }
+    }
+
     /// The run as CSV, one line per weight.
     pub fn csv(&self) -> Result<String, JsValue> {
         crate::export::csv(&self.run).map_err(js_error)

@@ -94,7 +94,10 @@ describe("the explorer, for a newcomer", () => {
     const state = await page.evaluate(() => globalThis.__headmap.state);
     assert.deepEqual([state.layer, state.head], [m.layers - 1, m.heads - 1]);
     assert.ok(await page.locator("#link-notice").isVisible());
-    assert.match(await page.locator("#link-notice").textContent(), /The link asked for layer 64, head 128, but this model has 2 layers of 4 heads: layer 2, head 4 is shown\./);
+    assert.equal(await page.locator("#link-notice").textContent(), "The link asked for layer 64, but this model has 2 layers: layer 2 is shown; and for head 128, but this model has 4 heads a layer: head 4 is shown.");
+    // only what was past the model's is said
+    const only = await open("?model=toy&head=9", { locale: "en-US" });
+    assert.equal(await only.locator("#link-notice").textContent(), "The link asked for head 10, but this model has 4 heads a layer: head 4 is shown.");
     page = await open("?model=hub:../../etc/passwd", { locale: "en-US" });
     assert.ok(await page.locator("#model-error").isVisible());
     assert.match(await page.locator("#model-error").textContent(), /That is not a model id: use owner\/name/);
@@ -251,6 +254,8 @@ describe("the widget, for a newcomer", () => {
     await page.waitForFunction(() => document.getElementById("w0").shadowRoot.querySelectorAll(".steps figure").length >= 9, null, { timeout: 60000 });
     const title = await inShadow(page, "w0", (e) => e.shadowRoot.querySelector(".title").textContent);
     assert.match(title, /헤드 3/, "the title names the head drawn");
+    const drawn = await inShadow(page, "w0", (e) => e.shadowRoot.querySelector("canvas.heatmap").getAttribute("aria-label"));
+    assert.match(drawn, /3번 헤드/, "and the heatmap drawn is that head's");
     assert.equal(await inShadow(page, "w0", (e) => e.shadowRoot.querySelector(".error").hidden), true, "no error box");
     // a new sentence: the model is loaded again, transparently
     before = await renders(page, "w0");

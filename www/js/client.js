@@ -144,6 +144,11 @@ export class AttentionClient {
       const asked = this.asked.get(run);
       if (e.code !== "run_freed" || !asked) throw e;
       const again = await this.withModel(asked.key, () => this.call("run", asked));
+      if (!this.asked.has(run)) {
+        // freed while it was computed again (a newer run came, or the figure went)
+        this.call("free", { run: again.id }).catch(() => {});
+        throw coded("that run has been freed", "run_freed");
+      }
       if (this.moved.has(run)) this.call("free", { run: this.moved.get(run) }).catch(() => {});
       this.moved.set(run, again.id);
       return this.call(op, { run: again.id, ...payload });

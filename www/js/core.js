@@ -27,7 +27,7 @@ const MAX_RUNS = 24;
 const models = new Map(); // key → { model, pkg }, least recently used first
 // A run holds its model (in wasm, shared): evicting a model frees only the page's handle, and
 // its runs still trace and export; the model's memory goes with its last run.
-const runs = new Map(); // id → { run, info, tokens }, least recently used first
+const runs = new Map(); // id → { run, key, pkg, info, tokens }, least recently used first
 let nextRun = 1;
 
 function touch(map, key) {
@@ -51,8 +51,16 @@ export async function start() {
   return { examples: pkg.examples() };
 }
 
-/** Whether a model is already loaded under `key` (so its files need not be fetched). */
+/**
+ * Whether a model is loaded under `key` (so its files need not be fetched). A model the map let
+ * go while a run of it lives is taken back from that run: the same model, not a second copy.
+ */
 export function hasModel(key) {
+  if (models.has(key)) return true;
+  const held = [...runs.values()].find((r) => r.key === key);
+  if (!held) return false;
+  models.set(key, { model: held.run.model(), pkg: held.pkg });
+  evict(models, MAX_MODELS);
   return models.has(key);
 }
 
@@ -61,7 +69,7 @@ export function hasModel(key) {
  * toy uses whichever package is already there.
  */
 async function modelFor(key, real, make) {
-  if (models.has(key)) return touch(models, key);
+  if (hasModel(key)) return touch(models, key);
   const pkg = real || hfReady ? (await hf()).pkg : await toy();
   const entry = { model: make(pkg), pkg };
   models.set(key, entry);
@@ -92,7 +100,7 @@ export async function wasmBytes() {
 }
 
 function modelAt(key) {
-  if (!models.has(key)) throw coded("the model is not loaded", "model_not_loaded");
+  if (!hasModel(key)) throw coded("the model is not loaded", "model_not_loaded");
   return touch(models, key);
 }
 
@@ -111,10 +119,16 @@ export function run(key, request) {
   const r = entry.model.run(request);
   const ms = performance.now() - t0;
   const id = nextRun++;
-  const info = r.info();
+  let info;
   const tokens = {};
-  for (const p of info.places) tokens[p.place] = Array.from({ length: p.batch }, (_, row) => r.tokens(p.place, row));
-  runs.set(id, { run: r, info, tokens });
+  try {
+    info = r.info();
+    for (const p of info.places) tokens[p.place] = Array.from({ length: p.batch }, (_, row) => r.tokens(p.place, row));
+  } catch (e) {
+    r.free(); // and with it the run's hold on its model
+    throw e;
+  }
+  runs.set(id, { run: r, key, pkg: entry.pkg, info, tokens });
   evict(runs, MAX_RUNS);
   return { id, info, tokens, ms };
 }

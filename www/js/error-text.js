@@ -33,6 +33,8 @@ function nameOf(lang, code, key, value, details = {}) {
 
 function wordError(lang, error) {
   const code = error?.code;
+  // the words of the page's language could not be loaded (the widget's bundle fetches them)
+  if (lang === "ko" && !Object.keys(ERRORS_KO).length) return error?.message ?? String(error);
   if (lang !== "ko") {
     const template = ERRORS_EN[code];
     if (!template || !error?.details) return error?.message ?? String(error);

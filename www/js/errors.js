@@ -23,6 +23,7 @@ export const JS_CODES = [
   "nothing_drawn",
   "cannot_save",
   "files_gone",
+  "chunk_failed",
 ];
 
 export class CodedError extends Error {

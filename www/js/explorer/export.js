@@ -4,6 +4,7 @@
 
 import { drawLegend } from "../render/heatmap.js";
 import { heatmapSvg } from "../render/svg.js";
+import { offer } from "../views/dom.js";
 import { cssSizeOf } from "../views/sizes.js";
 
 /** Above this many bytes of weights a run is not saved from the page (the file would be gigabytes). */
@@ -11,14 +12,7 @@ export const MAX_EXPORT_BYTES = 64 * 1024 * 1024;
 
 /** Offers `blob` to the reader as a file called `name`. */
 export function download(blob, name) {
-  const url = URL.createObjectURL(blob);
-  const a = document.createElement("a");
-  a.href = url;
-  a.download = name;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  offer(blob, name);
 }
 
 /** `text` broken into lines no wider than `width` on `ctx` (at spaces; a long word stands alone). */

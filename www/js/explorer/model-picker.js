@@ -59,7 +59,12 @@ export class ModelPicker {
     const ok = await this.choose(choice, { fromLink });
     if (ok && refused) {
       this.showError({ key: "badModelId" });
-      if (refused.startsWith("hub:")) this.app.$("hub-id").value = refused.slice(4);
+      if (refused.startsWith("hub:")) {
+        // the refused id stays in view in its field, to be corrected as a typed one would
+        this.app.$("model").value = "hub";
+        this.app.$("hub-field").hidden = false;
+        this.app.$("hub-id").value = refused.slice(4);
+      }
     }
     if (ok) return;
     // Nothing is shown yet: show the default model, but keep the error in view, the link's

@@ -125,11 +125,12 @@ export class Viewer {
     // a head the reader chose, else the one the model suggests for this place (headmap.json)
     const suggestion = app.model.info.suggestions?.find((x) => x.place === place.place);
     // a layer or head past the model's (a link's) is shown at the last one, and said so
-    if ((state.layer ?? 0) >= layers || (state.head ?? 0) >= heads) {
-      const asked = { layer: (state.layer ?? 0) + 1, head: (state.head ?? 0) + 1 };
-      state.layer = state.layer === null ? null : Math.min(state.layer, layers - 1);
-      state.head = state.head === null ? null : Math.min(state.head, heads - 1);
-      app.notices.set("clamp", app.T("clampedNotice", { ...asked, layers, heads, shownLayer: (state.layer ?? 0) + 1, shownHead: (state.head ?? 0) + 1 }));
+    const past = [["layer", layers], ["head", heads]].filter(([name, count]) => (state[name] ?? 0) >= count);
+    if (past.length) {
+      // only what the link asked past the model's is said
+      const said = past.map(([name, count]) => app.T(`clamped.${name}Past`, { asked: state[name] + 1, count, shown: count }));
+      for (const [name, count] of past) state[name] = count - 1;
+      app.notices.set("clamp", app.T("clampedNotice", { said: said.join(app.T("clampedAnd")) }));
     }
     state.row = Math.min(state.row, batch - 1);
     const sel = {
@@ -149,9 +150,11 @@ export class Viewer {
     const area = $("heatmap-area").getBoundingClientRect();
     const fitted = Math.max(200, Math.min(area.width || 800, 1100) - 14);
     const narrow = fitted < 520;
-    // a long text has cells below a few pixels: zoom (up to about 4,800 pixels wide) makes
-    // them big enough to read and to tap, the frame scrolling sideways
-    this.maxZoom = 2 ** Math.max(0, Math.floor(Math.log2(4800 / fitted)));
+    // a long text has cells below a few pixels: zoom makes them big enough to read and to tap,
+    // the frame scrolling sideways, up to a plot of 4,096 device pixels a side (a phone's
+    // canvas and the worker's bitmap stay a few tens of megabytes)
+    const deviceRatio = Math.min(globalThis.devicePixelRatio || 1, 3);
+    this.maxZoom = 2 ** Math.max(0, Math.floor(Math.log2(4096 / (fitted * deviceRatio))));
     if (Math.max(tq, tk) * 6 < fitted) this.zoom = 1;
     this.zoom = Math.min(this.zoom, this.maxZoom);
     const zoom = this.zoom;

@@ -42,6 +42,7 @@ export const ERRORS_KO = {
   bad_operation: "작업자가 모르는 요청입니다. 페이지와 작업자의 판이 다를 수 있으니 새로 고쳐 보세요.",
   nothing_drawn: "아직 그려진 그림이 없어 저장할 수 없습니다.",
   cannot_save: "이 보기는 {format} 형식으로 저장할 수 없습니다: {formats} 중에서 고르세요.",
+  chunk_failed: "위젯의 일부를 불러오지 못했습니다. 연결을 확인하고 페이지를 새로 고쳐 보세요.",
   files_gone: "직접 고른 모델 파일은 다시 읽을 수 없습니다: 모델 폴더를 다시 골라 주세요.",
   worker_failed: "어텐션을 계산하는 작업자가 멈췄습니다. 페이지를 새로 고쳐 보세요.",
   trusted_types: "이 페이지의 콘텐츠 보안 정책(CSP)이 트러스티드 타입 정책 ‘headmap’을 허용하지 않습니다: trusted-types 지시어에 headmap을 더하세요.",

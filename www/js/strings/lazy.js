@@ -18,5 +18,7 @@ export function loadLanguage(lang) {
     Object.assign(ERRORS_EN, errors.ERRORS_EN);
     if (lang === "ko") Object.assign(ERRORS_KO, errors.ERRORS_KO) && Object.assign(WORDS_KO, errors.WORDS_KO);
   });
+  // a failed fetch is tried again at the next update, not remembered
+  loading[lang].catch(() => delete loading[lang]);
   return loading[lang];
 }

@@ -17,6 +17,15 @@ export function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+/** Offers `blob` to save as `name`, from a link put in `root` for the moment of the click. */
+export function offer(blob, name, root = document.body) {
+  const a = el("a", { href: URL.createObjectURL(blob), download: name });
+  root.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+}
+
 /** Sizes `canvas` to `width` x `height` CSS pixels at the device's pixel ratio. */
 export function sizeCanvas(canvas, width, height) {
   const dpr = Math.min(globalThis.devicePixelRatio || 1, 3);

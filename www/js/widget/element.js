@@ -17,10 +17,11 @@
 import { AttentionClient } from "../client.js";
 import { coded } from "../errors.js";
 import { browserLang, loadLanguage, tf } from "../i18n.js";
+import { offer } from "../views/dom.js";
 import { adoptSizes, reserveHeight } from "../views/sizes.js";
 import { ATTRIBUTES, DEFAULTS, parseAttributes, requestOf, selectionOf, sourceOf, withReader } from "./attributes.js";
 import { buildControls } from "./controls.js";
-import { WidgetFigure, offer } from "./figure.js";
+import { WidgetFigure } from "./figure.js";
 import { buildFrame, colorsOf, frameNotes, isDark, reservedHeight } from "./frame.js";
 import { Problems } from "./problems.js";
 import { reflectAttributes } from "./reflect.js";
@@ -89,6 +90,7 @@ export class AttentionHeatmap extends HTMLElement {
       lang: this.#lang,
       reader: this.#reader,
       T: this.T,
+      onError: (e) => this.#fail(e),
       colors: () => colorsOf(this),
       dark: () => isDark(this.#parts?.frame ?? this),
       onSelect: (layer, head) => this.#choose("select", { layer, head }),
@@ -107,6 +109,7 @@ export class AttentionHeatmap extends HTMLElement {
     });
     this.#resize.observe(this);
     visibility.observe(this);
+    if (this.#visible) this.#refresh(); // moved in the page: drawn again
   }
 
   disconnectedCallback() {
@@ -179,16 +182,17 @@ export class AttentionHeatmap extends HTMLElement {
     this.#settings = settings;
     const pageLang = (this.closest("[lang]")?.getAttribute("lang") ?? document.documentElement.lang ?? "").toLowerCase();
     this.#lang = settings.lang ?? (pageLang.startsWith("ko") ? "ko" : pageLang.startsWith("en") ? "en" : browserLang());
-    // the worker starts (and loads the core) while the page's words arrive; a failure to start
-    // it is said below, where the frame can show it
-    const words = loadLanguage(this.#lang);
-    this.#startWorker();
-    await words;
+    // the worker starts (and loads the core) while the page's words arrive; a failure of
+    // either is said below, where the frame can show it
+    const words = loadLanguage(this.#lang).then(() => null, (e) => e);
+    if (!this.#client) this.#startWorker();
+    const unspoken = await words;
     this.#build();
     // the error box is rebuilt on every update: the attributes' problems as they are now, then
     // what went wrong in this run, if anything
     this.#problems.reset(problems);
     try {
+      if (unspoken) throw coded(`part of the widget could not be loaded: ${unspoken.message}`, "chunk_failed");
       this.#client ??= new AttentionClient(WORKER);
       await this.#ensureModel();
       await this.#run();
@@ -212,19 +216,15 @@ export class AttentionHeatmap extends HTMLElement {
 
   #startWorker() {
     try {
-      this.#client ??= new AttentionClient(WORKER);
+      this.#client = new AttentionClient(WORKER);
       this.#client.start().catch(() => {});
     } catch {}
   }
 
-  /** The reader's choices over the author's. */
-  #effective() {
-    return withReader(this.#settings, this.#reader);
-  }
-
   async #run() {
-    const info = this.#model.info;
-    const settings = this.#effective();
+    const model = this.#model;
+    const info = model.info;
+    const settings = withReader(this.#settings, this.#reader);
     if (!settings.texts[0]?.trim()) throw coded("the text is empty: type a sentence to see its attention", "empty_text");
     let request = requestOf(settings, info);
     const modelPlace = info.places.find((p) => p.place === request.place);
@@ -235,11 +235,12 @@ export class AttentionHeatmap extends HTMLElement {
     // at an encoder–decoder's decoder, a model that can write its own target does, once per text
     if (request.targets === undefined && info.encoderDecoder && request.place !== "encoder_self" && info.canGenerate) {
       const text = request.texts[0];
-      if (!this.#targets.has(text)) this.#targets.set(text, await this.#client.generate(this.#model.key, text));
+      if (!this.#targets.has(text)) this.#targets.set(text, await this.#client.generate(model.key, text));
       request = requestOf(settings, info, this.#targets.get(text));
     }
-    const result = await this.#client.run(this.#model.key, request);
+    const result = await this.#client.run(model.key, request);
     if (!result) return; // a newer run of this widget superseded this one
+    if (!this.isConnected) return this.#client.free(result.id); // the figure left the page meanwhile
     this.#result = result;
     const clamped = (name, value, count) => this.#problems.clamped(name, value, count);
     this.#sel = selectionOf({ settings, reader: this.#reader, info, place: result.info.places[0], clamped });
@@ -308,7 +309,7 @@ export class AttentionHeatmap extends HTMLElement {
     const place = r.info.places[0];
     const sel = { ...this.#sel };
     this.#width = Math.round(this.clientWidth);
-    this.#parts.controls.replaceChildren(...buildControls({ T, settings: this.#effective(), info: this.#model.info, place, sel }, (what, value) => this.#choose(what, value)));
+    this.#parts.controls.replaceChildren(...buildControls({ T, settings: withReader(this.#settings, this.#reader), info: this.#model.info, place, sel }, (what, value) => this.#choose(what, value)));
     this.#parts.controls.hidden = !this.#parts.controls.children.length;
     const tokens = r.tokens[sel.place][sel.row];
     const info = this.#model.info;
@@ -330,7 +331,7 @@ export class AttentionHeatmap extends HTMLElement {
     this.#parts.title.textContent = title;
     if (!this.hasAttribute("aria-label") || this.#ownLabel) {
       this.#ownLabel = true;
-      const text = this.#effective().texts[sel.row] ?? "";
+      const text = withReader(this.#settings, this.#reader).texts[sel.row] ?? "";
       this.setAttribute("aria-label", T("widgetLabel", { place: T(`place.${sel.place}`), layer: sel.layer + 1, head: sel.head + 1, text: text.slice(0, 120) }));
     }
     if (this.#drawFailed) {
@@ -370,7 +371,7 @@ export class AttentionHeatmap extends HTMLElement {
     try {
       const blob =
         format === "png" ? await this.toPNG() : format === "svg" ? new Blob([this.toSVG()], { type: "image/svg+xml" }) : new Blob([await this.toJSON()], { type: "application/json" });
-      offer(this.#root, blob, `headmap-${this.#sel.place}-l${this.#sel.layer + 1}-h${this.#sel.head + 1}.${format}`);
+      offer(blob, `headmap-${this.#sel.place}-l${this.#sel.layer + 1}-h${this.#sel.head + 1}.${format}`, this.#root);
       // a save that worked takes away the error of one that did not
       if (this.#saveFailed) {
         this.#saveFailed = false;

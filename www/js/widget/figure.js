@@ -15,13 +15,16 @@ import { readoutText } from "../views/readout.js";
 import { cssSize } from "../views/sizes.js";
 import { drawTable } from "../views/table.js";
 
-/** The views and writers a widget loads on first use. */
-const lazy = {
+/** The views a widget loads on first use; a chunk that cannot be fetched is said as such. */
+const chunks = {
   lines: () => import("../views/lines-view.js"),
   mixing: () => import("../views/mixing.js"),
   pipeline: () => import("../views/pipeline.js"),
   steps: () => import("../views/steps.js"),
 };
+const lazy = Object.fromEntries(
+  Object.entries(chunks).map(([name, load]) => [name, () => load().catch((e) => Promise.reject(coded(`part of the widget could not be loaded: ${e.message}`, "chunk_failed")))]),
+);
 
 /** The files each view can be saved as: a view offers exactly these buttons. */
 export const SAVE_FORMATS = {
@@ -32,15 +35,6 @@ export const SAVE_FORMATS = {
   lines: ["png", "json"],
   pipeline: ["json"],
 };
-
-/** Offers `blob` to save as `name`, from a link put in `root` for the moment of the click. */
-export function offer(root, blob, name) {
-  const a = el("a", { href: URL.createObjectURL(blob), download: name });
-  root.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
-}
 
 /** The widget's table shows at most this many rows and columns (a screen reader's patience). */
 const TABLE_CELLS = 32;
@@ -131,7 +125,7 @@ export class WidgetFigure {
     } else if (view === "steps") {
       const steps = el("div", { class: "steps" });
       children.push(figure, steps);
-      this.#steps(r, sel, steps);
+      this.#steps(r, sel, steps).catch((e) => this.host.onError(e)); // the heatmap stays
     } else if (view === "mixing") {
       children.push(figure, await this.#mixing(r, sel));
     } else {
@@ -172,7 +166,11 @@ export class WidgetFigure {
     });
     pick.addEventListener("change", async () => {
       if (pick.value === "") return mixing.seed();
-      this.trace ??= await client.trace(r.id, sel);
+      try {
+        this.trace ??= await client.trace(r.id, sel);
+      } catch (e) {
+        return this.host.onError(e);
+      }
       const i = Number(pick.value);
       const { tk, labels } = this.shown;
       mixing.fromHead({ keys: labels.keys, weights: this.trace.weights.data.subarray(i * tk, (i + 1) * tk), v: this.trace.v.data, dV: this.trace.v.cols, query: labels.queries[i] });
