@@ -301,7 +301,7 @@ fn every_refused_switch_is_named() {
         ("mistral", Box::new(|c| c["rope_parameters"] = json!({"full_attention": {"rope_type": "default"}})), "`rope_parameters.full_attention` = {…} is not supported"),
         ("qwen2", Box::new(|c| c["layer_types"] = json!(["full_attention", "chunked_attention"])), "`layer_types` = chunked_attention is not supported"),
         ("gpt_neox", Box::new(|c| c["rope_scaling"] = json!({"type": "su"})), "`rope_scaling.rope_type` = su is not supported"),
-        ("gpt_neox", Box::new(|c| c["rotary_pct"] = 0.1.into()), "`partial_rotary_factor` = 0.1 is impossible"),
+        ("gpt_neox", Box::new(|c| c["rotary_pct"] = 1.5.into()), "`partial_rotary_factor` = 1.5 is impossible: it would turn 24 of a head's 16 dimensions"),
         ("llama", Box::new(|c| c["num_key_value_heads"] = 3.into()), "`num_key_value_heads` = 3 is impossible: it must divide num_attention_heads = 4"),
         ("t5", Box::new(|c| c["feed_forward_proj"] = "gated-mish".into()), "`feed_forward_proj` = mish is not supported"),
         ("t5", Box::new(|c| c["feed_forward_proj"] = "gated-gelu-new".into()), "`feed_forward_proj` = gated-gelu-new is impossible"),

@@ -9,7 +9,8 @@
 //!
 //! `query_key_value` holds Q, K and V per head, interleaved: for head h, its 3·d_k outputs are
 //! q_h, then k_h, then v_h (not three blocks as in GPT-2). RoPE turns only the first
-//! `rotary_pct` of each head (Pythia: a quarter).
+//! `rotary_pct` of each head (Pythia: a quarter), rounded as transformers rounds it: 2·⌈dim/2⌉
+//! dimensions for dim = int(d_k · rotary_pct), so head size 6 at 0.5 turns 4 (see `rotary`).
 
 use std::sync::Arc;
 
