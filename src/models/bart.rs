@@ -12,7 +12,7 @@ use std::sync::Arc;
 use ndarray::{s, Array1, Array2};
 use serde::Deserialize;
 
-use super::hf::{activation, check_sizes};
+use super::config::{activation, check_sizes};
 use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, Row, RowAttention, Run, Settings, Until};
 use super::transformer::{self, DecoderLayer, DecoderPlaces, EncoderLayer};
 use super::weights::{Vars, Weights};

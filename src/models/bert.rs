@@ -10,7 +10,7 @@ use std::sync::Arc;
 use ndarray::Array2;
 use serde::Deserialize;
 
-use super::hf::{activation, check_sizes};
+use super::config::{activation, check_sizes};
 use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, Row, Run, Settings};
 use super::transformer::{self, EncoderLayer};
 use super::weights::{Vars, Weights};

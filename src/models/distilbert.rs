@@ -8,7 +8,7 @@ use ndarray::Array2;
 use serde::Deserialize;
 
 use super::bert::encode_rows;
-use super::hf::{activation, check_sizes};
+use super::config::{activation, check_sizes};
 use super::run::{Batch, PlaceInfo, Run, Settings};
 use super::transformer::EncoderLayer;
 use super::weights::Weights;

@@ -40,7 +40,7 @@ impl Electra {
         c.check()?;
         let d = c.hidden_size;
         let e = config.embedding_size.unwrap_or(d);
-        super::hf::check_sizes(&[("embedding_size", e)])?;
+        super::config::check_sizes(&[("embedding_size", e)])?;
         let w = w.with_prefix_of("embeddings.word_embeddings.weight", &["", "electra.", "discriminator."])?;
         let root = w.root();
         let eps = c.layer_norm_eps as f32;

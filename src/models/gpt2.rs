@@ -11,8 +11,8 @@ use std::sync::Arc;
 use ndarray::{s, Array2};
 use serde::Deserialize;
 
+use super::config::{activation, check_sizes};
 use super::decoder_only::{decoder_only, EmptyRows};
-use super::hf::{activation, check_sizes};
 use super::run::{attend, Batch, PlaceInfo, Run, Settings};
 use super::weights::Weights;
 use super::Network;

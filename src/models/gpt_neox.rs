@@ -18,8 +18,8 @@ use ndarray::{Array1, Array2, Axis};
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::config::{activation, check_sizes, TokenIds};
 use super::decoder_only::{decoder_only, EmptyRows};
-use super::hf::{activation, check_sizes, TokenIds};
 use super::rope::{rotary, RopeSettings};
 use super::run::{attend, Batch, PlaceInfo, Run, Settings};
 use super::weights::{Vars, Weights};

@@ -6,6 +6,7 @@ use serde::Deserialize;
 
 use super::bart::{Bart, BartConfig};
 use super::bert::{Bert, BertConfig};
+use super::config::{parse_config, TokenIds};
 use super::distilbert::{DistilBert, DistilBertConfig};
 use super::electra::{Electra, ElectraConfig};
 use super::gpt2::{Gpt2, Gpt2Config};
@@ -17,7 +18,6 @@ use super::t5::{T5Config, T5};
 use super::weights::Weights;
 use super::{Model, Network};
 use crate::error::{Error, FileProblem, Result};
-use crate::nn::Activation;
 use crate::tokenize::hf::TextTokenizer;
 use crate::tokenize::Tokenizer;
 
@@ -38,10 +38,6 @@ pub const SUPPORTED: [&str; 14] = [
     "marian",
     "t5",
 ];
-
-/// The largest size a config may give any dimension: beyond it a file is damaged or hostile,
-/// and believing it would allocate without bound.
-const MAX_SIZE: usize = 1 << 20;
 
 /// The files of one model, as bytes. A tokenizer comes as `tokenizer.json`, or for Marian as
 /// `source.spm` with `vocab.json`. Weights come as `model.safetensors`, or as a sharded
@@ -64,24 +60,6 @@ pub struct ModelFiles<'a> {
 #[derive(Deserialize)]
 struct Probe {
     model_type: Option<String>,
-}
-
-/// A token id that configs give as one number or as a list (Llama 3's several `eos_token_id`s).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(untagged)]
-pub enum TokenIds {
-    One(u32),
-    Many(Vec<u32>),
-}
-
-impl TokenIds {
-    /// The one id, or the first of the list (0 for an empty list).
-    pub fn first(&self) -> u32 {
-        match self {
-            TokenIds::One(id) => *id,
-            TokenIds::Many(ids) => ids.first().copied().unwrap_or(0),
-        }
-    }
 }
 
 impl Model {
@@ -174,63 +152,5 @@ impl Model {
             }
         };
         Ok(Model::new(Tokenizer::Hf(Box::new(tokenizer)), net, pad, true))
-    }
-}
-
-/// The activation a config names under `setting`.
-pub(crate) fn activation(setting: &str, name: &str) -> Result<Activation> {
-    Activation::parse(name).ok_or_else(|| {
-        let reason = format!("headmap knows {}", Activation::NAMES.join(", "));
-        Error::file("config.json", FileProblem::unsupported(setting, name, &reason))
-    })
-}
-
-/// Fails unless every size a config gives is at least 1 and believable.
-pub(crate) fn check_sizes(sizes: &[(&str, usize)]) -> Result<()> {
-    for &(setting, value) in sizes {
-        if value == 0 {
-            return Err(Error::file("config.json", FileProblem::impossible(setting, 0, "it must be at least 1")));
-        }
-        if value > MAX_SIZE {
-            let reason = format!("no model has more than {MAX_SIZE}");
-            return Err(Error::file("config.json", FileProblem::impossible(setting, value, &reason)));
-        }
-    }
-    Ok(())
-}
-
-/// `config.json` as `T`, with an error a person can act on: where the JSON breaks, or which
-/// setting has the wrong type.
-fn parse_config<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T> {
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let parsed: std::result::Result<T, _> = serde_path_to_error::deserialize(&mut de);
-    parsed.map_err(|e| {
-        let field = e.path().to_string();
-        let inner = e.into_inner();
-        let problem = match inner.classify() {
-            serde_json::error::Category::Data if field != "." => {
-                FileProblem::WrongType { field, expected: expected_kind(&inner.to_string()).to_string() }
-            }
-            _ => FileProblem::NotJson { line: inner.line(), column: inner.column() },
-        };
-        Error::file("config.json", problem)
-    })
-}
-
-/// What serde's "invalid type: …, expected X" wanted, in words.
-fn expected_kind(message: &str) -> &'static str {
-    let expected = message.split("expected ").nth(1).unwrap_or("");
-    if ["usize", "u32", "u64", "i64", "integer"].iter().any(|t| expected.starts_with(t)) {
-        "a whole number"
-    } else if expected.starts_with("f64") || expected.starts_with("f32") {
-        "a number"
-    } else if expected.starts_with("a boolean") {
-        "true or false"
-    } else if expected.starts_with("a string") {
-        "text"
-    } else if expected.starts_with("a sequence") {
-        "a list"
-    } else {
-        "another kind of value"
     }
 }

@@ -24,6 +24,8 @@ pub mod bart;
 #[cfg(feature = "hf")]
 pub mod bert;
 #[cfg(feature = "hf")]
+pub mod config;
+#[cfg(feature = "hf")]
 pub mod decoder_only;
 #[cfg(feature = "hf")]
 pub mod distilbert;

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use ndarray::Array2;
 use serde::Deserialize;
 
-use super::hf::{activation, check_sizes};
+use super::config::{activation, check_sizes};
 use super::run::{attend, Batch, Hidden, PlaceInfo, PlaceRun, Row, RowAttention, Run, Settings};
 use super::weights::{Vars, Weights};
 use super::{place_mask, Network};
@@ -48,7 +48,7 @@ pub struct T5Config {
     pub is_encoder_decoder: bool,
     pub is_decoder: bool,
     pub pad_token_id: Option<u32>,
-    pub eos_token_id: Option<super::hf::TokenIds>,
+    pub eos_token_id: Option<super::config::TokenIds>,
     pub decoder_start_token_id: Option<u32>,
     pub tie_word_embeddings: Option<bool>,
     /// What transformers 5 saves in place of `tie_word_embeddings`: whether the decoder's
@@ -73,7 +73,7 @@ impl Default for T5Config {
             is_encoder_decoder: true,
             is_decoder: false,
             pad_token_id: Some(0),
-            eos_token_id: Some(super::hf::TokenIds::One(1)),
+            eos_token_id: Some(super::config::TokenIds::One(1)),
             decoder_start_token_id: None,
             tie_word_embeddings: None,
             scale_decoder_outputs: None,
@@ -288,7 +288,7 @@ impl T5 {
     }
 
     fn eos(&self) -> Option<u32> {
-        self.config.eos_token_id.as_ref().map(super::hf::TokenIds::first)
+        self.config.eos_token_id.as_ref().map(super::config::TokenIds::first)
     }
 }
 
