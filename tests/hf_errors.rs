@@ -355,3 +355,20 @@ fn a_sharded_checkpoint_with_a_missing_or_wrong_shard_is_refused() {
         format!("{}: not a valid safetensors file: it is damaged, truncated or of another format", names[2])
     );
 }
+
+/// RoBERTa and XLM-R count positions from the padding id: a config that names none reads
+/// transformers' default 1, as if it said so (it was once read as BERT's 0).
+#[test]
+fn a_roberta_config_without_pad_token_id_pads_with_transformers_default() {
+    let texts = request(&["The animal did not cross the street.", "It was tired."]);
+    for name in ["roberta", "xlm-roberta"] {
+        let given = fixture_model(name);
+        let absent = fixture_with(name, |c| {
+            c.as_object_mut().unwrap().remove("pad_token_id");
+        })
+        .unwrap();
+        assert_eq!(absent.info().max_tokens, given.info().max_tokens, "{name}: positions after pad 1");
+        let (a, b) = (given.run(&texts).unwrap(), absent.run(&texts).unwrap());
+        assert_eq!(b.places[0].rows[1].weights().unwrap(), a.places[0].rows[1].weights().unwrap(), "{name}");
+    }
+}

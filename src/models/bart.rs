@@ -12,11 +12,11 @@ use std::sync::Arc;
 use ndarray::{s, Array1, Array2};
 use serde::Deserialize;
 
-use super::config::{activation, check_sizes};
+use super::config::{activation, check_sizes, Loading};
+use super::network::{place_mask, Loaded, Network};
 use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, Row, RowAttention, Run, Settings, Until};
 use super::transformer::{self, DecoderLayer, DecoderPlaces, EncoderLayer};
 use super::weights::{Vars, Weights};
-use super::{place_mask, Network};
 use crate::attention::mask::{Mask, MaskKind};
 use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
@@ -114,7 +114,7 @@ pub struct Bart {
 }
 
 impl Bart {
-    pub fn load(w: Weights, config: BartConfig) -> Result<Self> {
+    fn load(w: Weights, config: BartConfig) -> Result<Self> {
         let c = &config;
         let decoder_vocab = c.decoder_vocab_size.unwrap_or(c.vocab_size);
         check_sizes(&[
@@ -379,4 +379,11 @@ fn marian_sinusoids(positions: usize, d: usize) -> Array2<f32> {
         let angle = p as f64 / 10000f64.powf(2.0 * k as f64 / d as f64);
         (if sine { angle.sin() } else { angle.cos() }) as f32
     })
+}
+
+/// The registry's loader for `bart` and `marian`.
+pub(crate) fn load(m: Loading) -> Result<Loaded> {
+    let cfg: BartConfig = m.config()?;
+    let pad = m.pad(cfg.vocab_size, cfg.pad_token_id.unwrap_or(1))?;
+    Ok(Loaded { net: Box::new(Bart::load(m.weights, cfg)?), pad })
 }

@@ -10,11 +10,11 @@ use std::sync::Arc;
 use ndarray::Array2;
 use serde::Deserialize;
 
-use super::config::{activation, check_sizes};
+use super::config::{activation, check_sizes, Loading};
+use super::network::{place_mask, Loaded, Network};
 use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, Row, Run, Settings};
 use super::transformer::{self, EncoderLayer};
 use super::weights::{Vars, Weights};
-use super::{place_mask, Network};
 use crate::attention::mask::MaskKind;
 use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
@@ -35,6 +35,7 @@ pub struct BertConfig {
     pub max_position_embeddings: usize,
     pub type_vocab_size: usize,
     pub layer_norm_eps: f64,
+    /// Absent: each family's own default (BERT and ELECTRA 0, RoBERTa and XLM-R 1).
     pub pad_token_id: Option<u32>,
     pub position_embedding_type: String,
     pub is_decoder: bool,
@@ -53,7 +54,7 @@ impl Default for BertConfig {
             max_position_embeddings: 512,
             type_vocab_size: 2,
             layer_norm_eps: 1e-12,
-            pad_token_id: Some(0),
+            pad_token_id: None,
             position_embedding_type: "absolute".into(),
             is_decoder: false,
             add_cross_attention: false,
@@ -160,7 +161,7 @@ pub struct Bert {
 }
 
 impl Bert {
-    pub fn load(w: Weights, config: BertConfig) -> Result<Self> {
+    fn load(w: Weights, config: BertConfig) -> Result<Self> {
         let c = &config;
         c.check()?;
         let w = w.with_prefix_of("embeddings.word_embeddings.weight", &["", "bert."])?;
@@ -204,4 +205,11 @@ impl Network for Bert {
             Ok(self.embedding_norm.forward(x.view()))
         })
     }
+}
+
+/// The registry's loader for `bert`.
+pub(crate) fn load(m: Loading) -> Result<Loaded> {
+    let cfg: BertConfig = m.config()?;
+    let pad = m.pad(cfg.vocab_size, cfg.pad_token_id.unwrap_or(0))?;
+    Ok(Loaded { net: Box::new(Bert::load(m.weights, cfg)?), pad })
 }

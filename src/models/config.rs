@@ -1,9 +1,10 @@
 //! What every Hugging Face family reads its `config.json` with: the parser that names the
-//! setting it stumbles on, the checks of sizes and activations, and token ids given as one
-//! number or a list. A leaf: it knows no family.
+//! setting it stumbles on, the checks of sizes and activations, token ids given as one number
+//! or a list, and [`Loading`], what a family's loader is handed. A leaf: it knows no family.
 
 use serde::Deserialize;
 
+use super::weights::Weights;
 use crate::error::{Error, FileProblem, Result};
 use crate::nn::Activation;
 
@@ -26,6 +27,37 @@ impl TokenIds {
             TokenIds::One(id) => *id,
             TokenIds::Many(ids) => ids.first().copied().unwrap_or(0),
         }
+    }
+}
+
+/// What a family's loader gets: the `model_type` it was chosen by, `config.json`, the weights
+/// and how many ids the tokenizer can give.
+pub(crate) struct Loading<'a> {
+    pub model_type: &'a str,
+    pub config: &'a [u8],
+    pub weights: Weights<'a>,
+    pub tokenizer_vocab: usize,
+}
+
+impl Loading<'_> {
+    /// `config.json` as the family's `T`.
+    pub fn config<T: for<'de> Deserialize<'de>>(&self) -> Result<T> {
+        parse_config(self.config)
+    }
+
+    /// The padding id `pad`, once the tokenizer is known to fit the model's `vocab` and `pad`
+    /// is inside it. Checked before any weight is read: a tokenizer that can give an id
+    /// outside the model's table would fail later, on some text, with a worse message.
+    pub fn pad(&self, vocab: usize, pad: u32) -> Result<u32> {
+        if self.tokenizer_vocab > vocab {
+            let problem = FileProblem::VocabularyTooLarge { tokenizer: self.tokenizer_vocab, model: vocab };
+            return Err(Error::file("config.json", problem));
+        }
+        if pad as usize >= vocab {
+            let problem = FileProblem::impossible("pad_token_id", pad, "it is outside the vocabulary");
+            return Err(Error::file("config.json", problem));
+        }
+        Ok(pad)
     }
 }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use ndarray::Array2;
 
-use super::place_mask;
+use super::network::place_mask;
 use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, Row, RowAttention, Run, Settings};
 use crate::attention::mask::Mask;
 use crate::error::Result;

@@ -8,11 +8,11 @@ use ndarray::Array2;
 use serde::Deserialize;
 
 use super::bert::encode_rows;
-use super::config::{activation, check_sizes};
+use super::config::{activation, check_sizes, Loading};
+use super::network::{Loaded, Network};
 use super::run::{Batch, PlaceInfo, Run, Settings};
 use super::transformer::EncoderLayer;
 use super::weights::Weights;
-use super::Network;
 use crate::attention::mask::MaskKind;
 use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
@@ -62,7 +62,7 @@ pub struct DistilBert {
 }
 
 impl DistilBert {
-    pub fn load(w: Weights, config: DistilBertConfig) -> Result<Self> {
+    fn load(w: Weights, config: DistilBertConfig) -> Result<Self> {
         let c = &config;
         check_sizes(&[
             ("vocab_size", c.vocab_size),
@@ -137,4 +137,11 @@ impl Network for DistilBert {
             Ok(self.embedding_norm.forward(x.view()))
         })
     }
+}
+
+/// The registry's loader for `distilbert`.
+pub(crate) fn load(m: Loading) -> Result<Loaded> {
+    let cfg: DistilBertConfig = m.config()?;
+    let pad = m.pad(cfg.vocab_size, cfg.pad_token_id.unwrap_or(0))?;
+    Ok(Loaded { net: Box::new(DistilBert::load(m.weights, cfg)?), pad })
 }

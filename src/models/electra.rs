@@ -7,10 +7,11 @@ use ndarray::Array2;
 use serde::Deserialize;
 
 use super::bert::{encode_rows, BertConfig};
+use super::config::Loading;
+use super::network::{Loaded, Network};
 use super::run::{Batch, PlaceInfo, Run, Settings};
 use super::transformer::EncoderLayer;
 use super::weights::Weights;
-use super::Network;
 use crate::error::Result;
 use crate::nn::{self, LayerNorm, Linear};
 
@@ -35,7 +36,7 @@ pub struct Electra {
 }
 
 impl Electra {
-    pub fn load(w: Weights, config: ElectraConfig) -> Result<Self> {
+    fn load(w: Weights, config: ElectraConfig) -> Result<Self> {
         let c = &config.bert;
         c.check()?;
         let d = c.hidden_size;
@@ -86,4 +87,11 @@ impl Network for Electra {
             }
         })
     }
+}
+
+/// The registry's loader for `electra`.
+pub(crate) fn load(m: Loading) -> Result<Loaded> {
+    let cfg: ElectraConfig = m.config()?;
+    let pad = m.pad(cfg.bert.vocab_size, cfg.bert.pad_token_id.unwrap_or(0))?;
+    Ok(Loaded { net: Box::new(Electra::load(m.weights, cfg)?), pad })
 }

@@ -11,11 +11,11 @@ use std::sync::Arc;
 use ndarray::{s, Array2};
 use serde::Deserialize;
 
-use super::config::{activation, check_sizes};
+use super::config::{activation, check_sizes, Loading};
 use super::decoder_only::{decoder_only, EmptyRows};
+use super::network::{Loaded, Network};
 use super::run::{attend, Batch, PlaceInfo, Run, Settings};
 use super::weights::Weights;
-use super::Network;
 use crate::attention::mask::MaskKind;
 use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
@@ -78,7 +78,7 @@ pub struct Gpt2 {
 }
 
 impl Gpt2 {
-    pub fn load(w: Weights, config: Gpt2Config) -> Result<Self> {
+    fn load(w: Weights, config: Gpt2Config) -> Result<Self> {
         let c = &config;
         let inner = c.n_inner.unwrap_or(4 * c.n_embd);
         check_sizes(&[
@@ -186,4 +186,12 @@ impl Network for Gpt2 {
             |x| self.ln_f.forward(x.view()),
         )
     }
+}
+
+/// The registry's loader for `gpt2`. Decoder-only models pad with their end-of-text token, as
+/// transformers' examples do.
+pub(crate) fn load(m: Loading) -> Result<Loaded> {
+    let cfg: Gpt2Config = m.config()?;
+    let pad = m.pad(cfg.vocab_size, cfg.eos_token_id.unwrap_or(0))?;
+    Ok(Loaded { net: Box::new(Gpt2::load(m.weights, cfg)?), pad })
 }

@@ -9,11 +9,11 @@ use std::sync::Arc;
 use ndarray::Array2;
 use serde::Deserialize;
 
-use super::config::{activation, check_sizes, TokenIds};
+use super::config::{activation, check_sizes, Loading, TokenIds};
 use super::decoder_only::{decoder_only, EmptyRows};
+use super::network::{Loaded, Network};
 use super::run::{attend, Batch, PlaceInfo, Run, Settings};
 use super::weights::Weights;
-use super::Network;
 use crate::attention::mask::MaskKind;
 use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
@@ -109,7 +109,7 @@ pub struct GptNeo {
 }
 
 impl GptNeo {
-    pub fn load(w: Weights, config: GptNeoConfig) -> Result<Self> {
+    fn load(w: Weights, config: GptNeoConfig) -> Result<Self> {
         let c = &config;
         let inner = c.intermediate_size.unwrap_or(4 * c.hidden_size);
         check_sizes(&[
@@ -204,4 +204,12 @@ impl Network for GptNeo {
             |x| self.ln_f.forward(x.view()),
         )
     }
+}
+
+/// The registry's loader for `gpt_neo`. Decoder-only models pad with their end-of-text token, as
+/// transformers' examples do.
+pub(crate) fn load(m: Loading) -> Result<Loaded> {
+    let cfg: GptNeoConfig = m.config()?;
+    let pad = m.pad(cfg.vocab_size, cfg.eos_token_id.as_ref().map_or(0, TokenIds::first))?;
+    Ok(Loaded { net: Box::new(GptNeo::load(m.weights, cfg)?), pad })
 }

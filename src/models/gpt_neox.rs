@@ -18,12 +18,12 @@ use ndarray::{Array1, Array2, Axis};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::config::{activation, check_sizes, TokenIds};
+use super::config::{activation, check_sizes, Loading, TokenIds};
 use super::decoder_only::{decoder_only, EmptyRows};
+use super::network::{Loaded, Network};
 use super::rope::{rotary, RopeSettings};
 use super::run::{attend, Batch, PlaceInfo, Run, Settings};
 use super::weights::{Vars, Weights};
-use super::Network;
 use crate::attention::mask::MaskKind;
 use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
@@ -103,7 +103,7 @@ fn split_interleaved(qkv: &Linear, heads: usize, name: &str) -> Result<[Linear; 
 }
 
 impl GptNeoX {
-    pub fn load(w: Weights, config: GptNeoXConfig) -> Result<Self> {
+    fn load(w: Weights, config: GptNeoXConfig) -> Result<Self> {
         let c = &config;
         check_sizes(&[
             ("vocab_size", c.vocab_size),
@@ -205,4 +205,12 @@ impl Network for GptNeoX {
             |x| self.final_layer_norm.forward(x.view()),
         )
     }
+}
+
+/// The registry's loader for `gpt_neox`. Decoder-only models pad with their end-of-text token, as
+/// transformers' examples do.
+pub(crate) fn load(m: Loading) -> Result<Loaded> {
+    let cfg: GptNeoXConfig = m.config()?;
+    let pad = m.pad(cfg.vocab_size, cfg.eos_token_id.as_ref().map_or(0, TokenIds::first))?;
+    Ok(Loaded { net: Box::new(GptNeoX::load(m.weights, cfg)?), pad })
 }

@@ -18,12 +18,12 @@ use ndarray::Array2;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
-use super::config::{activation, check_sizes, TokenIds};
+use super::config::{activation, check_sizes, Loading, TokenIds};
 use super::decoder_only::{decoder_only, EmptyRows};
+use super::network::{Loaded, Network};
 use super::rope::{rotary, RopeSettings};
 use super::run::{attend, Batch, PlaceInfo, Run, Settings};
 use super::weights::Weights;
-use super::Network;
 use crate::attention::mask::MaskKind;
 use crate::attention::multi_head::{HeadShape, MultiHeadAttention};
 use crate::attention::place::Place;
@@ -186,7 +186,7 @@ pub struct Llama {
 }
 
 impl Llama {
-    pub fn load(w: Weights, config: LlamaConfig) -> Result<Self> {
+    fn load(w: Weights, config: LlamaConfig) -> Result<Self> {
         let c = &config;
         let (heads, kv_heads, head_dim) = (c.num_attention_heads, c.kv_heads(), c.head_dim());
         check_sizes(&[
@@ -300,6 +300,15 @@ impl Network for Llama {
             |x| self.norm.forward(x.view()),
         )
     }
+}
+
+/// The registry's loader for `llama`, `qwen2` and `mistral`. Decoder-only models pad with
+/// their end-of-text token, as transformers' examples do.
+pub(crate) fn load(m: Loading) -> Result<Loaded> {
+    let mut cfg: LlamaConfig = m.config()?;
+    cfg.model_type = m.model_type.to_string();
+    let pad = m.pad(cfg.vocab_size, cfg.eos_token_id.as_ref().map_or(0, TokenIds::first))?;
+    Ok(Loaded { net: Box::new(Llama::load(m.weights, cfg)?), pad })
 }
 
 #[cfg(test)]

@@ -7,14 +7,12 @@
 //! records the attention of the places it has. Everything around that — tokenizing, padding,
 //! feeding an encoder–decoder's decoder, what-if masks, limits, traces — is done once, here.
 
-use std::sync::Arc;
-
-use crate::attention::mask::MaskKind;
 use crate::attention::multi_head::HeadTrace;
 use crate::attention::place::Place;
 use crate::error::{Error, Result};
 use crate::tokenize::{Encoded, Token, TokenKind, Tokenizer};
 
+pub(crate) mod network;
 pub mod run;
 pub mod toy;
 pub mod transformer;
@@ -42,6 +40,8 @@ pub mod hf;
 #[cfg(feature = "hf")]
 pub mod llama;
 #[cfg(feature = "hf")]
+pub mod registry;
+#[cfg(feature = "hf")]
 pub mod roberta;
 #[cfg(feature = "hf")]
 pub mod rope;
@@ -50,34 +50,11 @@ pub mod t5;
 #[cfg(feature = "hf")]
 pub mod weights;
 
-use run::{check_size, Batch, ModelInfo, PlaceInfo, Request, Row, Run, Settings, Store};
+use network::Network;
+use run::{check_size, Batch, ModelInfo, Request, Row, Run, Settings, Store};
 
 /// The most sentences in one padded batch.
 pub const MAX_BATCH: usize = 8;
-
-/// What a family of models implements: run token rows, and give the attention block behind a
-/// place and layer (for traces).
-pub(crate) trait Network {
-    /// "toy", or a real model's `model_type`.
-    fn architecture(&self) -> &str;
-    /// The places the network uses attention, in the order of the seeds' table.
-    fn places(&self) -> Vec<PlaceInfo>;
-    fn d_model(&self) -> usize;
-    /// The most tokens one row may have.
-    fn max_tokens(&self) -> usize;
-    /// Runs a padded batch; keeps the places `settings` asks for, each layer recorded with
-    /// its block and inputs (see [`run::attend`]) so its weights and traces can be given again.
-    fn forward(&self, batch: &Batch, settings: &Settings) -> Result<Run>;
-    /// For an encoder–decoder model fed like transformers feeds labels: the decoder's start
-    /// token id. `None` feeds the target as it is (the toy model).
-    fn decoder_start(&self) -> Option<u32> {
-        None
-    }
-    /// Greedy decoding of `source`, up to `max_new_tokens`: the decoder's ids, start token first.
-    fn greedy(&self, _source: &Row, _max_new_tokens: usize) -> Result<Vec<u32>> {
-        Err(Error::CannotGenerate { architecture: self.architecture().to_string() })
-    }
-}
 
 /// A model: its tokenizer and network, and the one way to run either.
 pub struct Model {
@@ -248,11 +225,6 @@ impl Model {
     pub fn toy(config: toy::ToyConfig) -> Result<Self> {
         Ok(Model::new(Tokenizer::Words, Box::new(toy::ToyNet::new(config)?), 0, false))
     }
-}
-
-/// The mask of kind `mask` over rows `queries` × `keys`, shared by every layer.
-pub(crate) fn place_mask(mask: MaskKind, queries: &Row, keys: &Row) -> Result<Arc<crate::attention::mask::Mask>> {
-    Ok(Arc::new(mask.build(&queries.valid, &keys.valid)?))
 }
 
 #[cfg(test)]

@@ -8,10 +8,11 @@
 use ndarray::{Array2, Axis};
 
 use super::bert::{encode_rows, BertConfig};
+use super::config::Loading;
+use super::network::{Loaded, Network};
 use super::run::{Batch, PlaceInfo, Run, Settings};
 use super::transformer::EncoderLayer;
 use super::weights::Weights;
-use super::Network;
 use crate::error::{Error, Result};
 use crate::nn::{self, LayerNorm};
 
@@ -27,12 +28,11 @@ pub struct Roberta {
 }
 
 impl Roberta {
-    /// `model_type` is `roberta` or `xlm-roberta`; checkpoints saved from a task model nest the
-    /// base model under `roberta.`.
-    pub fn load(w: Weights, config: BertConfig, model_type: &str) -> Result<Self> {
+    /// `model_type` is `roberta` or `xlm-roberta`, `pad` the padding id positions count from;
+    /// checkpoints saved from a task model nest the base model under `roberta.`.
+    fn load(w: Weights, config: BertConfig, model_type: &str, pad: u32) -> Result<Self> {
         let c = &config;
         c.check()?;
-        let pad = c.pad_token_id.unwrap_or(1);
         let prefixes = ["", "roberta.", "xlm_roberta.", "bert."];
         let w = w.with_prefix_of("embeddings.word_embeddings.weight", &prefixes)?;
         let root = w.root();
@@ -98,4 +98,14 @@ impl Network for Roberta {
             Ok(self.embedding_norm.forward(x.view()))
         })
     }
+}
+
+/// transformers' `pad_token_id` for RoBERTa and XLM-R when the config names none.
+const PAD_TOKEN_ID: u32 = 1;
+
+/// The registry's loader for `roberta` and `xlm-roberta`.
+pub(crate) fn load(m: Loading) -> Result<Loaded> {
+    let cfg: BertConfig = m.config()?;
+    let pad = m.pad(cfg.vocab_size, cfg.pad_token_id.unwrap_or(PAD_TOKEN_ID))?;
+    Ok(Loaded { net: Box::new(Roberta::load(m.weights, cfg, m.model_type, pad)?), pad })
 }

@@ -17,10 +17,10 @@ use std::sync::Arc;
 use ndarray::Array2;
 use serde::Deserialize;
 
-use super::config::{activation, check_sizes};
+use super::config::{activation, check_sizes, Loading};
+use super::network::{place_mask, Loaded, Network};
 use super::run::{attend, Batch, Hidden, PlaceInfo, PlaceRun, Row, RowAttention, Run, Settings};
 use super::weights::{Vars, Weights};
-use super::{place_mask, Network};
 use crate::attention::mask::{Mask, MaskKind};
 use crate::attention::multi_head::{HeadShape, MultiHeadAttention};
 use crate::attention::place::Place;
@@ -163,7 +163,7 @@ pub struct T5 {
 }
 
 impl T5 {
-    pub fn load(w: Weights, config: T5Config) -> Result<Self> {
+    fn load(w: Weights, config: T5Config) -> Result<Self> {
         let c = &config;
         check_sizes(&[
             ("vocab_size", c.vocab_size),
@@ -385,4 +385,11 @@ impl Network for T5 {
         }
         Ok(ids)
     }
+}
+
+/// The registry's loader for `t5`.
+pub(crate) fn load(m: Loading) -> Result<Loaded> {
+    let cfg: T5Config = m.config()?;
+    let pad = m.pad(cfg.vocab_size, cfg.pad_token_id.unwrap_or(0))?;
+    Ok(Loaded { net: Box::new(T5::load(m.weights, cfg)?), pad })
 }

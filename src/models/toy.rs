@@ -10,9 +10,9 @@ use std::sync::Arc;
 use ndarray::{Array1, Array2};
 use serde::Serialize;
 
+use super::network::{place_mask, Network};
 use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, Run, Settings, Until};
 use super::transformer::{self, DecoderLayer, DecoderPlaces, EncoderLayer};
-use super::{place_mask, Network};
 use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
 use crate::error::{Error, Result};
