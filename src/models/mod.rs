@@ -40,6 +40,8 @@ pub mod hf;
 #[cfg(feature = "hf")]
 pub mod llama;
 #[cfg(feature = "hf")]
+pub(crate) mod pre_norm;
+#[cfg(feature = "hf")]
 pub mod registry;
 #[cfg(feature = "hf")]
 pub mod roberta;

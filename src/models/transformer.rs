@@ -8,8 +8,8 @@
 //!                 y₂ → FFN → Add & Norm
 //! ```
 //!
-//! Decoder-only models (GPT-2, GPT-Neo, GPT-NeoX, Llama-style) run their own pre-norm blocks
-//! through [`super::decoder_only`].
+//! Decoder-only models (GPT-2, GPT-Neo, GPT-NeoX, Llama-style) and T5 run pre-norm blocks
+//! instead (`pre_norm`).
 
 use std::sync::Arc;
 
