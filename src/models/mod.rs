@@ -30,6 +30,8 @@ pub mod distilbert;
 #[cfg(feature = "hf")]
 pub mod electra;
 #[cfg(feature = "hf")]
+pub(crate) mod encoder_only;
+#[cfg(feature = "hf")]
 pub mod gpt2;
 #[cfg(feature = "hf")]
 pub mod gpt_neo;
