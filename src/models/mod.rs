@@ -30,6 +30,8 @@ pub mod distilbert;
 #[cfg(feature = "hf")]
 pub mod electra;
 #[cfg(feature = "hf")]
+pub(crate) mod encoder_decoder;
+#[cfg(feature = "hf")]
 pub(crate) mod encoder_only;
 #[cfg(feature = "hf")]
 pub mod gpt2;
@@ -327,6 +329,34 @@ mod tests {
             let (full, lean) = (model.run(&r).unwrap(), model.run_weights(&r).unwrap());
             assert_same_attention(&model, &full, &lean, name);
             assert!(lean.hidden.iter().all(|h| h.decoder.is_none()), "{name}: no last hidden state");
+        }
+    }
+
+    /// T5's pre-norm stacks stop where BART's post-LN ones do, in every place alone and all.
+    #[cfg(all(feature = "hf", not(target_arch = "wasm32")))]
+    #[test]
+    fn t5_gives_the_same_weights_from_a_weights_only_run() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hf");
+        for name in ["t5", "t5-v1_1"] {
+            let read = |f: &str| std::fs::read(dir.join(name).join(f)).unwrap();
+            let (config, weights, tokenizer) = (read("config.json"), read("model.safetensors"), read("tokenizer.json"));
+            let files = hf::ModelFiles {
+                config: &config,
+                weights: &weights,
+                tokenizer: Some(&tokenizer),
+                ..Default::default()
+            };
+            let model = Model::from_files(&files).unwrap();
+            let texts = ["민수가 영희에게 책을 주었다.", "It was tired."];
+            for place in [None, Some(Place::EncoderSelf), Some(Place::DecoderSelf), Some(Place::Cross)] {
+                let r = request(&texts, &["a short target", "another one"], place);
+                let (full, lean) = (model.run(&r).unwrap(), model.run_weights(&r).unwrap());
+                let label = format!("{name} {place:?}");
+                assert_same_attention(&model, &full, &lean, &label);
+                assert!(lean.hidden.iter().all(|h| h.decoder.is_none()), "{label}: no decoder output");
+                let encoder_alone = place == Some(Place::EncoderSelf);
+                assert!(lean.hidden.iter().all(|h| h.encoder.is_none() == encoder_alone), "{label}: encoder output");
+            }
         }
     }
 }
