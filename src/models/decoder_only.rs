@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use ndarray::{Array2, Zip};
 
-use super::network::{place_mask, Network};
+use super::network::{place_mask, Network, NetworkInfo};
 use super::pre_norm::PreNormStack;
 use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, Row, Run, Settings, Until};
 use crate::attention::mask::{Mask, MaskKind};
@@ -47,10 +47,8 @@ impl TokenEmbeddings {
 
 /// A decoder-only model: its one place is the decoder's causal self-attention.
 pub(crate) struct DecoderOnly {
-    architecture: String,
+    info: NetworkInfo,
     place: PlaceInfo,
-    d_model: usize,
-    max_tokens: usize,
     embeddings: TokenEmbeddings,
     stack: PreNormStack,
     empty_rows: EmptyRows,
@@ -67,25 +65,15 @@ impl DecoderOnly {
         stack: PreNormStack,
         empty_rows: EmptyRows,
     ) -> Self {
-        DecoderOnly { architecture: architecture.into(), place, d_model, max_tokens, embeddings, stack, empty_rows }
+        let places = vec![place.clone()];
+        let info = NetworkInfo { architecture: architecture.into(), places, d_model, max_tokens, decoder_start: None };
+        DecoderOnly { info, place, embeddings, stack, empty_rows }
     }
 }
 
 impl Network for DecoderOnly {
-    fn architecture(&self) -> &str {
-        &self.architecture
-    }
-
-    fn places(&self) -> Vec<PlaceInfo> {
-        vec![self.place.clone()]
-    }
-
-    fn d_model(&self) -> usize {
-        self.d_model
-    }
-
-    fn max_tokens(&self) -> usize {
-        self.max_tokens
+    fn info(&self) -> &NetworkInfo {
+        &self.info
     }
 
     /// Causal self-attention (PAD keys masked too, windowed where the model windows it) as it

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use ndarray::{Array1, Array2, ArrayView1};
 
-use super::network::{place_mask, Network};
+use super::network::{place_mask, Network, NetworkInfo};
 use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, Row, RowAttention, Run, Settings, Until};
 use super::transformer::DecoderPlaces;
 use crate::attention::mask::{Mask, MaskKind};
@@ -53,11 +53,8 @@ pub(crate) struct Generation {
 /// An encoder–decoder model: encoder self-attention, decoder masked self-attention and
 /// cross-attention, in the order of the seeds' table.
 pub(crate) struct EncoderDecoder<S> {
-    architecture: String,
+    info: NetworkInfo,
     places: [PlaceInfo; 3],
-    d_model: usize,
-    max_tokens: usize,
-    decoder_start: u32,
     stacks: S,
     generation: Generation,
 }
@@ -74,30 +71,20 @@ impl<S: Stacks> EncoderDecoder<S> {
         stacks: S,
         generation: Generation,
     ) -> Self {
-        let architecture = architecture.into();
-        EncoderDecoder { architecture, places, d_model, max_tokens, decoder_start, stacks, generation }
+        let info = NetworkInfo {
+            architecture: architecture.into(),
+            places: places.to_vec(),
+            d_model,
+            max_tokens,
+            decoder_start: Some(decoder_start),
+        };
+        EncoderDecoder { info, places, stacks, generation }
     }
 }
 
 impl<S: Stacks> Network for EncoderDecoder<S> {
-    fn architecture(&self) -> &str {
-        &self.architecture
-    }
-
-    fn places(&self) -> Vec<PlaceInfo> {
-        self.places.to_vec()
-    }
-
-    fn d_model(&self) -> usize {
-        self.d_model
-    }
-
-    fn max_tokens(&self) -> usize {
-        self.max_tokens
-    }
-
-    fn decoder_start(&self) -> Option<u32> {
-        Some(self.decoder_start)
+    fn info(&self) -> &NetworkInfo {
+        &self.info
     }
 
     /// Teacher forcing: `batch.sources` feed the encoder, `batch.targets` (already shifted
@@ -151,7 +138,7 @@ impl<S: Stacks> Network for EncoderDecoder<S> {
         let padding = Arc::new(MaskKind::Padding.build(&source.valid, &source.valid)?);
         let memory = self.stacks.encode(source, &padding, true, None, Until::Output)?;
         let memory = Arc::new(memory.unwrap_or_default());
-        let mut ids = vec![self.decoder_start];
+        let mut ids = vec![self.info.decoder_start.unwrap_or(0)];
         for step in 0..max_new_tokens {
             let tgt = Row { tokens: Vec::new(), valid: vec![true; ids.len()], ids: ids.clone() };
             let causal = Arc::new(MaskKind::Causal.build(&tgt.valid, &tgt.valid)?);

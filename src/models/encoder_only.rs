@@ -5,7 +5,7 @@
 
 use ndarray::{Array2, Axis};
 
-use super::network::{place_mask, Network};
+use super::network::{place_mask, Network, NetworkInfo};
 use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, Run, Settings};
 use super::transformer::{self, EncoderLayer};
 use crate::error::{Error, Result};
@@ -81,9 +81,8 @@ impl EncoderEmbeddings {
 
 /// An encoder-only model: its one place is encoder self-attention.
 pub(crate) struct EncoderOnly {
-    architecture: String,
+    info: NetworkInfo,
     place: PlaceInfo,
-    d_model: usize,
     embeddings: EncoderEmbeddings,
     layers: Vec<EncoderLayer>, // encoder.layer.N, transformer.layer.N
 }
@@ -97,25 +96,20 @@ impl EncoderOnly {
         embeddings: EncoderEmbeddings,
         layers: Vec<EncoderLayer>,
     ) -> Self {
-        EncoderOnly { architecture: architecture.into(), place, d_model, embeddings, layers }
+        let info = NetworkInfo {
+            architecture: architecture.into(),
+            places: vec![place.clone()],
+            d_model,
+            max_tokens: embeddings.positions.max_tokens(embeddings.position.nrows()),
+            decoder_start: None,
+        };
+        EncoderOnly { info, place, embeddings, layers }
     }
 }
 
 impl Network for EncoderOnly {
-    fn architecture(&self) -> &str {
-        &self.architecture
-    }
-
-    fn places(&self) -> Vec<PlaceInfo> {
-        vec![self.place.clone()]
-    }
-
-    fn d_model(&self) -> usize {
-        self.d_model
-    }
-
-    fn max_tokens(&self) -> usize {
-        self.embeddings.positions.max_tokens(self.embeddings.position.nrows())
+    fn info(&self) -> &NetworkInfo {
+        &self.info
     }
 
     /// Encoder self-attention with the padding mask it was trained with (or a what-if mask).

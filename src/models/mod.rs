@@ -56,7 +56,7 @@ pub mod t5;
 #[cfg(feature = "hf")]
 pub mod weights;
 
-use network::Network;
+use network::{Network, NetworkInfo};
 use run::{check_size, Batch, ModelInfo, Request, Row, Run, Settings, Store};
 
 /// The most sentences in one padded batch.
@@ -82,18 +82,18 @@ pub struct Generated {
 
 impl Model {
     fn new(tokenizer: Tokenizer, net: Box<dyn Network>, pad_id: u32, trained: bool) -> Self {
-        let places = net.places();
+        let NetworkInfo { architecture, places, d_model, max_tokens, decoder_start } = net.info().clone();
         let encoder_decoder = places.iter().any(|p| p.place == Place::Cross);
         let pad_piece = tokenizer.piece(pad_id).unwrap_or_else(|| "[PAD]".to_string());
         let info = ModelInfo {
-            architecture: net.architecture().to_string(),
+            architecture,
             trained,
-            can_generate: encoder_decoder && net.decoder_start().is_some(),
+            can_generate: encoder_decoder && decoder_start.is_some(),
             encoder_decoder,
             places,
-            max_tokens: net.max_tokens(),
+            max_tokens,
             max_batch: MAX_BATCH,
-            d_model: net.d_model(),
+            d_model,
         };
         Model { info, tokenizer, net, pad: (pad_id, Token::marker(&pad_piece, TokenKind::Pad)) }
     }
@@ -139,7 +139,7 @@ impl Model {
         let targets = if self.info.encoder_decoder {
             let texts = if request.targets.is_empty() { &request.texts } else { &request.targets };
             let rows = self.pad_batch(texts)?;
-            match self.net.decoder_start() {
+            match self.net.info().decoder_start {
                 Some(start) => {
                     let piece = self.tokenizer.piece(start).unwrap_or_else(|| "<start>".to_string());
                     let start_token = Token::marker(&piece, TokenKind::Special);
