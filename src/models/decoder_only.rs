@@ -9,7 +9,7 @@ use ndarray::{Array2, Zip};
 
 use super::network::{place_mask, Network, NetworkInfo};
 use super::pre_norm::PreNormStack;
-use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, Row, Run, Settings, Until};
+use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, Row, Run, Settings};
 use crate::attention::mask::{Mask, MaskKind};
 use crate::error::Result;
 use crate::nn;
@@ -85,7 +85,7 @@ impl Network for DecoderOnly {
             let x = self.embeddings.forward(&row.ids)?; // (T, D)
             let masks = layer_masks(&self.place, place.mask, row, self.empty_rows)?;
             let mut record = place.record(row, row);
-            let out = self.stack.run(x, &masks, settings.scale, Some(&mut record), None, Until::Output)?;
+            let out = self.stack.run(x, &masks, settings.scale, Some(&mut record), None, settings.until())?;
             place.rows.push(record);
             hidden.push(Hidden { encoder: None, decoder: out });
         }

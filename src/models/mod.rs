@@ -332,12 +332,13 @@ mod tests {
         }
     }
 
-    /// T5's pre-norm stacks stop where BART's post-LN ones do, in every place alone and all.
+    /// The pre-norm stacks stop where the post-LN ones do: T5 in every place alone and all,
+    /// the decoder-only families (GPT-Neo's with a windowed layer).
     #[cfg(all(feature = "hf", not(target_arch = "wasm32")))]
     #[test]
-    fn t5_gives_the_same_weights_from_a_weights_only_run() {
+    fn pre_norm_models_give_the_same_weights_from_a_weights_only_run() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hf");
-        for name in ["t5", "t5-v1_1"] {
+        for name in ["t5", "t5-v1_1", "gpt2", "gpt_neo", "gpt_neox", "llama"] {
             let read = |f: &str| std::fs::read(dir.join(name).join(f)).unwrap();
             let (config, weights, tokenizer) = (read("config.json"), read("model.safetensors"), read("tokenizer.json"));
             let files = hf::ModelFiles {
@@ -347,15 +348,19 @@ mod tests {
                 ..Default::default()
             };
             let model = Model::from_files(&files).unwrap();
+            let places = model.info.places.iter().map(|p| Some(p.place));
+            let asked: Vec<Option<Place>> =
+                if model.info.encoder_decoder { [None].into_iter().chain(places).collect() } else { vec![None] };
             let texts = ["민수가 영희에게 책을 주었다.", "It was tired."];
-            for place in [None, Some(Place::EncoderSelf), Some(Place::DecoderSelf), Some(Place::Cross)] {
+            for place in asked {
                 let r = request(&texts, &["a short target", "another one"], place);
                 let (full, lean) = (model.run(&r).unwrap(), model.run_weights(&r).unwrap());
                 let label = format!("{name} {place:?}");
                 assert_same_attention(&model, &full, &lean, &label);
                 assert!(lean.hidden.iter().all(|h| h.decoder.is_none()), "{label}: no decoder output");
-                let encoder_alone = place == Some(Place::EncoderSelf);
-                assert!(lean.hidden.iter().all(|h| h.encoder.is_none() == encoder_alone), "{label}: encoder output");
+                // an encoder whose output cross-attention reads runs whole
+                let stopped = place == Some(Place::EncoderSelf) || !model.info.encoder_decoder;
+                assert!(lean.hidden.iter().all(|h| h.encoder.is_none() == stopped), "{label}: encoder output");
             }
         }
     }

@@ -92,10 +92,8 @@ pub struct Settings {
     pub store: Store,
     /// Whether the run gives the last hidden states ([`Run::hidden`]). Without them a stack
     /// whose output nothing else reads stops at its last layer's weights: that layer computes
-    /// Q and K, not V, W_O or the feed-forward (see [`Until`]). The encoders and
-    /// encoder–decoders do this (BERT, RoBERTa, XLM-R, DistilBERT, ELECTRA, BART, Marian, T5,
-    /// the toy); the decoder-only families (GPT-2, GPT-Neo, GPT-NeoX, Llama-style) run through
-    /// and give them anyway.
+    /// Q and K, not V, W_O or the feed-forward (see [`Until`]); an encoder whose output the
+    /// decoder's cross-attention reads runs whole.
     pub hidden: bool,
 }
 
