@@ -1,6 +1,6 @@
 //! What every Hugging Face family reads its `config.json` with: the parser that names the
 //! setting it stumbles on, the checks of sizes and activations, token ids given as one number
-//! or a list, and [`Loading`], what a family's loader is handed. A leaf: it knows no family.
+//! or a list, and `Loading`, what a family's loader is handed. A leaf: it knows no family.
 
 use serde::Deserialize;
 

@@ -1,11 +1,17 @@
 //! Models whose attention headmap shows, behind one interface: [`Model`].
 //!
-//! A model is a tokenizer and a network. The toy Transformer (`toy`) and, with the `hf`
-//! feature, the Hugging Face families as they are published (one file each: `bert`,
-//! `roberta`, `distilbert`, `electra`, `gpt2`, `gpt_neo`, `gpt_neox`, `llama`, `bart`, `t5`,
-//! loaded by `hf`) are networks: each runs a padded batch of token rows and
-//! records the attention of the places it has. Everything around that — tokenizing, padding,
-//! feeding an encoder–decoder's decoder, what-if masks, limits, traces — is done once, here.
+//! A model is a tokenizer and a network (`network`). The toy Transformer (`toy`) and, with
+//! the `hf` feature, the Hugging Face families as they are published are networks: each runs a
+//! padded batch of token rows and records the attention of the places it has. Everything
+//! around that — tokenizing, padding, feeding an encoder–decoder's decoder, what-if masks,
+//! limits, traces — is done once, here.
+//!
+//! Each family has one file (`bert`, `roberta`, `distilbert`, `electra`, `gpt2`, `gpt_neo`,
+//! `gpt_neox`, `llama`, `bart`, `t5`) whose loader reads its config and weights into one of
+//! three shared networks: `encoder_only`, `decoder_only` (on `pre_norm` blocks) and
+//! `encoder_decoder` (BART's post-LN `transformer` layers, T5's `pre_norm` blocks). The
+//! families use `config` (a leaf), `weights` and `rope`; `registry` names each `model_type`'s
+//! loader, and only `hf`, which reads a model's files, asks it.
 
 use crate::attention::multi_head::HeadTrace;
 use crate::attention::place::Place;
@@ -24,7 +30,7 @@ pub mod bert;
 #[cfg(feature = "hf")]
 pub mod config;
 #[cfg(feature = "hf")]
-pub mod decoder_only;
+pub(crate) mod decoder_only;
 #[cfg(feature = "hf")]
 pub mod distilbert;
 #[cfg(feature = "hf")]
