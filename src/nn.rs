@@ -224,21 +224,21 @@ pub fn embed(table: &Array2<f32>, ids: &[u32]) -> Result<Array2<f32>> {
     Ok(out)
 }
 
-/// Token rows times `scale`, plus the first T rows of a position table: refuses text longer
+/// Token rows times `embed_scale`, plus the first T rows of a position table: refuses text longer
 /// than the table.
 pub fn embed_with_positions(
     tokens: &Array2<f32>,
     positions: &Array2<f32>,
     ids: &[u32],
-    scale: f32,
+    embed_scale: f32,
 ) -> Result<Array2<f32>> {
     let t = ids.len();
     if t > positions.nrows() {
         return Err(Error::TooLong { tokens: t, max: positions.nrows() });
     }
     let mut x = embed(tokens, ids)?; // (T, D)
-    if scale != 1.0 {
-        x *= scale;
+    if embed_scale != 1.0 {
+        x *= embed_scale;
     }
     x += &positions.slice(s![..t, ..]);
     Ok(x)

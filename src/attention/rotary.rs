@@ -184,12 +184,12 @@ impl Rotary {
     }
 }
 
-/// `mscale` of YaRN: how much sharper attention gets at `scale` times the context.
-pub fn yarn_mscale(scale: f64, mscale: f64) -> f64 {
-    if scale <= 1.0 {
+/// `mscale` of YaRN: how much sharper attention gets at `factor` times the context.
+pub fn yarn_mscale(factor: f64, mscale: f64) -> f64 {
+    if factor <= 1.0 {
         1.0
     } else {
-        0.1 * mscale * scale.ln() + 1.0
+        0.1 * mscale * factor.ln() + 1.0
     }
 }
 

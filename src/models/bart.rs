@@ -91,12 +91,13 @@ struct Embeddings {
     tokens: Array2<f32>,     // (V, D) embed_tokens, or shared
     positions: Array2<f32>,  // (P, D), already offset for BART
     norm: Option<LayerNorm>, // BART's layernorm_embedding
-    scale: f32,
+    /// √d_model with `scale_embedding` (transformers' `embed_scale`), else 1.
+    embed_scale: f32,
 }
 
 impl Embeddings {
     fn forward(&self, ids: &[u32]) -> Result<Array2<f32>> {
-        let x = nn::embed_with_positions(&self.tokens, &self.positions, ids, self.scale)?; // (T, D)
+        let x = nn::embed_with_positions(&self.tokens, &self.positions, ids, self.embed_scale)?; // (T, D)
         Ok(match &self.norm {
             Some(norm) => norm.forward(x.view()),
             None => x,
@@ -119,12 +120,12 @@ impl Stacks for BartStacks {
         &self,
         src: &Row,
         mask: &Arc<Mask>,
-        scale: bool,
+        scale_scores: bool,
         record: Option<&mut RowAttention>,
         until: Until,
     ) -> Result<Option<Array2<f32>>> {
         let x = self.encoder_embeddings.forward(&src.ids)?; // (Ts, D)
-        transformer::encode(&self.encoder, x, mask, scale, record, until)
+        transformer::encode(&self.encoder, x, mask, scale_scores, record, until)
     }
 
     fn decode(
@@ -132,11 +133,11 @@ impl Stacks for BartStacks {
         tgt: &Row,
         memory: &Arc<Array2<f32>>,
         places: DecoderPlaces,
-        scale: bool,
+        scale_scores: bool,
         until: Until,
     ) -> Result<Option<Array2<f32>>> {
         let y = self.decoder_embeddings.forward(&tgt.ids)?; // (Tt, D)
-        transformer::decode(&self.decoder, y, memory, places, scale, until)
+        transformer::decode(&self.decoder, y, memory, places, scale_scores, until)
     }
 
     fn logits(&self, last: ArrayView1<f32>) -> Array1<f32> {
@@ -200,7 +201,7 @@ pub(crate) fn load(m: Loading) -> Result<Loaded> {
             })
         })
         .collect::<Result<_>>()?;
-    let scale = if c.scale_embedding { (d as f32).sqrt() } else { 1.0 };
+    let embed_scale = if c.scale_embedding { (d as f32).sqrt() } else { 1.0 };
     let side = |name: &str, vocab: usize| -> Result<Embeddings> {
         let side = root.pp(name);
         let tokens = if side.has("embed_tokens.weight") {
@@ -223,7 +224,7 @@ pub(crate) fn load(m: Loading) -> Result<Loaded> {
             let table = side.matrix("embed_positions.weight", [max + 2, d])?;
             (table.slice(s![2.., ..]).to_owned(), Some(side.layer_norm("layernorm_embedding", d, LAYER_NORM_EPS)?))
         };
-        Ok(Embeddings { tokens, positions, norm, scale })
+        Ok(Embeddings { tokens, positions, norm, embed_scale })
     };
     let decoder_embeddings = side("decoder", decoder_vocab)?;
     let lm_head = match w.root_matrix("lm_head.weight", [decoder_vocab, d]) {

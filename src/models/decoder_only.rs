@@ -85,7 +85,7 @@ impl Network for DecoderOnly {
             let x = self.embeddings.forward(&row.ids)?; // (T, D)
             let masks = layer_masks(&self.place, place.mask, row, self.empty_rows)?;
             let mut record = place.record(row, row);
-            let out = self.stack.run(x, &masks, settings.scale, Some(&mut record), None, settings.until())?;
+            let out = self.stack.run(x, &masks, settings.scale_scores, Some(&mut record), None, settings.until())?;
             place.rows.push(record);
             hidden.push(Hidden { encoder: None, decoder: out });
         }

@@ -22,7 +22,7 @@ pub(crate) trait Stacks {
         &self,
         src: &Row,
         mask: &Arc<Mask>,
-        scale: bool,
+        scale_scores: bool,
         record: Option<&mut RowAttention>,
         until: Until,
     ) -> Result<Option<Array2<f32>>>;
@@ -33,7 +33,7 @@ pub(crate) trait Stacks {
         tgt: &Row,
         memory: &Arc<Array2<f32>>,
         places: DecoderPlaces,
-        scale: bool,
+        scale_scores: bool,
         until: Until,
     ) -> Result<Option<Array2<f32>>>;
     /// The next token's scores (V,) from the decoder's output at the last position (D,).
@@ -102,7 +102,7 @@ impl<S: Stacks> Network for EncoderDecoder<S> {
             // 1. encoder self-attention, PAD keys masked
             let padding = place_mask(encoder.mask, src, src)?;
             let mut enc_row = settings.keeps(Place::EncoderSelf).then(|| encoder.record(src, src));
-            let memory = self.stacks.encode(src, &padding, settings.scale, enc_row.as_mut(), encoder_until)?;
+            let memory = self.stacks.encode(src, &padding, settings.scale_scores, enc_row.as_mut(), encoder_until)?;
             let memory = Arc::new(memory.unwrap_or_default());
             encoder.rows.extend(enc_row);
             // 2. decoder: masked self-attention, then cross-attention over the encoder output
@@ -118,7 +118,7 @@ impl<S: Stacks> Network for EncoderDecoder<S> {
                     self_record: self_row.as_mut(),
                     cross_record: cross_row.as_mut(),
                 };
-                out.decoder = self.stacks.decode(tgt, &memory, places, settings.scale, settings.until())?;
+                out.decoder = self.stacks.decode(tgt, &memory, places, settings.scale_scores, settings.until())?;
                 decoder.rows.extend(self_row);
                 cross.rows.extend(cross_row);
             }

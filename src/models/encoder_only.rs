@@ -120,7 +120,14 @@ impl Network for EncoderOnly {
             let x = self.embeddings.forward(&row.ids)?; // (T, D)
             let mask = place_mask(place.mask, row, row)?;
             let mut record = place.record(row, row);
-            let out = transformer::encode(&self.layers, x, &mask, settings.scale, Some(&mut record), settings.until())?;
+            let out = transformer::encode(
+                &self.layers,
+                x,
+                &mask,
+                settings.scale_scores,
+                Some(&mut record),
+                settings.until(),
+            )?;
             place.rows.push(record);
             hidden.push(Hidden { encoder: out, decoder: None });
         }

@@ -19,7 +19,7 @@ use super::run::PlaceInfo;
 use crate::attention::mask::MaskKind;
 use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
-use crate::attention::sdpa::Scale;
+use crate::attention::sdpa::ScoreScale;
 use crate::error::{Error, FileProblem, Result};
 use crate::nn::{FeedForward, Linear, Mlp, Norm};
 
@@ -98,7 +98,7 @@ pub(crate) fn load(m: Loading) -> Result<Loaded> {
                 MultiHeadAttention::new(part(0)?, part(1)?, part(2)?, h.pp("attn").conv1d("c_proj", d, d)?, c.n_head)?;
             Ok(PreNormBlock {
                 ln_1: Norm::Layer(h.layer_norm("ln_1", d, eps)?),
-                attn: Arc::new(attn.scaled(c.scale(i))), // attn.c_attn split in three + attn.c_proj
+                attn: Arc::new(attn.with_score_scale(c.score_scale(i))), // attn.c_attn split in three + attn.c_proj
                 cross: None,
                 ln_2: Norm::Layer(h.layer_norm("ln_2", d, eps)?),
                 mlp: Mlp::Plain(FeedForward {
@@ -121,14 +121,15 @@ pub(crate) fn load(m: Loading) -> Result<Loaded> {
 }
 
 impl Gpt2Config {
-    /// Layer `layer`'s scale: ÷√d_k, times (layer + 1) with `scale_attn_by_inverse_layer_idx`.
-    fn scale(&self, layer: usize) -> Scale {
+    /// What layer `layer` divides its scores by: √d_k, times (layer + 1) with
+    /// `scale_attn_by_inverse_layer_idx`.
+    fn score_scale(&self, layer: usize) -> ScoreScale {
         let d_k = (self.n_embd / self.n_head) as f32;
         match (self.scale_attn_weights, self.scale_attn_by_inverse_layer_idx) {
-            (true, false) => Scale::SqrtDk,
-            (true, true) => Scale::Divisor(d_k.sqrt() * (layer + 1) as f32),
-            (false, true) => Scale::Divisor((layer + 1) as f32),
-            (false, false) => Scale::None,
+            (true, false) => ScoreScale::SqrtDk,
+            (true, true) => ScoreScale::Divisor(d_k.sqrt() * (layer + 1) as f32),
+            (false, true) => ScoreScale::Divisor((layer + 1) as f32),
+            (false, false) => ScoreScale::None,
         }
     }
 }

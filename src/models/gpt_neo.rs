@@ -16,7 +16,7 @@ use super::run::PlaceInfo;
 use crate::attention::mask::MaskKind;
 use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
-use crate::attention::sdpa::Scale;
+use crate::attention::sdpa::ScoreScale;
 use crate::error::{Error, FileProblem, Result};
 use crate::nn::{FeedForward, Mlp, Norm};
 
@@ -123,7 +123,7 @@ pub(crate) fn load(m: Loading) -> Result<Loaded> {
             )?;
             Ok(PreNormBlock {
                 ln_1: Norm::Layer(h.layer_norm("ln_1", d, eps)?),
-                attn: Arc::new(attn.scaled(Scale::None)),
+                attn: Arc::new(attn.with_score_scale(ScoreScale::None)),
                 cross: None,
                 ln_2: Norm::Layer(h.layer_norm("ln_2", d, eps)?),
                 // mlp.c_fc, mlp.c_proj (nn.Linear, unlike GPT-2's Conv1D)

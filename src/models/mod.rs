@@ -199,7 +199,7 @@ impl Model {
             (None, Some(mask)) => self.info.places.iter().find(|p| p.mask == mask).or(self.info.places.first()),
             (None, None) => None,
         };
-        let mut settings = Settings { scale: request.scale.unwrap_or(true), ..Settings::trained() };
+        let mut settings = Settings { scale_scores: request.scale.unwrap_or(true), ..Settings::trained() };
         if let Some(info) = place {
             settings.keep = vec![info.place];
             let mask = request.mask.unwrap_or(info.mask);

@@ -45,12 +45,12 @@ impl PreNormBlock {
         &self,
         x: &mut Array2<f32>,
         mask: &Arc<Mask>,
-        scale: bool,
+        scale_scores: bool,
         record: Option<&mut RowAttention>,
         memory: Option<&mut Memory>,
     ) -> Result<()> {
         let h = Arc::new(self.ln_1.forward(x.view())); // (T, D)
-        let a = attend(&self.attn, &h, &h, mask, scale, record)?;
+        let a = attend(&self.attn, &h, &h, mask, scale_scores, record)?;
         if self.parallel {
             // both branches read the same x
             let m = self.mlp.forward(self.ln_2.forward(x.view()).view())?;
@@ -61,7 +61,7 @@ impl PreNormBlock {
         *x += &a;
         if let (Some((norm, cross)), Some(memory)) = (&self.cross, memory) {
             let h = Arc::new(norm.forward(x.view())); // (Tt, D)
-            *x += &attend(cross, &h, memory.states, memory.mask, scale, memory.record.as_deref_mut())?;
+            *x += &attend(cross, &h, memory.states, memory.mask, scale_scores, memory.record.as_deref_mut())?;
         }
         let m = self.mlp.forward(self.ln_2.forward(x.view()).view())?;
         *x += &m;
@@ -75,19 +75,19 @@ impl PreNormBlock {
         &self,
         x: &Array2<f32>,
         mask: &Arc<Mask>,
-        scale: bool,
+        scale_scores: bool,
         record: Option<&mut RowAttention>,
         memory: Option<&mut Memory>,
     ) -> Result<()> {
         let h = Arc::new(self.ln_1.forward(x.view())); // (T, D)
         match (&self.cross, memory) {
             (Some((norm, cross)), Some(Memory { states, mask: cross_mask, record: Some(cross_record) })) => {
-                let x = x + &attend(&self.attn, &h, &h, mask, scale, record)?;
+                let x = x + &attend(&self.attn, &h, &h, mask, scale_scores, record)?;
                 let h = Arc::new(norm.forward(x.view())); // (Tt, D)
-                attend_weights(cross, &h, states, cross_mask, scale, cross_record)
+                attend_weights(cross, &h, states, cross_mask, scale_scores, cross_record)
             }
             _ => match record {
-                Some(row) => attend_weights(&self.attn, &h, &h, mask, scale, row),
+                Some(row) => attend_weights(&self.attn, &h, &h, mask, scale_scores, row),
                 None => Ok(()),
             },
         }
@@ -108,7 +108,7 @@ impl PreNormStack {
         &self,
         mut x: Array2<f32>,
         masks: &[Arc<Mask>],
-        scale: bool,
+        scale_scores: bool,
         mut record: Option<&mut RowAttention>,
         mut memory: Option<Memory>,
         until: Until,
@@ -116,10 +116,10 @@ impl PreNormStack {
         let n = self.blocks.len();
         for (i, (block, mask)) in self.blocks.iter().zip(masks).enumerate() {
             if until.stops_at(i, n) {
-                block.last_weights(&x, mask, scale, record, memory.as_mut())?;
+                block.last_weights(&x, mask, scale_scores, record, memory.as_mut())?;
                 return Ok(None);
             }
-            block.forward(&mut x, mask, scale, record.as_deref_mut(), memory.as_mut())?;
+            block.forward(&mut x, mask, scale_scores, record.as_deref_mut(), memory.as_mut())?;
         }
         Ok(Some(self.final_norm.forward(x.view())))
     }

@@ -28,7 +28,7 @@ use crate::attention::mask::{Mask, MaskKind};
 use crate::attention::multi_head::{HeadShape, MultiHeadAttention};
 use crate::attention::place::Place;
 use crate::attention::relative::RelativePositionBias;
-use crate::attention::sdpa::Scale;
+use crate::attention::sdpa::ScoreScale;
 use crate::error::{Error, FileProblem, Result};
 use crate::nn::{self, Activation, FeedForward, GatedFeedForward, Mlp, Norm};
 use crate::tokenize::MAX_TOKENS;
@@ -143,7 +143,7 @@ impl Stacks for T5Stacks {
         &self,
         src: &Row,
         mask: &Arc<Mask>,
-        scale: bool,
+        scale_scores: bool,
         record: Option<&mut RowAttention>,
         until: Until,
     ) -> Result<Option<Array2<f32>>> {
@@ -152,7 +152,7 @@ impl Stacks for T5Stacks {
         }
         let x = nn::embed(&self.shared, &src.ids)?; // (Ts, D)
         let masks = vec![Arc::clone(mask); self.encoder.blocks.len()];
-        self.encoder.run(x, &masks, scale, record, None, until)
+        self.encoder.run(x, &masks, scale_scores, record, None, until)
     }
 
     fn decode(
@@ -160,14 +160,14 @@ impl Stacks for T5Stacks {
         tgt: &Row,
         memory: &Arc<Array2<f32>>,
         places: DecoderPlaces,
-        scale: bool,
+        scale_scores: bool,
         until: Until,
     ) -> Result<Option<Array2<f32>>> {
         let DecoderPlaces { self_mask, cross_mask, self_record, cross_record } = places;
         let y = nn::embed(&self.shared, &tgt.ids)?; // (Tt, D)
         let masks = vec![Arc::clone(self_mask); self.decoder.blocks.len()];
         let memory = Memory { states: memory, mask: cross_mask, record: cross_record };
-        self.decoder.run(y, &masks, scale, self_record, Some(memory), until)
+        self.decoder.run(y, &masks, scale_scores, self_record, Some(memory), until)
     }
 
     /// The head is `lm_head.weight` when the file has one, else the shared embeddings; the
@@ -214,7 +214,7 @@ pub(crate) fn load(m: Loading) -> Result<Loaded> {
             scope.linear_no_bias("o", inner, d)?,
             shape,
         )?;
-        Ok(block.scaled(Scale::None))
+        Ok(block.with_score_scale(ScoreScale::None))
     };
     // `{encoder,decoder}.block.N.layer`: 0 self-attention, (decoder) 1 cross-attention, then
     // the feed-forward, each with its `layer_norm`

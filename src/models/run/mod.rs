@@ -29,6 +29,8 @@ pub struct PlaceRun {
     pub mask: MaskKind,
     /// true when `mask` is not the one the place was trained with.
     pub what_if: bool,
+    /// Whether the scores were scaled ([`Settings::scale_scores`]; `scale` in what the page
+    /// reads).
     pub scale: bool,
     /// The width of one head's queries and keys.
     pub d_k: usize,
@@ -45,7 +47,7 @@ impl PlaceRun {
             place: info.place,
             mask,
             what_if: mask != info.mask,
-            scale: settings.scale,
+            scale: settings.scale_scores,
             d_k: info.d_k,
             rows: Vec::new(),
             layers: info.layers,

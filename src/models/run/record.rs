@@ -47,7 +47,7 @@ pub struct RowAttention {
     pub key_valid: Vec<bool>,
     layers: usize,
     heads: usize,
-    scale: bool,
+    scale_scores: bool,
     keep: bool,
     records: Vec<LayerRecord>,
     /// On demand: the last layers computed, most recent last.
@@ -63,7 +63,7 @@ impl Clone for RowAttention {
             key_valid: self.key_valid.clone(),
             layers: self.layers,
             heads: self.heads,
-            scale: self.scale,
+            scale_scores: self.scale_scores,
             keep: self.keep,
             records: self.records.clone(),
             cache: Mutex::new(VecDeque::new()),
@@ -74,8 +74,8 @@ impl Clone for RowAttention {
 impl RowAttention {
     /// An empty row of `layers` × `heads` weights over the given tokens, filled layer by layer
     /// with [`RowAttention::push_layer`]; `keep` stores every layer's weights, else they are
-    /// recomputed when asked. `scale` false runs without the blocks' scaling (a what-if).
-    pub fn new(queries: &Row, keys: &Row, layers: usize, heads: usize, scale: bool, keep: bool) -> Self {
+    /// recomputed when asked. `scale_scores` false runs without the blocks' scaling (a what-if).
+    pub fn new(queries: &Row, keys: &Row, layers: usize, heads: usize, scale_scores: bool, keep: bool) -> Self {
         RowAttention {
             queries: queries.tokens.clone(),
             keys: keys.tokens.clone(),
@@ -83,7 +83,7 @@ impl RowAttention {
             key_valid: keys.valid.clone(),
             layers,
             heads,
-            scale,
+            scale_scores,
             keep,
             records: Vec::with_capacity(layers),
             cache: Mutex::new(VecDeque::new()),
@@ -141,7 +141,7 @@ impl RowAttention {
             return Ok(w);
         }
         let LayerInputs { x_q, x_kv } = &record.inputs;
-        let weights = Arc::new(record.block.weights(x_q.view(), x_kv.view(), Some(&record.mask), self.scale)?);
+        let weights = Arc::new(record.block.weights(x_q.view(), x_kv.view(), Some(&record.mask), self.scale_scores)?);
         if let Ok(mut cache) = self.cache.lock() {
             if cache.len() >= CACHED_LAYERS {
                 cache.pop_front();
@@ -202,7 +202,7 @@ impl RowAttention {
     pub fn trace(&self, layer: usize, head: usize) -> Result<HeadTrace> {
         let record = self.record(layer)?;
         let LayerInputs { x_q, x_kv } = &record.inputs;
-        record.block.trace(x_q.view(), x_kv.view(), Some(&record.mask), self.scale, head)
+        record.block.trace(x_q.view(), x_kv.view(), Some(&record.mask), self.scale_scores, head)
     }
 
     /// Queries that could see no key in `layer`: their weights are all zero.
@@ -219,22 +219,22 @@ pub(crate) fn attend(
     x_q: &Arc<Array2<f32>>,
     x_kv: &Arc<Array2<f32>>,
     mask: &Arc<Mask>,
-    scale: bool,
+    scale_scores: bool,
     record: Option<&mut RowAttention>,
 ) -> Result<Array2<f32>> {
     let inputs = || LayerInputs { x_q: Arc::clone(x_q), x_kv: Arc::clone(x_kv) };
     match record {
         Some(row) => {
             let mut a = if row.keeps_weights() {
-                block.forward(x_q.view(), x_kv.view(), Some(mask), scale)?
+                block.forward(x_q.view(), x_kv.view(), Some(mask), scale_scores)?
             } else {
-                block.forward_lean(x_q.view(), x_kv.view(), Some(mask), scale)?
+                block.forward_lean(x_q.view(), x_kv.view(), Some(mask), scale_scores)?
             };
             let output = std::mem::take(&mut a.output);
             row.push_layer(block, a, mask, inputs());
             Ok(output)
         }
-        None => Ok(block.forward_lean(x_q.view(), x_kv.view(), Some(mask), scale)?.output),
+        None => Ok(block.forward_lean(x_q.view(), x_kv.view(), Some(mask), scale_scores)?.output),
     }
 }
 
@@ -245,10 +245,10 @@ pub(crate) fn attend_weights(
     x_q: &Arc<Array2<f32>>,
     x_kv: &Arc<Array2<f32>>,
     mask: &Arc<Mask>,
-    scale: bool,
+    scale_scores: bool,
     row: &mut RowAttention,
 ) -> Result<()> {
-    let out = block.forward_weights(x_q.view(), x_kv.view(), Some(mask), scale, row.keeps_weights())?;
+    let out = block.forward_weights(x_q.view(), x_kv.view(), Some(mask), scale_scores, row.keeps_weights())?;
     row.push_layer(block, out, mask, LayerInputs { x_q: Arc::clone(x_q), x_kv: Arc::clone(x_kv) });
     Ok(())
 }

@@ -23,7 +23,8 @@ pub struct Request {
     /// The mask to run `place` with; default: the mask it was trained with. Another mask is
     /// a what-if, and the run says so.
     pub mask: Option<MaskKind>,
-    /// false: scores are not divided by √d_k.
+    /// false: scores are not divided by √d_k (a what-if). Named for the JSON request; inside
+    /// a run it is [`Settings::scale_scores`].
     pub scale: Option<bool>,
 }
 
@@ -75,7 +76,9 @@ pub struct Batch {
 /// How a network runs a batch: which mask each place gets, which places it keeps.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
-    pub scale: bool,
+    /// Whether scores are divided as each block says (÷√d_k mostly): the request's `scale`.
+    /// false is a what-if.
+    pub scale_scores: bool,
     /// One place run with a mask it was not trained with.
     pub what_if: Option<(Place, MaskKind)>,
     /// The places whose weights are kept; the others are computed only as far as the kept
@@ -125,7 +128,7 @@ pub const KEEP_ALL_BYTES: usize = 128 << 20;
 impl Settings {
     /// Every place with its trained mask, scaled, weights stored as they fit.
     pub fn trained() -> Self {
-        Settings { scale: true, what_if: None, keep: Place::ALL.to_vec(), store: Store::Auto, hidden: true }
+        Settings { scale_scores: true, what_if: None, keep: Place::ALL.to_vec(), store: Store::Auto, hidden: true }
     }
 
     /// How far the stack that ends a run goes: to its output when the hidden states are
