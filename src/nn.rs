@@ -179,6 +179,39 @@ impl GatedFeedForward {
     }
 }
 
+/// A block's norm: LayerNorm (GPT-2, GPT-Neo, GPT-NeoX) or RMSNorm (Llama-style, T5).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Norm {
+    Layer(LayerNorm),
+    Rms(RmsNorm),
+}
+
+impl Norm {
+    pub fn forward(&self, x: ArrayView2<f32>) -> Array2<f32> {
+        match self {
+            Norm::Layer(norm) => norm.forward(x),
+            Norm::Rms(norm) => norm.forward(x),
+        }
+    }
+}
+
+/// A block's feed-forward: plain (GPT-2's MLP, T5's `relu`) or gated (Llama's SwiGLU, T5's
+/// gated-gelu).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mlp {
+    Plain(FeedForward),
+    Gated(GatedFeedForward),
+}
+
+impl Mlp {
+    pub fn forward(&self, x: ArrayView2<f32>) -> Result<Array2<f32>> {
+        match self {
+            Mlp::Plain(f) => f.forward(x),
+            Mlp::Gated(f) => f.forward(x),
+        }
+    }
+}
+
 /// Rows `ids` of an embedding table (V, D), checking every id.
 pub fn embed(table: &Array2<f32>, ids: &[u32]) -> Result<Array2<f32>> {
     let mut out = Array2::zeros((ids.len(), table.ncols())); // (T, D)
@@ -191,21 +224,21 @@ pub fn embed(table: &Array2<f32>, ids: &[u32]) -> Result<Array2<f32>> {
     Ok(out)
 }
 
-/// Token rows times `scale`, plus the first T rows of a position table: refuses text longer
+/// Token rows times `embed_scale`, plus the first T rows of a position table: refuses text longer
 /// than the table.
 pub fn embed_with_positions(
     tokens: &Array2<f32>,
     positions: &Array2<f32>,
     ids: &[u32],
-    scale: f32,
+    embed_scale: f32,
 ) -> Result<Array2<f32>> {
     let t = ids.len();
     if t > positions.nrows() {
         return Err(Error::TooLong { tokens: t, max: positions.nrows() });
     }
     let mut x = embed(tokens, ids)?; // (T, D)
-    if scale != 1.0 {
-        x *= scale;
+    if embed_scale != 1.0 {
+        x *= embed_scale;
     }
     x += &positions.slice(s![..t, ..]);
     Ok(x)

@@ -301,7 +301,7 @@ fn every_refused_switch_is_named() {
         ("mistral", Box::new(|c| c["rope_parameters"] = json!({"full_attention": {"rope_type": "default"}})), "`rope_parameters.full_attention` = {…} is not supported"),
         ("qwen2", Box::new(|c| c["layer_types"] = json!(["full_attention", "chunked_attention"])), "`layer_types` = chunked_attention is not supported"),
         ("gpt_neox", Box::new(|c| c["rope_scaling"] = json!({"type": "su"})), "`rope_scaling.rope_type` = su is not supported"),
-        ("gpt_neox", Box::new(|c| c["rotary_pct"] = 0.1.into()), "`partial_rotary_factor` = 0.1 is impossible"),
+        ("gpt_neox", Box::new(|c| c["rotary_pct"] = 1.5.into()), "`partial_rotary_factor` = 1.5 is impossible: it would turn 24 of a head's 16 dimensions"),
         ("llama", Box::new(|c| c["num_key_value_heads"] = 3.into()), "`num_key_value_heads` = 3 is impossible: it must divide num_attention_heads = 4"),
         ("t5", Box::new(|c| c["feed_forward_proj"] = "gated-mish".into()), "`feed_forward_proj` = mish is not supported"),
         ("t5", Box::new(|c| c["feed_forward_proj"] = "gated-gelu-new".into()), "`feed_forward_proj` = gated-gelu-new is impossible"),
@@ -354,4 +354,21 @@ fn a_sharded_checkpoint_with_a_missing_or_wrong_shard_is_refused() {
         load(&index, truncated),
         format!("{}: not a valid safetensors file: it is damaged, truncated or of another format", names[2])
     );
+}
+
+/// RoBERTa and XLM-R count positions from the padding id: a config that names none reads
+/// transformers' default 1, as if it said so (it was once read as BERT's 0).
+#[test]
+fn a_roberta_config_without_pad_token_id_pads_with_transformers_default() {
+    let texts = request(&["The animal did not cross the street.", "It was tired."]);
+    for name in ["roberta", "xlm-roberta"] {
+        let given = fixture_model(name);
+        let absent = fixture_with(name, |c| {
+            c.as_object_mut().unwrap().remove("pad_token_id");
+        })
+        .unwrap();
+        assert_eq!(absent.info().max_tokens, given.info().max_tokens, "{name}: positions after pad 1");
+        let (a, b) = (given.run(&texts).unwrap(), absent.run(&texts).unwrap());
+        assert_eq!(b.places[0].rows[1].weights().unwrap(), a.places[0].rows[1].weights().unwrap(), "{name}");
+    }
 }

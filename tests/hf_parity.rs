@@ -230,6 +230,18 @@ fn tiny_gpt_neox_parallel_and_sequential_match_transformers() {
 }
 
 #[test]
+fn tiny_gpt_neox_with_an_odd_rotary_dimension_matches_transformers() {
+    // head_size 6, partial_rotary_factor 0.5: transformers' dim int(6 · 0.5) = 3 gives ⌈3/2⌉ = 2
+    // frequencies over 3, and cat((freqs, freqs)) turns 2·2 = 4 dimensions of each head
+    let model = check_family("gpt_neox-odd-rotary");
+    let t = model.run(&Request { texts: vec!["a b c".into()], ..Request::default() }).unwrap();
+    let trace = model.trace(&t, Place::DecoderSelf, 0, 0, 1).unwrap();
+    let (q, rotated) = (&trace.q, trace.q_rotated.as_ref().expect("rotary: Q turned"));
+    assert_ne!(q.column(3), rotated.column(3), "the fourth dimension turns with the second");
+    assert_eq!(q.column(4), rotated.column(4), "the fifth and sixth pass through");
+}
+
+#[test]
 fn tiny_gpt_neo_with_a_local_layer_matches_transformers() {
     let model = check_family("gpt_neo");
     let info = &model.info().places[0];

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Writes tiny random models of the families people open most (RoBERTa, XLM-R, DistilBERT,
-ELECTRA, GPT-NeoX/Pythia, GPT-Neo, Llama, Qwen2, Mistral, T5, GPT-2 with inverse-layer
-scaling) to tests/fixtures/hf/<name>/, with what transformers computes with them, for
-headmap's parity tests. A companion of make_hf_fixtures.py: same files, same reference format.
+ELECTRA, GPT-NeoX/Pythia (also with an odd rotary dimension), GPT-Neo, Llama, Qwen2, Mistral,
+T5, GPT-2 with inverse-layer scaling) to tests/fixtures/hf/<name>/, with what transformers
+computes with them, for headmap's parity tests. A companion of make_hf_fixtures.py: same
+files, same reference format.
 
 Not run in CI (it needs PyTorch, transformers, tokenizers, sentencepiece and protobuf); run by
 hand and commit the output:
@@ -404,6 +405,38 @@ def gpt_neox_sequential(folder):
     return gpt_neox(folder, parallel=False)
 
 
+def gpt_neox_odd_rotary(folder):
+    """head_size 6 with partial_rotary_factor 0.5: transformers' dim = int(6 * 0.5) = 3 is odd,
+    so inv_freq has ceil(3/2) = 2 frequencies (exponents over 3) and cat((freqs, freqs)) turns
+    4 dimensions of each head. Config in transformers 5 form (rope_parameters)."""
+    seed(24)
+    tok = saved(folder, byte_bpe_tokenizer(["<|endoftext|>", "<|padding|>"], roberta=False))
+    t = fast(tok, eos_token="<|endoftext|>", bos_token="<|endoftext|>", unk_token="<|endoftext|>", pad_token="<|endoftext|>")
+    cfg = GPTNeoXConfig(vocab_size=tok.get_vocab_size(), hidden_size=24, num_hidden_layers=2, num_attention_heads=4, intermediate_size=96,
+                        max_position_embeddings=64, bos_token_id=0, eos_token_id=0, initializer_range=INIT, attn_implementation="eager",
+                        rotary_pct=0.5, rotary_emb_base=100, use_parallel_residual=True)
+    check_lengths(t, CORPUS, 64)
+    save(GPTNeoXForCausalLM(cfg), folder, torch.float32)
+    model = load_back(GPTNeoXModel, folder)
+    rotary = model.rotary_emb.inv_freq
+    assert rotary.shape == (2,), f"expected 2 frequencies for dim 3, got {rotary.tolist()}"
+    cases, tensors = run_encoder_cases(model, t, DECODER_BATCHES)
+
+    def rope(**kw):
+        return lambda c: c.update(rope_parameters={**c["rope_parameters"], **kw})
+
+    # each alternative reading of an odd dim must move the weights: 4 dims over 4 (pct 4/6),
+    # 2 dims over 2 (pct 0.34: the odd dim rounded down)
+    flips = {
+        "dim 3 -> 4: 4 dims turn, exponents over 4": rope(partial_rotary_factor=0.67),
+        "dim 3 -> 2: 2 dims turn": rope(partial_rotary_factor=0.34),
+    }
+    sens = sensitivity(folder, GPTNeoXModel, t, DECODER_BATCHES, tensors, flips)
+    switches = {"head_size": 6, "partial_rotary_factor": 0.5, "rope_theta": 100, "rotated_dims": 4, "inv_freq": rotary.tolist(),
+                "config_form": "transformers 5 (rope_parameters)"}
+    return cases, tensors, {**meta_of(t, switches), "base_model": "GPTNeoXModel", "saved_as": "GPTNeoXForCausalLM"}, sens
+
+
 def gpt_neo(folder):
     seed(23)
     tok = saved(folder, byte_bpe_tokenizer(["<|endoftext|>"], roberta=False))
@@ -655,6 +688,7 @@ MAKERS = {
     "electra": electra,
     "gpt_neox": gpt_neox,
     "gpt_neox-sequential": gpt_neox_sequential,
+    "gpt_neox-odd-rotary": gpt_neox_odd_rotary,
     "gpt_neo": gpt_neo,
     "llama": llama,
     "llama3": llama3,

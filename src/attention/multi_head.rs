@@ -15,7 +15,7 @@ use super::mask::Mask;
 use super::relative::RelativePositionBias;
 #[cfg(feature = "hf")]
 use super::rotary::{Rotary, RotaryTables};
-use super::sdpa::{self, Scale, ScoreSteps, Trace};
+use super::sdpa::{self, ScoreScale, ScoreSteps, Trace};
 use crate::error::{ensure_finite, Error, Result};
 use crate::nn::Linear;
 
@@ -33,7 +33,8 @@ pub struct MultiHeadAttention {
     /// d_k, the width of one head: D / H in the paper, set on its own by Llama-style and T5
     /// models.
     pub head_dim: usize,
-    pub scale: Scale,
+    /// What the scores are divided by.
+    pub score_scale: ScoreScale,
     // Only real models say where tokens are inside attention; the toy-only wasm leaves both
     // hooks out (their code is 7 KB of a widget's 150 KB gzipped budget).
     /// Turns Q and K by their positions (Llama, Qwen2, Mistral, GPT-NeoX).
@@ -107,7 +108,7 @@ impl MultiHeadAttention {
     }
 
     /// A block of any head shape: `heads` query heads of `head_dim` over `kv_heads` key/value
-    /// heads, ÷√d_k until [`MultiHeadAttention::scaled`] says otherwise.
+    /// heads, ÷√d_k until [`MultiHeadAttention::with_score_scale`] says otherwise.
     pub fn with_shape(w_q: Linear, w_k: Linear, w_v: Linear, w_o: Linear, shape: HeadShape) -> Result<Self> {
         let HeadShape { heads, kv_heads, head_dim } = shape;
         let d = w_q.d_in();
@@ -133,7 +134,7 @@ impl MultiHeadAttention {
             heads,
             kv_heads,
             head_dim,
-            scale: Scale::SqrtDk,
+            score_scale: ScoreScale::SqrtDk,
             #[cfg(feature = "hf")]
             rotary: None,
             #[cfg(feature = "hf")]
@@ -141,9 +142,9 @@ impl MultiHeadAttention {
         })
     }
 
-    /// The same block with another scale.
-    pub fn scaled(self, scale: Scale) -> Self {
-        MultiHeadAttention { scale, ..self }
+    /// The same block, its scores divided as `score_scale` says.
+    pub fn with_score_scale(self, score_scale: ScoreScale) -> Self {
+        MultiHeadAttention { score_scale, ..self }
     }
 
     /// The same block, turning Q and K by `rotary`.
@@ -172,16 +173,16 @@ impl MultiHeadAttention {
     }
 
     /// Queries from `x_q` (Tq, D), keys and values from `x_kv` (Tk, D): the same rows for
-    /// self-attention, the encoder output for cross-attention. `scale` false is a what-if
+    /// self-attention, the encoder output for cross-attention. `scale_scores` false is a what-if
     /// without the block's scaling.
     pub fn forward(
         &self,
         x_q: ArrayView2<f32>,
         x_kv: ArrayView2<f32>,
         mask: Option<&Mask>,
-        scale: bool,
+        scale_scores: bool,
     ) -> Result<MultiHeadOutput> {
-        self.run(x_q, x_kv, mask, scale, true)
+        self.run(x_q, x_kv, mask, scale_scores, true)
     }
 
     /// The block's output (Tq, D) and each head's largest weight, with empty weights: no
@@ -191,9 +192,9 @@ impl MultiHeadAttention {
         x_q: ArrayView2<f32>,
         x_kv: ArrayView2<f32>,
         mask: Option<&Mask>,
-        scale: bool,
+        scale_scores: bool,
     ) -> Result<MultiHeadOutput> {
-        self.run(x_q, x_kv, mask, scale, false)
+        self.run(x_q, x_kv, mask, scale_scores, false)
     }
 
     /// Each head's largest weight and, if `keep`, every head's weights, without V, ·V or W_O:
@@ -204,11 +205,11 @@ impl MultiHeadAttention {
         x_q: ArrayView2<f32>,
         x_kv: ArrayView2<f32>,
         mask: Option<&Mask>,
-        scale: bool,
+        scale_scores: bool,
         keep: bool,
     ) -> Result<MultiHeadOutput> {
         let p = self.project(x_q, x_kv, false)?;
-        self.heads(&p, mask, scale, Keep { weights: keep, values: false })
+        self.heads(&p, mask, scale_scores, Keep { weights: keep, values: false })
     }
 
     /// Every head's weights (H, Tq, Tk) alone, without ·V or W_O: what a view draws.
@@ -217,9 +218,9 @@ impl MultiHeadAttention {
         x_q: ArrayView2<f32>,
         x_kv: ArrayView2<f32>,
         mask: Option<&Mask>,
-        scale: bool,
+        scale_scores: bool,
     ) -> Result<Array3<f32>> {
-        Ok(self.forward_weights(x_q, x_kv, mask, scale, true)?.weights)
+        Ok(self.forward_weights(x_q, x_kv, mask, scale_scores, true)?.weights)
     }
 
     /// Projects, attends head by head, concatenates and applies W_O; the weights come back
@@ -229,11 +230,11 @@ impl MultiHeadAttention {
         x_q: ArrayView2<f32>,
         x_kv: ArrayView2<f32>,
         mask: Option<&Mask>,
-        scale: bool,
+        scale_scores: bool,
         keep: bool,
     ) -> Result<MultiHeadOutput> {
         let p = self.project(x_q, x_kv, true)?;
-        let mut out = self.heads(&p, mask, scale, Keep { weights: keep, values: true })?;
+        let mut out = self.heads(&p, mask, scale_scores, Keep { weights: keep, values: true })?;
         out.output = self.w_o.forward(out.output.view())?; // (Tq, D)
         Ok(out)
     }
@@ -241,7 +242,7 @@ impl MultiHeadAttention {
     /// Attends head by head over projected `p`: every head's weights written straight into
     /// one (H, Tq, Tk) buffer (or one head's worth, reused, when they are not kept), and with
     /// values each head's output into its columns of (Tq, H·d_k), before W_O.
-    fn heads(&self, p: &Projected, mask: Option<&Mask>, scale: bool, keep: Keep) -> Result<MultiHeadOutput> {
+    fn heads(&self, p: &Projected, mask: Option<&Mask>, scale_scores: bool, keep: Keep) -> Result<MultiHeadOutput> {
         let (tq, tk, d_k) = (p.q.nrows(), p.k.nrows(), self.head_dim);
         // once per layer rather than per head: a NaN or ∞ in Q, K or V is an error, never a heatmap
         ensure_finite("Q", p.q.view())?;
@@ -250,7 +251,7 @@ impl MultiHeadAttention {
         if let Some(v) = &p.v {
             ensure_finite("V", v.view())?;
         }
-        let divisor = self.scale.divisor(d_k, scale);
+        let divisor = self.score_scale.divisor(d_k, scale_scores);
         let buckets = self.buckets(tq, tk); // (Tq, Tk)
         let mut weights = Vec::with_capacity(if kept { self.heads * tq * tk } else { tq * tk }); // (H, Tq, Tk)
         let mut scores = Vec::with_capacity(tq * tk); // (Tq, Tk), every head's QKᵀ in turn
@@ -298,7 +299,7 @@ impl MultiHeadAttention {
         x_q: ArrayView2<f32>,
         x_kv: ArrayView2<f32>,
         mask: Option<&Mask>,
-        scale: bool,
+        scale_scores: bool,
         head: usize,
     ) -> Result<HeadTrace> {
         Error::check_index("head", head, self.heads)?;
@@ -318,7 +319,8 @@ impl MultiHeadAttention {
         };
         let buckets = self.buckets(q.nrows(), k.nrows());
         let bias = self.head_bias(head, buckets.as_ref());
-        let steps = ScoreSteps { divisor: self.scale.divisor(d, scale), bias: bias.as_ref().map(|b| b.view()) };
+        let steps =
+            ScoreSteps { divisor: self.score_scale.divisor(d, scale_scores), bias: bias.as_ref().map(|b| b.view()) };
         let steps = sdpa::trace_steps(
             q_rotated.as_ref().unwrap_or(&q).view(),
             k_rotated.as_ref().unwrap_or(&k).view(),

@@ -11,9 +11,14 @@
 //! ```
 //!
 //! The first d_r dimensions of a head turn (all of them, or a share: Pythia turns a quarter);
-//! the rest pass through. The scaling variants stretch `inv_freq` for longer texts, mirroring
-//! transformers' `modeling_rope_utils.py`; all arithmetic is f32 where torch's is, so angles at
-//! position 2048 agree to the last bits.
+//! the rest pass through. As in transformers, a share is first a width `dim` =
+//! int(head_dim · share), the frequencies' exponents are 2i / `dim` for i < ⌈dim/2⌉, and
+//! `cat((freqs, freqs))` turns d_r = 2·⌈dim/2⌉ dimensions: one more than `dim` when it is odd
+//! (head_dim 6 at 0.5: dim 3, two frequencies, four dimensions turned).
+//!
+//! The scaling variants stretch `inv_freq` for longer texts, mirroring transformers'
+//! `modeling_rope_utils.py`; all arithmetic is f32 where torch's is, so angles at position 2048
+//! agree to the last bits.
 
 use ndarray::{Array2, ArrayViewMut2};
 
@@ -45,7 +50,10 @@ pub enum RopeScaling {
 /// The rotation of one attention block.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rotary {
-    /// d_r: how many leading dimensions of each head turn (even).
+    /// transformers' `dim`, int(head_dim · partial_rotary_factor): what the frequencies'
+    /// exponents divide by. It may be odd.
+    pub dim: usize,
+    /// d_r = 2·⌈dim/2⌉: how many leading dimensions of each head turn, one pair per frequency.
     pub dims: usize,
     /// `rope_theta`.
     pub base: f32,
@@ -62,18 +70,24 @@ pub struct RotaryTables {
 }
 
 impl Rotary {
-    pub fn new(dims: usize, base: f32, scaling: RopeScaling, max_positions: usize) -> Result<Self> {
-        if dims == 0 || dims % 2 != 0 {
-            return Err(Error::out_of_range("rotary dimensions (even)", dims, 2, usize::MAX));
+    /// The rotation transformers computes for a rotary width `dim`, odd or even (0 turns
+    /// nothing). Yarn's ramp has ⌊dim/2⌋ entries for the ⌈dim/2⌉ frequencies, which torch
+    /// broadcasts: at dim 1 to no frequency at all, at 3 one entry for both; from 5 it fails.
+    pub fn new(dim: usize, base: f32, scaling: RopeScaling, max_positions: usize) -> Result<Self> {
+        let yarn = matches!(scaling, RopeScaling::Yarn { .. });
+        if yarn && dim % 2 != 0 && dim >= 5 {
+            return Err(Error::out_of_range("yarn rotary dimensions (even, or 1 or 3)", dim, 0, 3));
         }
-        Ok(Rotary { dims, base, scaling, max_positions })
+        let dims = if yarn && dim == 1 { 0 } else { 2 * dim.div_ceil(2) };
+        Ok(Rotary { dim, dims, base, scaling, max_positions })
     }
 
     /// `inv_freq` (d_r/2) for a text of `seq` positions, and the factor cos and sin are scaled by.
     pub fn inv_freq(&self, seq: usize) -> (Vec<f32>, f32) {
-        let dim = self.dims;
-        // torch: base ** (arange(0, dim, 2).float() / dim), all f32
-        let powers = |base: f32| -> Vec<f32> { (0..dim / 2).map(|i| base.powf((2 * i) as f32 / dim as f32)).collect() };
+        let dim = self.dim;
+        // torch: base ** (arange(0, dim, 2).float() / dim), all f32: ⌈dim/2⌉ of them
+        let powers =
+            |base: f32| -> Vec<f32> { (0..self.dims / 2).map(|i| base.powf((2 * i) as f32 / dim as f32)).collect() };
         let default = |base: f32| -> Vec<f32> { powers(base).iter().map(|p| 1.0 / p).collect() };
         match self.scaling {
             RopeScaling::None => (default(self.base), 1.0),
@@ -124,6 +138,8 @@ impl Rotary {
                     .enumerate()
                     .map(|(j, p)| {
                         let (extrapolation, interpolation) = (1.0 / p, 1.0 / (factor * p));
+                        // the ramp's ⌊dim/2⌋ entries, broadcast over ⌈dim/2⌉ frequencies
+                        let j = j.min((dim / 2).saturating_sub(1));
                         let ramp = ((j as f32 - low) / (high - low)).clamp(0.0, 1.0);
                         let keep = 1.0 - ramp;
                         interpolation * (1.0 - keep) + extrapolation * keep
@@ -168,12 +184,12 @@ impl Rotary {
     }
 }
 
-/// `mscale` of YaRN: how much sharper attention gets at `scale` times the context.
-pub fn yarn_mscale(scale: f64, mscale: f64) -> f64 {
-    if scale <= 1.0 {
+/// `mscale` of YaRN: how much sharper attention gets at `factor` times the context.
+pub fn yarn_mscale(factor: f64, mscale: f64) -> f64 {
+    if factor <= 1.0 {
         1.0
     } else {
-        0.1 * mscale * scale.ln() + 1.0
+        0.1 * mscale * factor.ln() + 1.0
     }
 }
 

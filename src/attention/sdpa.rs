@@ -31,14 +31,15 @@ pub struct Trace {
     pub weights: Array2<f32>, // (Tq, Tk) softmax of masked
     pub output: Array2<f32>,  // (Tq, d_v) weights · V
     /// What the scores were divided by: √d_k, 1 with scaling off or in a model that does not
-    /// scale (T5, GPT-Neo), √d_k · (layer + 1) in GPT-2's inverse-layer variant.
+    /// scale (T5, GPT-Neo), √d_k · (layer + 1) in GPT-2's inverse-layer variant. (The divisor;
+    /// named `scale` for the page, which reads it under that name.)
     pub scale: f32,
     pub fully_masked_rows: Vec<usize>,
 }
 
 /// How a model scales its scores before the mask.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Scale {
+pub enum ScoreScale {
     /// ÷√d_k, the paper's.
     SqrtDk,
     /// Not at all: T5 (its initialisation folds the scale into W_Q) and GPT-Neo.
@@ -47,14 +48,14 @@ pub enum Scale {
     Divisor(f32),
 }
 
-impl Scale {
-    /// What scores of width `d_k` are divided by; `on` false (a what-if) divides by 1.
-    pub fn divisor(self, d_k: usize, on: bool) -> f32 {
+impl ScoreScale {
+    /// What scores of width `d_k` are divided by; `scale_scores` false (a what-if) divides by 1.
+    pub fn divisor(self, d_k: usize, scale_scores: bool) -> f32 {
         match self {
-            _ if !on => 1.0,
-            Scale::SqrtDk => (d_k as f32).sqrt(),
-            Scale::None => 1.0,
-            Scale::Divisor(d) => d,
+            _ if !scale_scores => 1.0,
+            ScoreScale::SqrtDk => (d_k as f32).sqrt(),
+            ScoreScale::None => 1.0,
+            ScoreScale::Divisor(d) => d,
         }
     }
 }
@@ -70,16 +71,16 @@ pub struct ScoreSteps<'a> {
 
 /// Attention of `q` (Tq, d_k) over `k` (Tk, d_k) and `v` (Tk, d_v).
 ///
-/// With `scale` false the scores are not divided by √d_k: the softmax then saturates as d_k
+/// With `scale_scores` false the scores are not divided by √d_k: the softmax then saturates as d_k
 /// grows, which is why the paper scales.
 pub fn scaled_dot_product_attention(
     q: ArrayView2<f32>,
     k: ArrayView2<f32>,
     v: ArrayView2<f32>,
     mask: Option<&Mask>,
-    scale: bool,
+    scale_scores: bool,
 ) -> Result<Attention> {
-    let steps = ScoreSteps { divisor: Scale::SqrtDk.divisor(q.ncols(), scale), bias: None };
+    let steps = ScoreSteps { divisor: ScoreScale::SqrtDk.divisor(q.ncols(), scale_scores), bias: None };
     attention(q, k, v, mask, steps)
 }
 
@@ -193,9 +194,9 @@ pub fn trace(
     k: ArrayView2<f32>,
     v: ArrayView2<f32>,
     mask: Option<&Mask>,
-    scale: bool,
+    scale_scores: bool,
 ) -> Result<Trace> {
-    trace_steps(q, k, v, mask, ScoreSteps { divisor: Scale::SqrtDk.divisor(q.ncols(), scale), bias: None })
+    trace_steps(q, k, v, mask, ScoreSteps { divisor: ScoreScale::SqrtDk.divisor(q.ncols(), scale_scores), bias: None })
 }
 
 /// The same computation as [`attention`], keeping every step.

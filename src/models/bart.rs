@@ -9,14 +9,15 @@
 
 use std::sync::Arc;
 
-use ndarray::{s, Array1, Array2};
+use ndarray::{s, Array1, Array2, ArrayView1};
 use serde::Deserialize;
 
-use super::hf::{activation, check_sizes};
-use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, Row, RowAttention, Run, Settings, Until};
+use super::config::{activation, check_sizes, Loading};
+use super::encoder_decoder::{EncoderDecoder, Generation, Stacks};
+use super::network::Loaded;
+use super::run::{PlaceInfo, Row, RowAttention, Until};
 use super::transformer::{self, DecoderLayer, DecoderPlaces, EncoderLayer};
-use super::weights::{Vars, Weights};
-use super::{place_mask, Network};
+use super::weights::Vars;
 use crate::attention::mask::{Mask, MaskKind};
 use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
@@ -90,12 +91,13 @@ struct Embeddings {
     tokens: Array2<f32>,     // (V, D) embed_tokens, or shared
     positions: Array2<f32>,  // (P, D), already offset for BART
     norm: Option<LayerNorm>, // BART's layernorm_embedding
-    scale: f32,
+    /// √d_model with `scale_embedding` (transformers' `embed_scale`), else 1.
+    embed_scale: f32,
 }
 
 impl Embeddings {
     fn forward(&self, ids: &[u32]) -> Result<Array2<f32>> {
-        let x = nn::embed_with_positions(&self.tokens, &self.positions, ids, self.scale)?; // (T, D)
+        let x = nn::embed_with_positions(&self.tokens, &self.positions, ids, self.embed_scale)?; // (T, D)
         Ok(match &self.norm {
             Some(norm) => norm.forward(x.view()),
             None => x,
@@ -103,130 +105,159 @@ impl Embeddings {
     }
 }
 
-pub struct Bart {
-    pub config: BartConfig,
-    lm_head: Array2<f32>, // (V, D): tied to the decoder's token embeddings unless lm_head.weight exists
-    final_logits_bias: Option<Array1<f32>>, // (V,)
+/// BART's and Marian's stacks: each side's embeddings and post-LN layers, and the head.
+struct BartStacks {
     encoder_embeddings: Embeddings,
     decoder_embeddings: Embeddings,
-    encoder: Vec<EncoderLayer>, // encoder.layers.N
-    decoder: Vec<DecoderLayer>, // decoder.layers.N
+    encoder: Vec<EncoderLayer>,             // encoder.layers.N
+    decoder: Vec<DecoderLayer>,             // decoder.layers.N
+    lm_head: Array2<f32>, // (V, D): tied to the decoder's token embeddings unless lm_head.weight exists
+    final_logits_bias: Option<Array1<f32>>, // (V,)
 }
 
-impl Bart {
-    pub fn load(w: Weights, config: BartConfig) -> Result<Self> {
-        let c = &config;
-        let decoder_vocab = c.decoder_vocab_size.unwrap_or(c.vocab_size);
-        check_sizes(&[
-            ("vocab_size", c.vocab_size),
-            ("decoder_vocab_size", decoder_vocab),
-            ("d_model", c.d_model),
-            ("encoder_layers", c.encoder_layers),
-            ("decoder_layers", c.decoder_layers),
-            ("encoder_attention_heads", c.encoder_attention_heads),
-            ("decoder_attention_heads", c.decoder_attention_heads),
-            ("encoder_ffn_dim", c.encoder_ffn_dim),
-            ("decoder_ffn_dim", c.decoder_ffn_dim),
-            ("max_position_embeddings", c.max_position_embeddings),
-        ])?;
-        for (setting, on) in
-            [("normalize_before", c.normalize_before), ("add_final_layer_norm", c.add_final_layer_norm)]
-        {
-            if on {
-                let problem =
-                    FileProblem::unsupported(setting, true, "pre-LN variants such as mBART are not supported");
-                return Err(Error::file("config.json", problem));
-            }
-        }
-        let w = w.with_prefix_of("encoder.layers.0.self_attn.q_proj.weight", &["", "model."])?;
-        let root = w.root();
-        let d = c.d_model;
-        let act = activation("activation_function", &c.activation_function)?;
-        let encoder = (0..c.encoder_layers)
-            .map(|i| {
-                let l = root.pp("encoder.layers").pp(i);
-                Ok(EncoderLayer {
-                    self_attn: attention(&l.pp("self_attn"), d, c.encoder_attention_heads)?,
-                    self_attn_norm: l.layer_norm("self_attn_layer_norm", d, LAYER_NORM_EPS)?,
-                    ffn: ffn(&l, d, c.encoder_ffn_dim, act)?,
-                    final_norm: l.layer_norm("final_layer_norm", d, LAYER_NORM_EPS)?,
-                })
-            })
-            .collect::<Result<_>>()?;
-        let decoder = (0..c.decoder_layers)
-            .map(|i| {
-                let l = root.pp("decoder.layers").pp(i);
-                Ok(DecoderLayer {
-                    self_attn: attention(&l.pp("self_attn"), d, c.decoder_attention_heads)?,
-                    self_attn_norm: l.layer_norm("self_attn_layer_norm", d, LAYER_NORM_EPS)?,
-                    cross_attn: attention(&l.pp("encoder_attn"), d, c.decoder_attention_heads)?,
-                    cross_attn_norm: l.layer_norm("encoder_attn_layer_norm", d, LAYER_NORM_EPS)?,
-                    ffn: ffn(&l, d, c.decoder_ffn_dim, act)?,
-                    final_norm: l.layer_norm("final_layer_norm", d, LAYER_NORM_EPS)?,
-                })
-            })
-            .collect::<Result<_>>()?;
-        let scale = if c.scale_embedding { (d as f32).sqrt() } else { 1.0 };
-        let side = |name: &str, vocab: usize| -> Result<Embeddings> {
-            let side = root.pp(name);
-            let tokens = if side.has("embed_tokens.weight") {
-                side.matrix("embed_tokens.weight", [vocab, d])?
-            } else {
-                root.matrix(root.first_of(&["shared.weight"])?, [vocab, d])?
-            };
-            let max = c.max_position_embeddings;
-            let (positions, norm) = if c.is_marian() {
-                let positions = if side.has("embed_positions.weight") {
-                    side.matrix("embed_positions.weight", [max, d])?
-                } else {
-                    // only the positions a text can reach: a damaged config's huge maximum
-                    // must not allocate a huge table
-                    marian_sinusoids(max.min(MAX_TOKENS), d)
-                };
-                (positions, None)
-            } else {
-                // BART's learned positions start at row 2
-                let table = side.matrix("embed_positions.weight", [max + 2, d])?;
-                (table.slice(s![2.., ..]).to_owned(), Some(side.layer_norm("layernorm_embedding", d, LAYER_NORM_EPS)?))
-            };
-            Ok(Embeddings { tokens, positions, norm, scale })
-        };
-        let decoder_embeddings = side("decoder", decoder_vocab)?;
-        let lm_head = match w.root_matrix("lm_head.weight", [decoder_vocab, d]) {
-            Some(head) => head?,
-            None => decoder_embeddings.tokens.clone(),
-        };
-        let final_logits_bias = match w.root_matrix("final_logits_bias", [1, decoder_vocab]) {
-            Some(bias) => Some(bias?.row(0).to_owned()),
-            None => None,
-        };
-        Ok(Bart {
-            encoder_embeddings: side("encoder", c.vocab_size)?,
-            decoder_embeddings,
-            lm_head,
-            final_logits_bias,
-            encoder,
-            decoder,
-            config,
-        })
+impl Stacks for BartStacks {
+    fn encode(
+        &self,
+        src: &Row,
+        mask: &Arc<Mask>,
+        scale_scores: bool,
+        record: Option<&mut RowAttention>,
+        until: Until,
+    ) -> Result<Option<Array2<f32>>> {
+        let x = self.encoder_embeddings.forward(&src.ids)?; // (Ts, D)
+        transformer::encode(&self.encoder, x, mask, scale_scores, record, until)
     }
 
-    /// The decoder over `tgt` attending to `memory`, the encoder output: its last hidden
-    /// states, or `None` when it runs only `until` its last layer's weights.
     fn decode(
         &self,
         tgt: &Row,
         memory: &Arc<Array2<f32>>,
-        masks: (&Arc<Mask>, &Arc<Mask>),
-        records: (Option<&mut RowAttention>, Option<&mut RowAttention>),
-        scale: bool,
+        places: DecoderPlaces,
+        scale_scores: bool,
         until: Until,
     ) -> Result<Option<Array2<f32>>> {
         let y = self.decoder_embeddings.forward(&tgt.ids)?; // (Tt, D)
-        let places =
-            DecoderPlaces { self_mask: masks.0, cross_mask: masks.1, self_record: records.0, cross_record: records.1 };
-        transformer::decode(&self.decoder, y, memory, places, scale, until)
+        transformer::decode(&self.decoder, y, memory, places, scale_scores, until)
     }
+
+    fn logits(&self, last: ArrayView1<f32>) -> Array1<f32> {
+        let mut logits = self.lm_head.dot(&last); // (V,)
+        if let Some(bias) = &self.final_logits_bias {
+            logits += bias;
+        }
+        logits
+    }
+}
+
+/// The registry's loader for `bart` and `marian`.
+pub(crate) fn load(m: Loading) -> Result<Loaded> {
+    let config: BartConfig = m.config()?;
+    let c = &config;
+    let pad = m.pad(c.vocab_size, c.pad_token_id.unwrap_or(1))?;
+    let decoder_vocab = c.decoder_vocab_size.unwrap_or(c.vocab_size);
+    check_sizes(&[
+        ("vocab_size", c.vocab_size),
+        ("decoder_vocab_size", decoder_vocab),
+        ("d_model", c.d_model),
+        ("encoder_layers", c.encoder_layers),
+        ("decoder_layers", c.decoder_layers),
+        ("encoder_attention_heads", c.encoder_attention_heads),
+        ("decoder_attention_heads", c.decoder_attention_heads),
+        ("encoder_ffn_dim", c.encoder_ffn_dim),
+        ("decoder_ffn_dim", c.decoder_ffn_dim),
+        ("max_position_embeddings", c.max_position_embeddings),
+    ])?;
+    for (setting, on) in [("normalize_before", c.normalize_before), ("add_final_layer_norm", c.add_final_layer_norm)] {
+        if on {
+            let problem = FileProblem::unsupported(setting, true, "pre-LN variants such as mBART are not supported");
+            return Err(Error::file("config.json", problem));
+        }
+    }
+    let w = m.weights.with_prefix_of("encoder.layers.0.self_attn.q_proj.weight", &["", "model."])?;
+    let root = w.root();
+    let d = c.d_model;
+    let act = activation("activation_function", &c.activation_function)?;
+    let encoder = (0..c.encoder_layers)
+        .map(|i| {
+            let l = root.pp("encoder.layers").pp(i);
+            Ok(EncoderLayer {
+                self_attn: attention(&l.pp("self_attn"), d, c.encoder_attention_heads)?,
+                self_attn_norm: l.layer_norm("self_attn_layer_norm", d, LAYER_NORM_EPS)?,
+                ffn: ffn(&l, d, c.encoder_ffn_dim, act)?,
+                final_norm: l.layer_norm("final_layer_norm", d, LAYER_NORM_EPS)?,
+            })
+        })
+        .collect::<Result<_>>()?;
+    let decoder = (0..c.decoder_layers)
+        .map(|i| {
+            let l = root.pp("decoder.layers").pp(i);
+            Ok(DecoderLayer {
+                self_attn: attention(&l.pp("self_attn"), d, c.decoder_attention_heads)?,
+                self_attn_norm: l.layer_norm("self_attn_layer_norm", d, LAYER_NORM_EPS)?,
+                cross_attn: attention(&l.pp("encoder_attn"), d, c.decoder_attention_heads)?,
+                cross_attn_norm: l.layer_norm("encoder_attn_layer_norm", d, LAYER_NORM_EPS)?,
+                ffn: ffn(&l, d, c.decoder_ffn_dim, act)?,
+                final_norm: l.layer_norm("final_layer_norm", d, LAYER_NORM_EPS)?,
+            })
+        })
+        .collect::<Result<_>>()?;
+    let embed_scale = if c.scale_embedding { (d as f32).sqrt() } else { 1.0 };
+    let side = |name: &str, vocab: usize| -> Result<Embeddings> {
+        let side = root.pp(name);
+        let tokens = if side.has("embed_tokens.weight") {
+            side.matrix("embed_tokens.weight", [vocab, d])?
+        } else {
+            root.matrix(root.first_of(&["shared.weight"])?, [vocab, d])?
+        };
+        let max = c.max_position_embeddings;
+        let (positions, norm) = if c.is_marian() {
+            let positions = if side.has("embed_positions.weight") {
+                side.matrix("embed_positions.weight", [max, d])?
+            } else {
+                // only the positions a text can reach: a damaged config's huge maximum
+                // must not allocate a huge table
+                marian_sinusoids(max.min(MAX_TOKENS), d)
+            };
+            (positions, None)
+        } else {
+            // BART's learned positions start at row 2
+            let table = side.matrix("embed_positions.weight", [max + 2, d])?;
+            (table.slice(s![2.., ..]).to_owned(), Some(side.layer_norm("layernorm_embedding", d, LAYER_NORM_EPS)?))
+        };
+        Ok(Embeddings { tokens, positions, norm, embed_scale })
+    };
+    let decoder_embeddings = side("decoder", decoder_vocab)?;
+    let lm_head = match w.root_matrix("lm_head.weight", [decoder_vocab, d]) {
+        Some(head) => head?,
+        None => decoder_embeddings.tokens.clone(),
+    };
+    let final_logits_bias = match w.root_matrix("final_logits_bias", [1, decoder_vocab]) {
+        Some(bias) => Some(bias?.row(0).to_owned()),
+        None => None,
+    };
+    let stacks = BartStacks {
+        encoder_embeddings: side("encoder", c.vocab_size)?,
+        decoder_embeddings,
+        encoder,
+        decoder,
+        lm_head,
+        final_logits_bias,
+    };
+    let (enc, dec) = (c.encoder_attention_heads, c.decoder_attention_heads);
+    let places = [
+        PlaceInfo::new(Place::EncoderSelf, MaskKind::Padding, c.encoder_layers, enc, d / enc),
+        PlaceInfo::new(Place::DecoderSelf, MaskKind::Causal, c.decoder_layers, dec, d / dec),
+        PlaceInfo::new(Place::Cross, MaskKind::Cross, c.decoder_layers, dec, d / dec),
+    ];
+    let generation = Generation {
+        eos: c.eos_token_id,
+        forced_eos: c.forced_eos_token_id,
+        banned: c.bad_words_ids.iter().flatten().filter(|w| w.len() == 1).map(|w| w[0]).collect(),
+    };
+    let start = c.decoder_start_token_id.or(c.pad_token_id).unwrap_or(0);
+    let (max, architecture) = (c.max_position_embeddings, c.model_type.as_str());
+    let net = EncoderDecoder::new(architecture, places, d, max, start, stacks, generation);
+    Ok(Loaded { net: Box::new(net), pad })
 }
 
 /// Four projections `q_proj`, `k_proj`, `v_proj`, `out_proj` under `scope`.
@@ -242,132 +273,6 @@ fn attention(scope: &Vars, d: usize, heads: usize) -> Result<Arc<MultiHeadAttent
 
 fn ffn(layer: &Vars, d: usize, d_ff: usize, activation: Activation) -> Result<FeedForward> {
     Ok(FeedForward { inner: layer.linear("fc1", d, d_ff)?, outer: layer.linear("fc2", d_ff, d)?, activation })
-}
-
-impl Network for Bart {
-    fn architecture(&self) -> &str {
-        &self.config.model_type
-    }
-
-    fn places(&self) -> Vec<PlaceInfo> {
-        let c = &self.config;
-        let (enc, dec) = (c.encoder_attention_heads, c.decoder_attention_heads);
-        vec![
-            PlaceInfo::new(Place::EncoderSelf, MaskKind::Padding, c.encoder_layers, enc, c.d_model / enc),
-            PlaceInfo::new(Place::DecoderSelf, MaskKind::Causal, c.decoder_layers, dec, c.d_model / dec),
-            PlaceInfo::new(Place::Cross, MaskKind::Cross, c.decoder_layers, dec, c.d_model / dec),
-        ]
-    }
-
-    fn d_model(&self) -> usize {
-        self.config.d_model
-    }
-
-    fn max_tokens(&self) -> usize {
-        self.config.max_position_embeddings
-    }
-
-    fn decoder_start(&self) -> Option<u32> {
-        Some(self.config.decoder_start_token_id.or(self.config.pad_token_id).unwrap_or(0))
-    }
-
-    /// Teacher forcing: `batch.sources` feed the encoder, `batch.targets` (already shifted
-    /// right, start token first) the decoder.
-    fn forward(&self, batch: &Batch, settings: &Settings) -> Result<Run> {
-        if batch.targets.len() != batch.sources.len() {
-            return Err(Error::TargetsMismatch { targets: batch.targets.len(), texts: batch.sources.len() });
-        }
-        let infos = self.places();
-        let mut places: Vec<PlaceRun> = infos.iter().map(|info| PlaceRun::new(info, settings)).collect();
-        let needs_decoder = settings.keeps(Place::DecoderSelf) || settings.keeps(Place::Cross);
-        let record = |places: &[PlaceRun], p: Place, q: &Row, k: &Row| {
-            settings.keeps(p).then(|| places[p as usize].record(q, k))
-        };
-        let mut hidden = Vec::with_capacity(batch.sources.len());
-        for (src, tgt) in batch.sources.iter().zip(&batch.targets) {
-            // 1. encoder self-attention, PAD keys masked
-            let padding = place_mask(places[0].mask, src, src)?;
-            let mut enc_row = record(&places, Place::EncoderSelf, src, src);
-            let x = self.encoder_embeddings.forward(&src.ids)?; // (Ts, D)
-                                                                // the decoder's cross-attention reads the whole encoder output
-            let until = if needs_decoder { Until::Output } else { settings.until() };
-            let memory = transformer::encode(&self.encoder, x, &padding, settings.scale, enc_row.as_mut(), until)?;
-            let memory = Arc::new(memory.unwrap_or_default());
-            places[0].rows.extend(enc_row);
-            // 2. decoder: masked self-attention, then cross-attention over the encoder output
-            let mut out = Hidden::default();
-            if needs_decoder {
-                let causal = place_mask(places[1].mask, tgt, tgt)?;
-                let source_padding = place_mask(places[2].mask, tgt, src)?;
-                let (mut self_row, mut cross_row) =
-                    (record(&places, Place::DecoderSelf, tgt, tgt), record(&places, Place::Cross, tgt, src));
-                let y = self.decode(
-                    tgt,
-                    &memory,
-                    (&causal, &source_padding),
-                    (self_row.as_mut(), cross_row.as_mut()),
-                    settings.scale,
-                    settings.until(),
-                )?;
-                places[1].rows.extend(self_row);
-                places[2].rows.extend(cross_row);
-                out.decoder = y;
-            }
-            out.encoder = (until == Until::Output).then(|| Arc::unwrap_or_clone(memory));
-            hidden.push(out);
-        }
-        places.retain(|p| settings.keeps(p.place));
-        Ok(Run { places, hidden })
-    }
-
-    /// Greedy decoding, as transformers' `generate(num_beams=1, do_sample=False)`: from the
-    /// decoder start token, the most likely next token each step, until `eos_token_id` or
-    /// `max_new_tokens` (the last forced to `forced_eos_token_id` when the config names one).
-    /// Tokens in single-token `bad_words_ids` (Marian's PAD) are never chosen.
-    fn greedy(&self, source: &Row, max_new_tokens: usize) -> Result<Vec<u32>> {
-        let start = self.decoder_start().unwrap_or(0);
-        let eos = self.config.eos_token_id;
-        let banned: Vec<u32> =
-            self.config.bad_words_ids.iter().flatten().filter(|w| w.len() == 1).map(|w| w[0]).collect();
-        let padding = Arc::new(MaskKind::Padding.build(&source.valid, &source.valid)?);
-        let x = self.encoder_embeddings.forward(&source.ids)?;
-        let memory =
-            Arc::new(transformer::encode(&self.encoder, x, &padding, true, None, Until::Output)?.unwrap_or_default());
-        let mut ids = vec![start];
-        for step in 0..max_new_tokens {
-            let tgt = Row { tokens: Vec::new(), valid: vec![true; ids.len()], ids: ids.clone() };
-            let causal = Arc::new(MaskKind::Causal.build(&tgt.valid, &tgt.valid)?);
-            let cross = Arc::new(MaskKind::Cross.build(&tgt.valid, &source.valid)?);
-            let masks = (&causal, &cross);
-            // run to its output, the decoder always gives one
-            let Some(y) = self.decode(&tgt, &memory, masks, (None, None), true, Until::Output)? else { break };
-            let last = y.row(y.nrows() - 1); // (D,)
-            let mut logits = self.lm_head.dot(&last); // (V,)
-            if let Some(bias) = &self.final_logits_bias {
-                logits += bias;
-            }
-            for &b in &banned {
-                if let Some(l) = logits.get_mut(b as usize) {
-                    *l = f32::NEG_INFINITY;
-                }
-            }
-            let next = match self.config.forced_eos_token_id {
-                Some(forced) if step + 1 == max_new_tokens => forced,
-                _ => {
-                    let best = logits
-                        .iter()
-                        .enumerate()
-                        .fold((0, f32::NEG_INFINITY), |b, (i, &l)| if l > b.1 { (i, l) } else { b });
-                    best.0 as u32
-                }
-            };
-            ids.push(next);
-            if Some(next) == eos {
-                break;
-            }
-        }
-        Ok(ids)
-    }
 }
 
 /// Marian's fixed positions: for k < D/2, sin(p / 10000^(2k/D)) in column k and the cosine

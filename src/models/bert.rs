@@ -2,24 +2,25 @@
 //! `models/bert/modeling_bert.py`. Its layer is the post-LN encoder layer of `transformer`
 //! with GELU; token types are all type 0 here (one sentence per row).
 //!
-//! RoBERTa, XLM-RoBERTa and ELECTRA (`roberta.rs`, `electra.rs`) share these layers and this
-//! config; only their embeddings differ.
+//! RoBERTa, XLM-RoBERTa and ELECTRA (`roberta.rs`, `electra.rs`) share these layers, this
+//! config and these embeddings' names; only where positions start and how wide the embeddings
+//! are differ. All run as an `encoder_only` network.
 
 use std::sync::Arc;
 
-use ndarray::Array2;
 use serde::Deserialize;
 
-use super::hf::{activation, check_sizes};
-use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, Row, Run, Settings};
-use super::transformer::{self, EncoderLayer};
-use super::weights::{Vars, Weights};
-use super::{place_mask, Network};
+use super::config::{activation, check_sizes, Loading};
+use super::encoder_only::{EncoderEmbeddings, EncoderOnly, Positions};
+use super::network::Loaded;
+use super::run::PlaceInfo;
+use super::transformer::EncoderLayer;
+use super::weights::Vars;
 use crate::attention::mask::MaskKind;
 use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
 use crate::error::{Error, FileProblem, Result};
-use crate::nn::{self, FeedForward, LayerNorm};
+use crate::nn::FeedForward;
 
 /// `config.json` of a BERT model (and of RoBERTa, XLM-RoBERTa and ELECTRA, which use the same
 /// names), with transformers' defaults.
@@ -35,6 +36,7 @@ pub struct BertConfig {
     pub max_position_embeddings: usize,
     pub type_vocab_size: usize,
     pub layer_norm_eps: f64,
+    /// Absent: each family's own default (BERT and ELECTRA 0, RoBERTa and XLM-R 1).
     pub pad_token_id: Option<u32>,
     pub position_embedding_type: String,
     pub is_decoder: bool,
@@ -53,7 +55,7 @@ impl Default for BertConfig {
             max_position_embeddings: 512,
             type_vocab_size: 2,
             layer_norm_eps: 1e-12,
-            pad_token_id: Some(0),
+            pad_token_id: None,
             position_embedding_type: "absolute".into(),
             is_decoder: false,
             add_cross_attention: false,
@@ -126,82 +128,29 @@ impl BertConfig {
             })
             .collect()
     }
-}
 
-/// Runs every source row of `batch` through post-LN encoder `layers` from the embeddings
-/// `embed` gives it, recording encoder self-attention (padding mask, or a what-if).
-pub(crate) fn encode_rows(
-    info: &PlaceInfo,
-    layers: &[EncoderLayer],
-    batch: &Batch,
-    settings: &Settings,
-    embed: impl Fn(&Row) -> Result<Array2<f32>>,
-) -> Result<Run> {
-    let mut place = PlaceRun::new(info, settings);
-    let mut hidden = Vec::with_capacity(batch.sources.len());
-    for row in &batch.sources {
-        let x = embed(row)?; // (T, D)
-        let mask = place_mask(place.mask, row, row)?;
-        let mut record = place.record(row, row);
-        let out = transformer::encode(layers, x, &mask, settings.scale, Some(&mut record), settings.until())?;
-        place.rows.push(record);
-        hidden.push(Hidden { encoder: out, decoder: None });
-    }
-    Ok(Run { places: vec![place], hidden })
-}
-
-pub struct Bert {
-    pub config: BertConfig,
-    word: Array2<f32>,       // (V, D) embeddings.word_embeddings
-    position: Array2<f32>,   // (P, D) embeddings.position_embeddings
-    token_type: Array2<f32>, // (2, D) embeddings.token_type_embeddings
-    embedding_norm: LayerNorm,
-    layers: Vec<EncoderLayer>, // encoder.layer.N
-}
-
-impl Bert {
-    pub fn load(w: Weights, config: BertConfig) -> Result<Self> {
-        let c = &config;
-        c.check()?;
-        let w = w.with_prefix_of("embeddings.word_embeddings.weight", &["", "bert."])?;
-        let root = w.root();
-        let (d, eps) = (c.hidden_size, c.layer_norm_eps as f32);
-        let layers = c.layers(&root)?;
-        let embeddings = root.pp("embeddings");
-        Ok(Bert {
-            word: embeddings.matrix("word_embeddings.weight", [c.vocab_size, d])?,
-            position: embeddings.matrix("position_embeddings.weight", [c.max_position_embeddings, d])?,
-            token_type: embeddings.matrix("token_type_embeddings.weight", [c.type_vocab_size, d])?,
-            embedding_norm: embeddings.layer_norm("LayerNorm", d, eps)?,
-            layers,
-            config,
+    /// `embeddings.*` under `root`, of width `width`, every token type 0.
+    pub(crate) fn embeddings(&self, root: &Vars, width: usize, positions: Positions) -> Result<EncoderEmbeddings> {
+        let e = root.pp("embeddings");
+        Ok(EncoderEmbeddings {
+            word: e.matrix("word_embeddings.weight", [self.vocab_size, width])?,
+            position: e.matrix("position_embeddings.weight", [self.max_position_embeddings, width])?,
+            positions,
+            token_type: Some(e.matrix("token_type_embeddings.weight", [self.type_vocab_size, width])?),
+            norm: e.layer_norm("LayerNorm", width, self.layer_norm_eps as f32)?,
+            project: None,
         })
     }
 }
 
-impl Network for Bert {
-    fn architecture(&self) -> &str {
-        "bert"
-    }
-
-    fn places(&self) -> Vec<PlaceInfo> {
-        vec![self.config.place()]
-    }
-
-    fn d_model(&self) -> usize {
-        self.config.hidden_size
-    }
-
-    fn max_tokens(&self) -> usize {
-        self.config.max_position_embeddings
-    }
-
-    /// Encoder self-attention with the padding mask it was trained with (or a what-if mask).
-    fn forward(&self, batch: &Batch, settings: &Settings) -> Result<Run> {
-        encode_rows(&self.config.place(), &self.layers, batch, settings, |row| {
-            let mut x = nn::embed_with_positions(&self.word, &self.position, &row.ids, 1.0)?; // (T, D)
-            x += &self.token_type.row(0);
-            Ok(self.embedding_norm.forward(x.view()))
-        })
-    }
+/// The registry's loader for `bert`.
+pub(crate) fn load(m: Loading) -> Result<Loaded> {
+    let c: BertConfig = m.config()?;
+    let pad = m.pad(c.vocab_size, c.pad_token_id.unwrap_or(0))?;
+    c.check()?;
+    let w = m.weights.with_prefix_of("embeddings.word_embeddings.weight", &["", "bert."])?;
+    let root = w.root();
+    let layers = c.layers(&root)?;
+    let embeddings = c.embeddings(&root, c.hidden_size, Positions::FromZero)?;
+    Ok(Loaded { net: Box::new(EncoderOnly::new("bert", c.place(), c.hidden_size, embeddings, layers)), pad })
 }

@@ -1,15 +1,18 @@
-//! The loop decoder-only models (GPT-2, GPT-Neo, GPT-NeoX, Llama-style) share: each row through
-//! the family's own pre-norm blocks, each layer with its mask — causal, narrowed to a window in
-//! the layers that have one.
+//! The decoder-only network GPT-2, GPT-Neo, GPT-NeoX and the Llama-style families share: token
+//! embeddings (plus learnt positions in GPT-2 and GPT-Neo; the others turn Q and K instead),
+//! a stack of pre-norm blocks (`pre_norm`), and each row's causal mask — narrowed to a window
+//! in the layers that have one. Each family's file reads its config and weights into one.
 
 use std::sync::Arc;
 
-use ndarray::Array2;
+use ndarray::{Array2, Zip};
 
-use super::place_mask;
-use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, Row, RowAttention, Run, Settings};
-use crate::attention::mask::Mask;
+use super::network::{place_mask, Network, NetworkInfo};
+use super::pre_norm::PreNormStack;
+use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, Row, Run, Settings};
+use crate::attention::mask::{Mask, MaskKind};
 use crate::error::Result;
+use crate::nn;
 
 /// What a query that may see no key gets in a windowed layer — a PAD query at the end of a
 /// right-padded row whose window holds only PAD keys — as each family's transformers code
@@ -24,14 +27,75 @@ pub(crate) enum EmptyRows {
     OnceMasked,
 }
 
+/// Token embeddings, plus learnt positions where the model has them.
+pub(crate) struct TokenEmbeddings {
+    /// `wte`, `embed_in`, `embed_tokens`: (V, D).
+    pub tokens: Array2<f32>,
+    /// GPT-2's and GPT-Neo's learnt positions `wpe`, (P, D); none in the rotary families.
+    pub positions: Option<Array2<f32>>,
+}
+
+impl TokenEmbeddings {
+    /// A row's input (T, D), refused when longer than the position table.
+    fn forward(&self, ids: &[u32]) -> Result<Array2<f32>> {
+        match &self.positions {
+            Some(positions) => nn::embed_with_positions(&self.tokens, positions, ids, 1.0),
+            None => nn::embed(&self.tokens, ids),
+        }
+    }
+}
+
+/// A decoder-only model: its one place is the decoder's causal self-attention.
+pub(crate) struct DecoderOnly {
+    info: NetworkInfo,
+    place: PlaceInfo,
+    embeddings: TokenEmbeddings,
+    stack: PreNormStack,
+    empty_rows: EmptyRows,
+}
+
+impl DecoderOnly {
+    /// `architecture` is the `model_type`; rows may have up to `max_tokens` tokens.
+    pub fn new(
+        architecture: &str,
+        place: PlaceInfo,
+        d_model: usize,
+        max_tokens: usize,
+        embeddings: TokenEmbeddings,
+        stack: PreNormStack,
+        empty_rows: EmptyRows,
+    ) -> Self {
+        let places = vec![place.clone()];
+        let info = NetworkInfo { architecture: architecture.into(), places, d_model, max_tokens, decoder_start: None };
+        DecoderOnly { info, place, embeddings, stack, empty_rows }
+    }
+}
+
+impl Network for DecoderOnly {
+    fn info(&self) -> &NetworkInfo {
+        &self.info
+    }
+
+    /// Causal self-attention (PAD keys masked too, windowed where the model windows it) as it
+    /// was trained, or a what-if mask (the windows stay).
+    fn forward(&self, batch: &Batch, settings: &Settings) -> Result<Run> {
+        let mut place = PlaceRun::new(&self.place, settings);
+        let mut hidden = Vec::with_capacity(batch.sources.len());
+        for row in &batch.sources {
+            let x = self.embeddings.forward(&row.ids)?; // (T, D)
+            let masks = layer_masks(&self.place, place.mask, row, self.empty_rows)?;
+            let mut record = place.record(row, row);
+            let out = self.stack.run(x, &masks, settings.scale_scores, Some(&mut record), None, settings.until())?;
+            place.rows.push(record);
+            hidden.push(Hidden { encoder: None, decoder: out });
+        }
+        Ok(Run { places: vec![place], hidden })
+    }
+}
+
 /// The masks of one row in a decoder-only stack: `place`'s mask, narrowed to a window in the
 /// layers that have one (`info.windows`), one `Arc` per distinct window.
-pub(crate) fn layer_masks(
-    info: &PlaceInfo,
-    mask: crate::attention::mask::MaskKind,
-    row: &Row,
-    empty: EmptyRows,
-) -> Result<Vec<Arc<Mask>>> {
+pub(crate) fn layer_masks(info: &PlaceInfo, mask: MaskKind, row: &Row, empty: EmptyRows) -> Result<Vec<Arc<Mask>>> {
     let base = place_mask(mask, row, row)?;
     let t = row.ids.len();
     let mut windowed: Vec<(usize, Arc<Mask>)> = Vec::new();
@@ -45,9 +109,9 @@ pub(crate) fn layer_masks(
                 let layer = Mask::causal(t).and(&Mask::window(t, t, w))?;
                 let narrowed = base.and(&layer)?;
                 let fallback = match empty {
-                    EmptyRows::EveryKey => ndarray::Array2::from_elem((t, t), true),
+                    EmptyRows::EveryKey => Array2::from_elem((t, t), true),
                     EmptyRows::OnceMasked => {
-                        ndarray::Zip::from(base.allowed()).and(layer.allowed()).map_collect(|&b, &l| b != l)
+                        Zip::from(base.allowed()).and(layer.allowed()).map_collect(|&b, &l| b != l)
                     }
                 };
                 let m = Arc::new(narrowed.with_fallback(fallback)?);
@@ -56,31 +120,4 @@ pub(crate) fn layer_masks(
             }
         })
         .collect()
-}
-
-/// Runs every source row of `batch` through a decoder-only stack and records its
-/// self-attention: `embed` gives a row's input (T, D), `layer(i, x, mask, record)` runs
-/// layer i on the residual stream in place, `finish` gives the last hidden state.
-pub(crate) fn decoder_only(
-    info: &PlaceInfo,
-    batch: &Batch,
-    settings: &Settings,
-    empty: EmptyRows,
-    embed: impl Fn(&Row) -> Result<Array2<f32>>,
-    layer: impl Fn(usize, &mut Array2<f32>, &Arc<Mask>, Option<&mut RowAttention>) -> Result<()>,
-    finish: impl Fn(Array2<f32>) -> Array2<f32>,
-) -> Result<Run> {
-    let mut place = PlaceRun::new(info, settings);
-    let mut hidden = Vec::with_capacity(batch.sources.len());
-    for row in &batch.sources {
-        let mut x = embed(row)?; // (T, D)
-        let masks = layer_masks(info, place.mask, row, empty)?;
-        let mut record = place.record(row, row);
-        for (i, mask) in masks.iter().enumerate() {
-            layer(i, &mut x, mask, Some(&mut record))?;
-        }
-        place.rows.push(record);
-        hidden.push(Hidden { encoder: None, decoder: Some(finish(x)) });
-    }
-    Ok(Run { places: vec![place], hidden })
 }

@@ -4,20 +4,18 @@
 
 use std::sync::Arc;
 
-use ndarray::Array2;
 use serde::Deserialize;
 
-use super::bert::encode_rows;
-use super::hf::{activation, check_sizes};
-use super::run::{Batch, PlaceInfo, Run, Settings};
+use super::config::{activation, check_sizes, Loading};
+use super::encoder_only::{EncoderEmbeddings, EncoderOnly, Positions};
+use super::network::Loaded;
+use super::run::PlaceInfo;
 use super::transformer::EncoderLayer;
-use super::weights::Weights;
-use super::Network;
 use crate::attention::mask::MaskKind;
 use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
 use crate::error::Result;
-use crate::nn::{self, FeedForward, LayerNorm};
+use crate::nn::FeedForward;
 
 const LAYER_NORM_EPS: f32 = 1e-12;
 
@@ -53,88 +51,53 @@ impl Default for DistilBertConfig {
     }
 }
 
-pub struct DistilBert {
-    pub config: DistilBertConfig,
-    word: Array2<f32>,     // (V, D) embeddings.word_embeddings
-    position: Array2<f32>, // (P, D) embeddings.position_embeddings
-    embedding_norm: LayerNorm,
-    layers: Vec<EncoderLayer>, // transformer.layer.N
-}
-
-impl DistilBert {
-    pub fn load(w: Weights, config: DistilBertConfig) -> Result<Self> {
-        let c = &config;
-        check_sizes(&[
-            ("vocab_size", c.vocab_size),
-            ("dim", c.dim),
-            ("n_layers", c.n_layers),
-            ("n_heads", c.n_heads),
-            ("hidden_dim", c.hidden_dim),
-            ("max_position_embeddings", c.max_position_embeddings),
-        ])?;
-        let w = w.with_prefix_of("embeddings.word_embeddings.weight", &["", "distilbert."])?;
-        let root = w.root();
-        let d = c.dim;
-        let act = activation("activation", &c.activation)?;
-        let layers = (0..c.n_layers)
-            .map(|i| {
-                let l = root.pp("transformer.layer").pp(i);
-                let a = l.pp("attention");
-                Ok(EncoderLayer {
-                    self_attn: Arc::new(MultiHeadAttention::new(
-                        a.linear("q_lin", d, d)?,
-                        a.linear("k_lin", d, d)?,
-                        a.linear("v_lin", d, d)?,
-                        a.linear("out_lin", d, d)?,
-                        c.n_heads,
-                    )?),
-                    self_attn_norm: l.layer_norm("sa_layer_norm", d, LAYER_NORM_EPS)?,
-                    ffn: FeedForward {
-                        inner: l.pp("ffn").linear("lin1", d, c.hidden_dim)?,
-                        outer: l.pp("ffn").linear("lin2", c.hidden_dim, d)?,
-                        activation: act,
-                    },
-                    final_norm: l.layer_norm("output_layer_norm", d, LAYER_NORM_EPS)?,
-                })
+/// The registry's loader for `distilbert`.
+pub(crate) fn load(m: Loading) -> Result<Loaded> {
+    let c: DistilBertConfig = m.config()?;
+    let pad = m.pad(c.vocab_size, c.pad_token_id.unwrap_or(0))?;
+    check_sizes(&[
+        ("vocab_size", c.vocab_size),
+        ("dim", c.dim),
+        ("n_layers", c.n_layers),
+        ("n_heads", c.n_heads),
+        ("hidden_dim", c.hidden_dim),
+        ("max_position_embeddings", c.max_position_embeddings),
+    ])?;
+    let w = m.weights.with_prefix_of("embeddings.word_embeddings.weight", &["", "distilbert."])?;
+    let root = w.root();
+    let d = c.dim;
+    let act = activation("activation", &c.activation)?;
+    let layers = (0..c.n_layers)
+        .map(|i| {
+            let l = root.pp("transformer.layer").pp(i);
+            let a = l.pp("attention");
+            Ok(EncoderLayer {
+                self_attn: Arc::new(MultiHeadAttention::new(
+                    a.linear("q_lin", d, d)?,
+                    a.linear("k_lin", d, d)?,
+                    a.linear("v_lin", d, d)?,
+                    a.linear("out_lin", d, d)?,
+                    c.n_heads,
+                )?),
+                self_attn_norm: l.layer_norm("sa_layer_norm", d, LAYER_NORM_EPS)?,
+                ffn: FeedForward {
+                    inner: l.pp("ffn").linear("lin1", d, c.hidden_dim)?,
+                    outer: l.pp("ffn").linear("lin2", c.hidden_dim, d)?,
+                    activation: act,
+                },
+                final_norm: l.layer_norm("output_layer_norm", d, LAYER_NORM_EPS)?,
             })
-            .collect::<Result<_>>()?;
-        let embeddings = root.pp("embeddings");
-        Ok(DistilBert {
-            word: embeddings.matrix("word_embeddings.weight", [c.vocab_size, d])?,
-            position: embeddings.matrix("position_embeddings.weight", [c.max_position_embeddings, d])?,
-            embedding_norm: embeddings.layer_norm("LayerNorm", d, LAYER_NORM_EPS)?,
-            layers,
-            config,
         })
-    }
-
-    fn place(&self) -> PlaceInfo {
-        let c = &self.config;
-        PlaceInfo::new(Place::EncoderSelf, MaskKind::Padding, c.n_layers, c.n_heads, c.dim / c.n_heads)
-    }
-}
-
-impl Network for DistilBert {
-    fn architecture(&self) -> &str {
-        "distilbert"
-    }
-
-    fn places(&self) -> Vec<PlaceInfo> {
-        vec![self.place()]
-    }
-
-    fn d_model(&self) -> usize {
-        self.config.dim
-    }
-
-    fn max_tokens(&self) -> usize {
-        self.config.max_position_embeddings
-    }
-
-    fn forward(&self, batch: &Batch, settings: &Settings) -> Result<Run> {
-        encode_rows(&self.place(), &self.layers, batch, settings, |row| {
-            let x = nn::embed_with_positions(&self.word, &self.position, &row.ids, 1.0)?; // (T, D)
-            Ok(self.embedding_norm.forward(x.view()))
-        })
-    }
+        .collect::<Result<_>>()?;
+    let e = root.pp("embeddings");
+    let embeddings = EncoderEmbeddings {
+        word: e.matrix("word_embeddings.weight", [c.vocab_size, d])?,
+        position: e.matrix("position_embeddings.weight", [c.max_position_embeddings, d])?,
+        positions: Positions::FromZero,
+        token_type: None,
+        norm: e.layer_norm("LayerNorm", d, LAYER_NORM_EPS)?,
+        project: None,
+    };
+    let place = PlaceInfo::new(Place::EncoderSelf, MaskKind::Padding, c.n_layers, c.n_heads, d / c.n_heads);
+    Ok(Loaded { net: Box::new(EncoderOnly::new("distilbert", place, d, embeddings, layers)), pad })
 }

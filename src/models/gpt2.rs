@@ -8,20 +8,20 @@
 
 use std::sync::Arc;
 
-use ndarray::{s, Array2};
+use ndarray::s;
 use serde::Deserialize;
 
-use super::decoder_only::{decoder_only, EmptyRows};
-use super::hf::{activation, check_sizes};
-use super::run::{attend, Batch, PlaceInfo, Run, Settings};
-use super::weights::Weights;
-use super::Network;
+use super::config::{activation, check_sizes, Loading};
+use super::decoder_only::{DecoderOnly, EmptyRows, TokenEmbeddings};
+use super::network::Loaded;
+use super::pre_norm::{PreNormBlock, PreNormStack};
+use super::run::PlaceInfo;
 use crate::attention::mask::MaskKind;
 use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
-use crate::attention::sdpa::Scale;
+use crate::attention::sdpa::ScoreScale;
 use crate::error::{Error, FileProblem, Result};
-use crate::nn::{self, FeedForward, LayerNorm, Linear};
+use crate::nn::{FeedForward, Linear, Mlp, Norm};
 
 /// `config.json` of a GPT-2 model, with transformers' defaults.
 #[derive(Debug, Clone, Deserialize)]
@@ -62,128 +62,74 @@ impl Default for Gpt2Config {
     }
 }
 
-struct Block {
-    ln_1: LayerNorm,
-    attn: Arc<MultiHeadAttention>, // attn.c_attn split in three + attn.c_proj
-    ln_2: LayerNorm,
-    mlp: FeedForward, // mlp.c_fc, mlp.c_proj
-}
-
-pub struct Gpt2 {
-    pub config: Gpt2Config,
-    wte: Array2<f32>, // (V, D)
-    wpe: Array2<f32>, // (P, D)
-    blocks: Vec<Block>,
-    ln_f: LayerNorm,
-}
-
-impl Gpt2 {
-    pub fn load(w: Weights, config: Gpt2Config) -> Result<Self> {
-        let c = &config;
-        let inner = c.n_inner.unwrap_or(4 * c.n_embd);
-        check_sizes(&[
-            ("vocab_size", c.vocab_size),
-            ("n_embd", c.n_embd),
-            ("n_layer", c.n_layer),
-            ("n_head", c.n_head),
-            ("n_positions", c.n_positions),
-            ("n_inner", inner),
-        ])?;
-        if c.add_cross_attention {
-            let problem =
-                FileProblem::unsupported("add_cross_attention", true, "headmap reads GPT-2 as a decoder on its own");
-            return Err(Error::file("config.json", problem));
-        }
-        let w = w.with_prefix_of("wte.weight", &["", "transformer."])?;
-        let root = w.root();
-        let (d, eps) = (c.n_embd, c.layer_norm_epsilon as f32);
-        let act = activation("activation_function", &c.activation_function)?;
-        let blocks = (0..c.n_layer)
-            .map(|i| {
-                let h = root.pp("h").pp(i);
-                let qkv = h.pp("attn").conv1d("c_attn", d, 3 * d)?; // (D, 3D)
-                let part = |k: usize| {
-                    let cols = s![.., k * d..(k + 1) * d];
-                    let bias = qkv.bias.as_ref().map(|b| b.slice(s![k * d..(k + 1) * d]).to_owned());
-                    Linear::new(&format!("h.{i}.attn.c_attn[{k}]"), qkv.weight.slice(cols).to_owned(), bias)
-                };
-                let attn = MultiHeadAttention::new(
-                    part(0)?,
-                    part(1)?,
-                    part(2)?,
-                    h.pp("attn").conv1d("c_proj", d, d)?,
-                    c.n_head,
-                )?;
-                Ok(Block {
-                    ln_1: h.layer_norm("ln_1", d, eps)?,
-                    attn: Arc::new(attn.scaled(c.scale(i))),
-                    ln_2: h.layer_norm("ln_2", d, eps)?,
-                    mlp: FeedForward {
-                        inner: h.pp("mlp").conv1d("c_fc", d, inner)?,
-                        outer: h.pp("mlp").conv1d("c_proj", inner, d)?,
-                        activation: act,
-                    },
-                })
-            })
-            .collect::<Result<_>>()?;
-        Ok(Gpt2 {
-            wte: root.matrix("wte.weight", [c.vocab_size, d])?,
-            wpe: root.matrix("wpe.weight", [c.n_positions, d])?,
-            ln_f: root.layer_norm("ln_f", d, eps)?,
-            blocks,
-            config,
-        })
+/// The registry's loader for `gpt2`. Batches are padded with the end-of-text token, as
+/// transformers' examples do.
+pub(crate) fn load(m: Loading) -> Result<Loaded> {
+    let c: Gpt2Config = m.config()?;
+    let pad = m.pad(c.vocab_size, c.eos_token_id.unwrap_or(0))?;
+    let inner = c.n_inner.unwrap_or(4 * c.n_embd);
+    check_sizes(&[
+        ("vocab_size", c.vocab_size),
+        ("n_embd", c.n_embd),
+        ("n_layer", c.n_layer),
+        ("n_head", c.n_head),
+        ("n_positions", c.n_positions),
+        ("n_inner", inner),
+    ])?;
+    if c.add_cross_attention {
+        let problem =
+            FileProblem::unsupported("add_cross_attention", true, "headmap reads GPT-2 as a decoder on its own");
+        return Err(Error::file("config.json", problem));
     }
+    let w = m.weights.with_prefix_of("wte.weight", &["", "transformer."])?;
+    let root = w.root();
+    let (d, eps) = (c.n_embd, c.layer_norm_epsilon as f32);
+    let act = activation("activation_function", &c.activation_function)?;
+    let blocks = (0..c.n_layer)
+        .map(|i| {
+            let h = root.pp("h").pp(i);
+            let qkv = h.pp("attn").conv1d("c_attn", d, 3 * d)?; // (D, 3D)
+            let part = |k: usize| {
+                let cols = s![.., k * d..(k + 1) * d];
+                let bias = qkv.bias.as_ref().map(|b| b.slice(s![k * d..(k + 1) * d]).to_owned());
+                Linear::new(&format!("h.{i}.attn.c_attn[{k}]"), qkv.weight.slice(cols).to_owned(), bias)
+            };
+            let attn =
+                MultiHeadAttention::new(part(0)?, part(1)?, part(2)?, h.pp("attn").conv1d("c_proj", d, d)?, c.n_head)?;
+            Ok(PreNormBlock {
+                ln_1: Norm::Layer(h.layer_norm("ln_1", d, eps)?),
+                attn: Arc::new(attn.with_score_scale(c.score_scale(i))), // attn.c_attn split in three + attn.c_proj
+                cross: None,
+                ln_2: Norm::Layer(h.layer_norm("ln_2", d, eps)?),
+                mlp: Mlp::Plain(FeedForward {
+                    inner: h.pp("mlp").conv1d("c_fc", d, inner)?,
+                    outer: h.pp("mlp").conv1d("c_proj", inner, d)?,
+                    activation: act,
+                }),
+                parallel: false,
+            })
+        })
+        .collect::<Result<_>>()?;
+    let embeddings = TokenEmbeddings {
+        tokens: root.matrix("wte.weight", [c.vocab_size, d])?,
+        positions: Some(root.matrix("wpe.weight", [c.n_positions, d])?),
+    };
+    let stack = PreNormStack { blocks, final_norm: Norm::Layer(root.layer_norm("ln_f", d, eps)?) };
+    let place = PlaceInfo::new(Place::DecoderSelf, MaskKind::Causal, c.n_layer, c.n_head, d / c.n_head);
+    let net = DecoderOnly::new("gpt2", place, d, c.n_positions, embeddings, stack, EmptyRows::EveryKey);
+    Ok(Loaded { net: Box::new(net), pad })
 }
 
 impl Gpt2Config {
-    /// Layer `layer`'s scale: ÷√d_k, times (layer + 1) with `scale_attn_by_inverse_layer_idx`.
-    fn scale(&self, layer: usize) -> Scale {
+    /// What layer `layer` divides its scores by: √d_k, times (layer + 1) with
+    /// `scale_attn_by_inverse_layer_idx`.
+    fn score_scale(&self, layer: usize) -> ScoreScale {
         let d_k = (self.n_embd / self.n_head) as f32;
         match (self.scale_attn_weights, self.scale_attn_by_inverse_layer_idx) {
-            (true, false) => Scale::SqrtDk,
-            (true, true) => Scale::Divisor(d_k.sqrt() * (layer + 1) as f32),
-            (false, true) => Scale::Divisor((layer + 1) as f32),
-            (false, false) => Scale::None,
+            (true, false) => ScoreScale::SqrtDk,
+            (true, true) => ScoreScale::Divisor(d_k.sqrt() * (layer + 1) as f32),
+            (false, true) => ScoreScale::Divisor((layer + 1) as f32),
+            (false, false) => ScoreScale::None,
         }
-    }
-}
-
-impl Network for Gpt2 {
-    fn architecture(&self) -> &str {
-        "gpt2"
-    }
-
-    fn places(&self) -> Vec<PlaceInfo> {
-        let c = &self.config;
-        vec![PlaceInfo::new(Place::DecoderSelf, MaskKind::Causal, c.n_layer, c.n_head, c.n_embd / c.n_head)]
-    }
-
-    fn d_model(&self) -> usize {
-        self.config.n_embd
-    }
-
-    fn max_tokens(&self) -> usize {
-        self.config.n_positions
-    }
-
-    /// Causal self-attention (PAD keys masked too) as it was trained, or a what-if mask.
-    fn forward(&self, batch: &Batch, settings: &Settings) -> Result<Run> {
-        decoder_only(
-            &self.places()[0],
-            batch,
-            settings,
-            EmptyRows::EveryKey,
-            |row| nn::embed_with_positions(&self.wte, &self.wpe, &row.ids, 1.0), // (T, D)
-            |i, x, mask, record| {
-                let block = &self.blocks[i];
-                let h = Arc::new(block.ln_1.forward(x.view())); // (T, D)
-                *x += &attend(&block.attn, &h, &h, mask, settings.scale, record)?;
-                let h2 = block.ln_2.forward(x.view());
-                *x += &block.mlp.forward(h2.view())?;
-                Ok(())
-            },
-            |x| self.ln_f.forward(x.view()),
-        )
     }
 }

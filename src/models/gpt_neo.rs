@@ -6,20 +6,19 @@
 
 use std::sync::Arc;
 
-use ndarray::Array2;
 use serde::Deserialize;
 
-use super::decoder_only::{decoder_only, EmptyRows};
-use super::hf::{activation, check_sizes, TokenIds};
-use super::run::{attend, Batch, PlaceInfo, Run, Settings};
-use super::weights::Weights;
-use super::Network;
+use super::config::{activation, check_sizes, Loading, TokenIds};
+use super::decoder_only::{DecoderOnly, EmptyRows, TokenEmbeddings};
+use super::network::Loaded;
+use super::pre_norm::{PreNormBlock, PreNormStack};
+use super::run::PlaceInfo;
 use crate::attention::mask::MaskKind;
 use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
-use crate::attention::sdpa::Scale;
+use crate::attention::sdpa::ScoreScale;
 use crate::error::{Error, FileProblem, Result};
-use crate::nn::{self, FeedForward, LayerNorm};
+use crate::nn::{FeedForward, Mlp, Norm};
 
 /// `config.json` of a GPT-Neo model, with transformers' defaults.
 #[derive(Debug, Clone, Deserialize)]
@@ -92,116 +91,58 @@ impl GptNeoConfig {
     }
 }
 
-struct Block {
-    ln_1: LayerNorm,
-    attn: Arc<MultiHeadAttention>, // attn.attention.{q,k,v,out}_proj
-    ln_2: LayerNorm,
-    mlp: FeedForward, // mlp.c_fc, mlp.c_proj (nn.Linear, unlike GPT-2's Conv1D)
-}
-
-pub struct GptNeo {
-    pub config: GptNeoConfig,
-    wte: Array2<f32>, // (V, D)
-    wpe: Array2<f32>, // (P, D)
-    blocks: Vec<Block>,
-    ln_f: LayerNorm,
-    windows: Vec<Option<usize>>,
-}
-
-impl GptNeo {
-    pub fn load(w: Weights, config: GptNeoConfig) -> Result<Self> {
-        let c = &config;
-        let inner = c.intermediate_size.unwrap_or(4 * c.hidden_size);
-        check_sizes(&[
-            ("vocab_size", c.vocab_size),
-            ("hidden_size", c.hidden_size),
-            ("num_layers", c.num_layers),
-            ("num_heads", c.num_heads),
-            ("intermediate_size", inner),
-            ("window_size", c.window_size),
-            ("max_position_embeddings", c.max_position_embeddings),
-        ])?;
-        let windows = c.windows()?;
-        let w = w.with_prefix_of("wte.weight", &["", "transformer."])?;
-        let root = w.root();
-        let (d, eps) = (c.hidden_size, c.layer_norm_epsilon as f32);
-        let act = activation("activation_function", &c.activation_function)?;
-        let blocks = (0..c.num_layers)
-            .map(|i| {
-                let h = root.pp("h").pp(i);
-                let a = h.pp("attn.attention");
-                let attn = MultiHeadAttention::new(
-                    a.linear_no_bias("q_proj", d, d)?,
-                    a.linear_no_bias("k_proj", d, d)?,
-                    a.linear_no_bias("v_proj", d, d)?,
-                    a.linear("out_proj", d, d)?,
-                    c.num_heads,
-                )?;
-                Ok(Block {
-                    ln_1: h.layer_norm("ln_1", d, eps)?,
-                    attn: Arc::new(attn.scaled(Scale::None)),
-                    ln_2: h.layer_norm("ln_2", d, eps)?,
-                    mlp: FeedForward {
-                        inner: h.pp("mlp").linear("c_fc", d, inner)?,
-                        outer: h.pp("mlp").linear("c_proj", inner, d)?,
-                        activation: act,
-                    },
-                })
+/// The registry's loader for `gpt_neo`, padded with the end-of-text token.
+pub(crate) fn load(m: Loading) -> Result<Loaded> {
+    let c: GptNeoConfig = m.config()?;
+    let pad = m.pad(c.vocab_size, c.eos_token_id.as_ref().map_or(0, TokenIds::first))?;
+    let inner = c.intermediate_size.unwrap_or(4 * c.hidden_size);
+    check_sizes(&[
+        ("vocab_size", c.vocab_size),
+        ("hidden_size", c.hidden_size),
+        ("num_layers", c.num_layers),
+        ("num_heads", c.num_heads),
+        ("intermediate_size", inner),
+        ("window_size", c.window_size),
+        ("max_position_embeddings", c.max_position_embeddings),
+    ])?;
+    let windows = c.windows()?;
+    let w = m.weights.with_prefix_of("wte.weight", &["", "transformer."])?;
+    let root = w.root();
+    let (d, eps) = (c.hidden_size, c.layer_norm_epsilon as f32);
+    let act = activation("activation_function", &c.activation_function)?;
+    let blocks = (0..c.num_layers)
+        .map(|i| {
+            let h = root.pp("h").pp(i);
+            let a = h.pp("attn.attention");
+            let attn = MultiHeadAttention::new(
+                a.linear_no_bias("q_proj", d, d)?,
+                a.linear_no_bias("k_proj", d, d)?,
+                a.linear_no_bias("v_proj", d, d)?,
+                a.linear("out_proj", d, d)?,
+                c.num_heads,
+            )?;
+            Ok(PreNormBlock {
+                ln_1: Norm::Layer(h.layer_norm("ln_1", d, eps)?),
+                attn: Arc::new(attn.with_score_scale(ScoreScale::None)),
+                cross: None,
+                ln_2: Norm::Layer(h.layer_norm("ln_2", d, eps)?),
+                // mlp.c_fc, mlp.c_proj (nn.Linear, unlike GPT-2's Conv1D)
+                mlp: Mlp::Plain(FeedForward {
+                    inner: h.pp("mlp").linear("c_fc", d, inner)?,
+                    outer: h.pp("mlp").linear("c_proj", inner, d)?,
+                    activation: act,
+                }),
+                parallel: false,
             })
-            .collect::<Result<_>>()?;
-        Ok(GptNeo {
-            wte: root.matrix("wte.weight", [c.vocab_size, d])?,
-            wpe: root.matrix("wpe.weight", [c.max_position_embeddings, d])?,
-            ln_f: root.layer_norm("ln_f", d, eps)?,
-            blocks,
-            windows,
-            config,
         })
-    }
-}
-
-impl Network for GptNeo {
-    fn architecture(&self) -> &str {
-        "gpt_neo"
-    }
-
-    fn places(&self) -> Vec<PlaceInfo> {
-        let c = &self.config;
-        let place = PlaceInfo::new(
-            Place::DecoderSelf,
-            MaskKind::Causal,
-            c.num_layers,
-            c.num_heads,
-            c.hidden_size / c.num_heads,
-        );
-        vec![place.windowed(self.windows.clone())]
-    }
-
-    fn d_model(&self) -> usize {
-        self.config.hidden_size
-    }
-
-    fn max_tokens(&self) -> usize {
-        self.config.max_position_embeddings
-    }
-
-    /// Causal self-attention, local layers windowed; or a what-if mask (the window stays).
-    fn forward(&self, batch: &Batch, settings: &Settings) -> Result<Run> {
-        decoder_only(
-            &self.places()[0],
-            batch,
-            settings,
-            EmptyRows::OnceMasked,
-            |row| nn::embed_with_positions(&self.wte, &self.wpe, &row.ids, 1.0), // (T, D)
-            |i, x, mask, record| {
-                let block = &self.blocks[i];
-                let h = Arc::new(block.ln_1.forward(x.view())); // (T, D)
-                *x += &attend(&block.attn, &h, &h, mask, settings.scale, record)?;
-                let h2 = block.ln_2.forward(x.view());
-                *x += &block.mlp.forward(h2.view())?;
-                Ok(())
-            },
-            |x| self.ln_f.forward(x.view()),
-        )
-    }
+        .collect::<Result<_>>()?;
+    let embeddings = TokenEmbeddings {
+        tokens: root.matrix("wte.weight", [c.vocab_size, d])?,
+        positions: Some(root.matrix("wpe.weight", [c.max_position_embeddings, d])?),
+    };
+    let stack = PreNormStack { blocks, final_norm: Norm::Layer(root.layer_norm("ln_f", d, eps)?) };
+    let place = PlaceInfo::new(Place::DecoderSelf, MaskKind::Causal, c.num_layers, c.num_heads, d / c.num_heads);
+    let (place, max) = (place.windowed(windows), c.max_position_embeddings);
+    let net = DecoderOnly::new("gpt_neo", place, d, max, embeddings, stack, EmptyRows::OnceMasked);
+    Ok(Loaded { net: Box::new(net), pad })
 }

@@ -1,47 +1,17 @@
 //! A Hugging Face model as it is published — `config.json`, `model.safetensors` (or a sharded
 //! checkpoint's index and shards) and a tokenizer — loaded with no conversion step into a
-//! [`Model`], dispatched by `model_type` to its family's file.
+//! [`Model`] by the loader the registry names for its `model_type`.
 
 use serde::Deserialize;
 
-use super::bart::{Bart, BartConfig};
-use super::bert::{Bert, BertConfig};
-use super::distilbert::{DistilBert, DistilBertConfig};
-use super::electra::{Electra, ElectraConfig};
-use super::gpt2::{Gpt2, Gpt2Config};
-use super::gpt_neo::{GptNeo, GptNeoConfig};
-use super::gpt_neox::{GptNeoX, GptNeoXConfig};
-use super::llama::{Llama, LlamaConfig};
-use super::roberta::Roberta;
-use super::t5::{T5Config, T5};
+use super::config::{parse_config, Loading};
+use super::network::Loaded;
+use super::registry;
 use super::weights::Weights;
-use super::{Model, Network};
+use super::Model;
 use crate::error::{Error, FileProblem, Result};
-use crate::nn::Activation;
 use crate::tokenize::hf::TextTokenizer;
 use crate::tokenize::Tokenizer;
-
-/// The `model_type`s headmap reads.
-pub const SUPPORTED: [&str; 14] = [
-    "bert",
-    "roberta",
-    "xlm-roberta",
-    "distilbert",
-    "electra",
-    "gpt2",
-    "gpt_neo",
-    "gpt_neox",
-    "llama",
-    "qwen2",
-    "mistral",
-    "bart",
-    "marian",
-    "t5",
-];
-
-/// The largest size a config may give any dimension: beyond it a file is damaged or hostile,
-/// and believing it would allocate without bound.
-const MAX_SIZE: usize = 1 << 20;
 
 /// The files of one model, as bytes. A tokenizer comes as `tokenizer.json`, or for Marian as
 /// `source.spm` with `vocab.json`. Weights come as `model.safetensors`, or as a sharded
@@ -66,24 +36,6 @@ struct Probe {
     model_type: Option<String>,
 }
 
-/// A token id that configs give as one number or as a list (Llama 3's several `eos_token_id`s).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(untagged)]
-pub enum TokenIds {
-    One(u32),
-    Many(Vec<u32>),
-}
-
-impl TokenIds {
-    /// The one id, or the first of the list (0 for an empty list).
-    pub fn first(&self) -> u32 {
-        match self {
-            TokenIds::One(id) => *id,
-            TokenIds::Many(ids) => ids.first().copied().unwrap_or(0),
-        }
-    }
-}
-
 impl Model {
     /// Loads a real model from its files, refusing a config that is malformed, unsupported or
     /// impossible with an error that names the file and the setting.
@@ -99,138 +51,13 @@ impl Model {
             (None, Some(spm), Some(vocab)) => TextTokenizer::from_marian(spm, vocab)?,
             _ => return Err(Error::file("tokenizer", FileProblem::NoTokenizer)),
         };
-        // the vocabulary is checked before any weight is read: a tokenizer that can give an
-        // id outside the model's table would fail later, on some text, with a worse message
-        let check_vocab = |vocab: usize, pad: u32| {
-            if tokenizer.vocab_size() > vocab {
-                let problem = FileProblem::VocabularyTooLarge { tokenizer: tokenizer.vocab_size(), model: vocab };
-                return Err(Error::file("config.json", problem));
-            }
-            if pad as usize >= vocab {
-                let problem = FileProblem::impossible("pad_token_id", pad, "it is outside the vocabulary");
-                return Err(Error::file("config.json", problem));
-            }
-            Ok(pad)
-        };
-        let (net, pad): (Box<dyn Network>, u32) = match model_type.as_str() {
-            "bert" => {
-                let cfg: BertConfig = parse_config(files.config)?;
-                let pad = check_vocab(cfg.vocab_size, cfg.pad_token_id.unwrap_or(0))?;
-                (Box::new(Bert::load(weights, cfg)?), pad)
-            }
-            "roberta" | "xlm-roberta" => {
-                let cfg: BertConfig = parse_config(files.config)?;
-                let pad = check_vocab(cfg.vocab_size, cfg.pad_token_id.unwrap_or(1))?;
-                (Box::new(Roberta::load(weights, cfg, &model_type)?), pad)
-            }
-            "distilbert" => {
-                let cfg: DistilBertConfig = parse_config(files.config)?;
-                let pad = check_vocab(cfg.vocab_size, cfg.pad_token_id.unwrap_or(0))?;
-                (Box::new(DistilBert::load(weights, cfg)?), pad)
-            }
-            "electra" => {
-                let cfg: ElectraConfig = parse_config(files.config)?;
-                let pad = check_vocab(cfg.bert.vocab_size, cfg.bert.pad_token_id.unwrap_or(0))?;
-                (Box::new(Electra::load(weights, cfg)?), pad)
-            }
-            // decoder-only models pad with their end-of-text token, as transformers' examples do
-            "gpt2" => {
-                let cfg: Gpt2Config = parse_config(files.config)?;
-                let pad = check_vocab(cfg.vocab_size, cfg.eos_token_id.unwrap_or(0))?;
-                (Box::new(Gpt2::load(weights, cfg)?), pad)
-            }
-            "gpt_neo" => {
-                let cfg: GptNeoConfig = parse_config(files.config)?;
-                let pad = check_vocab(cfg.vocab_size, cfg.eos_token_id.as_ref().map_or(0, TokenIds::first))?;
-                (Box::new(GptNeo::load(weights, cfg)?), pad)
-            }
-            "gpt_neox" => {
-                let cfg: GptNeoXConfig = parse_config(files.config)?;
-                let pad = check_vocab(cfg.vocab_size, cfg.eos_token_id.as_ref().map_or(0, TokenIds::first))?;
-                (Box::new(GptNeoX::load(weights, cfg)?), pad)
-            }
-            "llama" | "qwen2" | "mistral" => {
-                let mut cfg: LlamaConfig = parse_config(files.config)?;
-                cfg.model_type = model_type.clone();
-                let pad = check_vocab(cfg.vocab_size, cfg.eos_token_id.as_ref().map_or(0, TokenIds::first))?;
-                (Box::new(Llama::load(weights, cfg)?), pad)
-            }
-            "t5" => {
-                let cfg: T5Config = parse_config(files.config)?;
-                let pad = check_vocab(cfg.vocab_size, cfg.pad_token_id.unwrap_or(0))?;
-                (Box::new(T5::load(weights, cfg)?), pad)
-            }
-            "bart" | "marian" => {
-                let cfg: BartConfig = parse_config(files.config)?;
-                let pad = check_vocab(cfg.vocab_size, cfg.pad_token_id.unwrap_or(1))?;
-                (Box::new(Bart::load(weights, cfg)?), pad)
-            }
-            other => {
-                let problem = FileProblem::UnsupportedModel {
-                    model_type: other.to_string(),
-                    supported: SUPPORTED.map(String::from).to_vec(),
-                };
-                return Err(Error::file("config.json", problem));
-            }
-        };
+        let load = registry::loader(&model_type).ok_or_else(|| {
+            let supported = registry::model_types().map(String::from).collect();
+            Error::file("config.json", FileProblem::UnsupportedModel { model_type: model_type.clone(), supported })
+        })?;
+        let loading =
+            Loading { model_type: &model_type, config: files.config, weights, tokenizer_vocab: tokenizer.vocab_size() };
+        let Loaded { net, pad } = load(loading)?;
         Ok(Model::new(Tokenizer::Hf(Box::new(tokenizer)), net, pad, true))
-    }
-}
-
-/// The activation a config names under `setting`.
-pub(crate) fn activation(setting: &str, name: &str) -> Result<Activation> {
-    Activation::parse(name).ok_or_else(|| {
-        let reason = format!("headmap knows {}", Activation::NAMES.join(", "));
-        Error::file("config.json", FileProblem::unsupported(setting, name, &reason))
-    })
-}
-
-/// Fails unless every size a config gives is at least 1 and believable.
-pub(crate) fn check_sizes(sizes: &[(&str, usize)]) -> Result<()> {
-    for &(setting, value) in sizes {
-        if value == 0 {
-            return Err(Error::file("config.json", FileProblem::impossible(setting, 0, "it must be at least 1")));
-        }
-        if value > MAX_SIZE {
-            let reason = format!("no model has more than {MAX_SIZE}");
-            return Err(Error::file("config.json", FileProblem::impossible(setting, value, &reason)));
-        }
-    }
-    Ok(())
-}
-
-/// `config.json` as `T`, with an error a person can act on: where the JSON breaks, or which
-/// setting has the wrong type.
-fn parse_config<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T> {
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let parsed: std::result::Result<T, _> = serde_path_to_error::deserialize(&mut de);
-    parsed.map_err(|e| {
-        let field = e.path().to_string();
-        let inner = e.into_inner();
-        let problem = match inner.classify() {
-            serde_json::error::Category::Data if field != "." => {
-                FileProblem::WrongType { field, expected: expected_kind(&inner.to_string()).to_string() }
-            }
-            _ => FileProblem::NotJson { line: inner.line(), column: inner.column() },
-        };
-        Error::file("config.json", problem)
-    })
-}
-
-/// What serde's "invalid type: …, expected X" wanted, in words.
-fn expected_kind(message: &str) -> &'static str {
-    let expected = message.split("expected ").nth(1).unwrap_or("");
-    if ["usize", "u32", "u64", "i64", "integer"].iter().any(|t| expected.starts_with(t)) {
-        "a whole number"
-    } else if expected.starts_with("f64") || expected.starts_with("f32") {
-        "a number"
-    } else if expected.starts_with("a boolean") {
-        "true or false"
-    } else if expected.starts_with("a string") {
-        "text"
-    } else if expected.starts_with("a sequence") {
-        "a list"
-    } else {
-        "another kind of value"
     }
 }

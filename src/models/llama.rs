@@ -14,21 +14,20 @@
 
 use std::sync::Arc;
 
-use ndarray::Array2;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
-use super::decoder_only::{decoder_only, EmptyRows};
-use super::hf::{activation, check_sizes, TokenIds};
+use super::config::{activation, check_sizes, Loading, TokenIds};
+use super::decoder_only::{DecoderOnly, EmptyRows, TokenEmbeddings};
+use super::network::Loaded;
+use super::pre_norm::{PreNormBlock, PreNormStack};
 use super::rope::{rotary, RopeSettings};
-use super::run::{attend, Batch, PlaceInfo, Run, Settings};
-use super::weights::Weights;
-use super::Network;
+use super::run::PlaceInfo;
 use crate::attention::mask::MaskKind;
 use crate::attention::multi_head::{HeadShape, MultiHeadAttention};
 use crate::attention::place::Place;
 use crate::error::{Error, FileProblem, Result};
-use crate::nn::{self, GatedFeedForward, RmsNorm};
+use crate::nn::{GatedFeedForward, Mlp, Norm};
 use crate::tokenize::MAX_TOKENS;
 
 /// A key that may be absent (`None`), null (`Some(None)`) or set: Mistral's `sliding_window`
@@ -170,136 +169,76 @@ impl LlamaConfig {
     }
 }
 
-struct Layer {
-    input_layernorm: RmsNorm,
-    self_attn: Arc<MultiHeadAttention>, // self_attn.{q,k,v,o}_proj
-    post_attention_layernorm: RmsNorm,
-    mlp: GatedFeedForward, // mlp.{gate,up,down}_proj
-}
-
-pub struct Llama {
-    pub config: LlamaConfig,
-    embed_tokens: Array2<f32>, // (V, D)
-    layers: Vec<Layer>,        // layers.N
-    norm: RmsNorm,
-    windows: Vec<Option<usize>>,
-}
-
-impl Llama {
-    pub fn load(w: Weights, config: LlamaConfig) -> Result<Self> {
-        let c = &config;
-        let (heads, kv_heads, head_dim) = (c.num_attention_heads, c.kv_heads(), c.head_dim());
-        check_sizes(&[
-            ("vocab_size", c.vocab_size),
-            ("hidden_size", c.hidden_size),
-            ("intermediate_size", c.intermediate_size),
-            ("num_hidden_layers", c.num_hidden_layers),
-            ("num_attention_heads", heads),
-            ("num_key_value_heads", kv_heads),
-            ("head_dim", head_dim),
-            ("max_position_embeddings", c.max_position_embeddings),
-        ])?;
-        if heads % kv_heads != 0 {
-            let reason = format!("it must divide num_attention_heads = {heads}");
-            return Err(Error::file("config.json", FileProblem::impossible("num_key_value_heads", kv_heads, &reason)));
-        }
-        let windows = c.windows()?;
-        if let Some(&Some(0)) = windows.iter().find(|w| **w == Some(0)) {
-            return Err(Error::file(
-                "config.json",
-                FileProblem::impossible("sliding_window", 0, "it must be at least 1"),
-            ));
-        }
-        let rotary = rotary(&c.rope(), head_dim)?;
-        let (qkv_bias, o_bias, mlp_bias) = match c.model_type.as_str() {
-            "qwen2" => (true, false, false),
-            "mistral" => (false, false, false),
-            _ => (c.attention_bias, c.attention_bias, c.mlp_bias),
-        };
-        let w = w.with_prefix_of("embed_tokens.weight", &["", "model."])?;
-        let root = w.root();
-        let (d, eps) = (c.hidden_size, c.rms_norm_eps as f32);
-        let act = activation("hidden_act", &c.hidden_act)?;
-        let shape = HeadShape { heads, kv_heads, head_dim };
-        let layers = (0..c.num_hidden_layers)
-            .map(|i| {
-                let l = root.pp("layers").pp(i);
-                let a = l.pp("self_attn");
-                let attention = MultiHeadAttention::with_shape(
-                    a.linear_with("q_proj", d, heads * head_dim, qkv_bias)?,
-                    a.linear_with("k_proj", d, kv_heads * head_dim, qkv_bias)?,
-                    a.linear_with("v_proj", d, kv_heads * head_dim, qkv_bias)?,
-                    a.linear_with("o_proj", heads * head_dim, d, o_bias)?,
-                    shape,
-                )?;
-                let m = l.pp("mlp");
-                Ok(Layer {
-                    input_layernorm: l.rms_norm("input_layernorm", d, eps)?,
-                    self_attn: Arc::new(attention.rotated(rotary.clone())),
-                    post_attention_layernorm: l.rms_norm("post_attention_layernorm", d, eps)?,
-                    mlp: GatedFeedForward {
-                        gate: m.linear_with("gate_proj", d, c.intermediate_size, mlp_bias)?,
-                        up: m.linear_with("up_proj", d, c.intermediate_size, mlp_bias)?,
-                        down: m.linear_with("down_proj", c.intermediate_size, d, mlp_bias)?,
-                        activation: act,
-                    },
-                })
+/// The registry's loader for `llama`, `qwen2` and `mistral`, padded with the end-of-text token.
+pub(crate) fn load(m: Loading) -> Result<Loaded> {
+    let mut c: LlamaConfig = m.config()?;
+    c.model_type = m.model_type.to_string();
+    let pad = m.pad(c.vocab_size, c.eos_token_id.as_ref().map_or(0, TokenIds::first))?;
+    let (heads, kv_heads, head_dim) = (c.num_attention_heads, c.kv_heads(), c.head_dim());
+    check_sizes(&[
+        ("vocab_size", c.vocab_size),
+        ("hidden_size", c.hidden_size),
+        ("intermediate_size", c.intermediate_size),
+        ("num_hidden_layers", c.num_hidden_layers),
+        ("num_attention_heads", heads),
+        ("num_key_value_heads", kv_heads),
+        ("head_dim", head_dim),
+        ("max_position_embeddings", c.max_position_embeddings),
+    ])?;
+    if heads % kv_heads != 0 {
+        let reason = format!("it must divide num_attention_heads = {heads}");
+        return Err(Error::file("config.json", FileProblem::impossible("num_key_value_heads", kv_heads, &reason)));
+    }
+    let windows = c.windows()?;
+    if let Some(&Some(0)) = windows.iter().find(|w| **w == Some(0)) {
+        return Err(Error::file("config.json", FileProblem::impossible("sliding_window", 0, "it must be at least 1")));
+    }
+    let rotary = rotary(&c.rope(), head_dim)?;
+    let (qkv_bias, o_bias, mlp_bias) = match c.model_type.as_str() {
+        "qwen2" => (true, false, false),
+        "mistral" => (false, false, false),
+        _ => (c.attention_bias, c.attention_bias, c.mlp_bias),
+    };
+    let w = m.weights.with_prefix_of("embed_tokens.weight", &["", "model."])?;
+    let root = w.root();
+    let (d, eps) = (c.hidden_size, c.rms_norm_eps as f32);
+    let act = activation("hidden_act", &c.hidden_act)?;
+    let shape = HeadShape { heads, kv_heads, head_dim };
+    let blocks = (0..c.num_hidden_layers)
+        .map(|i| {
+            let l = root.pp("layers").pp(i);
+            let a = l.pp("self_attn");
+            let attention = MultiHeadAttention::with_shape(
+                a.linear_with("q_proj", d, heads * head_dim, qkv_bias)?,
+                a.linear_with("k_proj", d, kv_heads * head_dim, qkv_bias)?,
+                a.linear_with("v_proj", d, kv_heads * head_dim, qkv_bias)?,
+                a.linear_with("o_proj", heads * head_dim, d, o_bias)?,
+                shape,
+            )?;
+            let mlp = l.pp("mlp");
+            Ok(PreNormBlock {
+                ln_1: Norm::Rms(l.rms_norm("input_layernorm", d, eps)?),
+                attn: Arc::new(attention.rotated(rotary.clone())),
+                cross: None,
+                ln_2: Norm::Rms(l.rms_norm("post_attention_layernorm", d, eps)?),
+                mlp: Mlp::Gated(GatedFeedForward {
+                    gate: mlp.linear_with("gate_proj", d, c.intermediate_size, mlp_bias)?,
+                    up: mlp.linear_with("up_proj", d, c.intermediate_size, mlp_bias)?,
+                    down: mlp.linear_with("down_proj", c.intermediate_size, d, mlp_bias)?,
+                    activation: act,
+                }),
+                parallel: false,
             })
-            .collect::<Result<_>>()?;
-        Ok(Llama {
-            embed_tokens: root.matrix("embed_tokens.weight", [c.vocab_size, d])?,
-            norm: root.rms_norm("norm", d, eps)?,
-            layers,
-            windows,
-            config,
         })
-    }
-}
-
-impl Network for Llama {
-    fn architecture(&self) -> &str {
-        &self.config.model_type
-    }
-
-    fn places(&self) -> Vec<PlaceInfo> {
-        let c = &self.config;
-        let place = PlaceInfo::new(
-            Place::DecoderSelf,
-            MaskKind::Causal,
-            c.num_hidden_layers,
-            c.num_attention_heads,
-            c.head_dim(),
-        );
-        vec![place.grouped(c.kv_heads()).windowed(self.windows.clone())]
-    }
-
-    fn d_model(&self) -> usize {
-        self.config.hidden_size
-    }
-
-    fn max_tokens(&self) -> usize {
-        self.config.max_position_embeddings.min(MAX_TOKENS)
-    }
-
-    /// Causal self-attention (windowed where the model windows it), or a what-if mask.
-    fn forward(&self, batch: &Batch, settings: &Settings) -> Result<Run> {
-        decoder_only(
-            &self.places()[0],
-            batch,
-            settings,
-            EmptyRows::EveryKey,
-            |row| nn::embed(&self.embed_tokens, &row.ids), // (T, D); Model::run_batch checked the length
-            |i, x, mask, record| {
-                let layer = &self.layers[i];
-                let h = Arc::new(layer.input_layernorm.forward(x.view())); // (T, D)
-                *x += &attend(&layer.self_attn, &h, &h, mask, settings.scale, record)?;
-                let h2 = layer.post_attention_layernorm.forward(x.view());
-                *x += &layer.mlp.forward(h2.view())?;
-                Ok(())
-            },
-            |x| self.norm.forward(x.view()),
-        )
-    }
+        .collect::<Result<_>>()?;
+    let embeddings =
+        TokenEmbeddings { tokens: root.matrix("embed_tokens.weight", [c.vocab_size, d])?, positions: None };
+    let stack = PreNormStack { blocks, final_norm: Norm::Rms(root.rms_norm("norm", d, eps)?) };
+    let place = PlaceInfo::new(Place::DecoderSelf, MaskKind::Causal, c.num_hidden_layers, heads, head_dim);
+    let place = place.grouped(kv_heads).windowed(windows);
+    let max = c.max_position_embeddings.min(MAX_TOKENS);
+    let net = DecoderOnly::new(&c.model_type, place, d, max, embeddings, stack, EmptyRows::EveryKey);
+    Ok(Loaded { net: Box::new(net), pad })
 }
 
 #[cfg(test)]

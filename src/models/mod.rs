@@ -1,20 +1,24 @@
 //! Models whose attention headmap shows, behind one interface: [`Model`].
 //!
-//! A model is a tokenizer and a network. The toy Transformer (`toy`) and, with the `hf`
-//! feature, the Hugging Face families as they are published (one file each: `bert`,
-//! `roberta`, `distilbert`, `electra`, `gpt2`, `gpt_neo`, `gpt_neox`, `llama`, `bart`, `t5`,
-//! loaded by `hf`) are networks: each runs a padded batch of token rows and
-//! records the attention of the places it has. Everything around that — tokenizing, padding,
-//! feeding an encoder–decoder's decoder, what-if masks, limits, traces — is done once, here.
+//! A model is a tokenizer and a network (`network`). The toy Transformer (`toy`) and, with
+//! the `hf` feature, the Hugging Face families as they are published are networks: each runs a
+//! padded batch of token rows and records the attention of the places it has. Everything
+//! around that — tokenizing, padding, feeding an encoder–decoder's decoder, what-if masks,
+//! limits, traces — is done once, here.
+//!
+//! Each family has one file (`bert`, `roberta`, `distilbert`, `electra`, `gpt2`, `gpt_neo`,
+//! `gpt_neox`, `llama`, `bart`, `t5`) whose loader reads its config and weights into one of
+//! three shared networks: `encoder_only`, `decoder_only` (on `pre_norm` blocks) and
+//! `encoder_decoder` (BART's post-LN `transformer` layers, T5's `pre_norm` blocks). The
+//! families use `config` (a leaf), `weights` and `rope`; `registry` names each `model_type`'s
+//! loader, and only `hf`, which reads a model's files, asks it.
 
-use std::sync::Arc;
-
-use crate::attention::mask::MaskKind;
 use crate::attention::multi_head::HeadTrace;
 use crate::attention::place::Place;
 use crate::error::{Error, Result};
 use crate::tokenize::{Encoded, Token, TokenKind, Tokenizer};
 
+pub(crate) mod network;
 pub mod run;
 pub mod toy;
 pub mod transformer;
@@ -24,11 +28,17 @@ pub mod bart;
 #[cfg(feature = "hf")]
 pub mod bert;
 #[cfg(feature = "hf")]
-pub mod decoder_only;
+pub mod config;
+#[cfg(feature = "hf")]
+pub(crate) mod decoder_only;
 #[cfg(feature = "hf")]
 pub mod distilbert;
 #[cfg(feature = "hf")]
 pub mod electra;
+#[cfg(feature = "hf")]
+pub(crate) mod encoder_decoder;
+#[cfg(feature = "hf")]
+pub(crate) mod encoder_only;
 #[cfg(feature = "hf")]
 pub mod gpt2;
 #[cfg(feature = "hf")]
@@ -40,6 +50,10 @@ pub mod hf;
 #[cfg(feature = "hf")]
 pub mod llama;
 #[cfg(feature = "hf")]
+pub(crate) mod pre_norm;
+#[cfg(feature = "hf")]
+pub mod registry;
+#[cfg(feature = "hf")]
 pub mod roberta;
 #[cfg(feature = "hf")]
 pub mod rope;
@@ -48,34 +62,11 @@ pub mod t5;
 #[cfg(feature = "hf")]
 pub mod weights;
 
-use run::{check_size, Batch, ModelInfo, PlaceInfo, Request, Row, Run, Settings, Store};
+use network::{Network, NetworkInfo};
+use run::{check_size, Batch, ModelInfo, Request, Row, Run, Settings, Store};
 
 /// The most sentences in one padded batch.
 pub const MAX_BATCH: usize = 8;
-
-/// What a family of models implements: run token rows, and give the attention block behind a
-/// place and layer (for traces).
-pub(crate) trait Network {
-    /// "toy", or a real model's `model_type`.
-    fn architecture(&self) -> &str;
-    /// The places the network uses attention, in the order of the seeds' table.
-    fn places(&self) -> Vec<PlaceInfo>;
-    fn d_model(&self) -> usize;
-    /// The most tokens one row may have.
-    fn max_tokens(&self) -> usize;
-    /// Runs a padded batch; keeps the places `settings` asks for, each layer recorded with
-    /// its block and inputs (see [`run::attend`]) so its weights and traces can be given again.
-    fn forward(&self, batch: &Batch, settings: &Settings) -> Result<Run>;
-    /// For an encoder–decoder model fed like transformers feeds labels: the decoder's start
-    /// token id. `None` feeds the target as it is (the toy model).
-    fn decoder_start(&self) -> Option<u32> {
-        None
-    }
-    /// Greedy decoding of `source`, up to `max_new_tokens`: the decoder's ids, start token first.
-    fn greedy(&self, _source: &Row, _max_new_tokens: usize) -> Result<Vec<u32>> {
-        Err(Error::CannotGenerate { architecture: self.architecture().to_string() })
-    }
-}
 
 /// A model: its tokenizer and network, and the one way to run either.
 pub struct Model {
@@ -97,18 +88,18 @@ pub struct Generated {
 
 impl Model {
     fn new(tokenizer: Tokenizer, net: Box<dyn Network>, pad_id: u32, trained: bool) -> Self {
-        let places = net.places();
+        let NetworkInfo { architecture, places, d_model, max_tokens, decoder_start } = net.info().clone();
         let encoder_decoder = places.iter().any(|p| p.place == Place::Cross);
         let pad_piece = tokenizer.piece(pad_id).unwrap_or_else(|| "[PAD]".to_string());
         let info = ModelInfo {
-            architecture: net.architecture().to_string(),
+            architecture,
             trained,
-            can_generate: encoder_decoder && net.decoder_start().is_some(),
+            can_generate: encoder_decoder && decoder_start.is_some(),
             encoder_decoder,
             places,
-            max_tokens: net.max_tokens(),
+            max_tokens,
             max_batch: MAX_BATCH,
-            d_model: net.d_model(),
+            d_model,
         };
         Model { info, tokenizer, net, pad: (pad_id, Token::marker(&pad_piece, TokenKind::Pad)) }
     }
@@ -154,7 +145,7 @@ impl Model {
         let targets = if self.info.encoder_decoder {
             let texts = if request.targets.is_empty() { &request.texts } else { &request.targets };
             let rows = self.pad_batch(texts)?;
-            match self.net.decoder_start() {
+            match self.net.info().decoder_start {
                 Some(start) => {
                     let piece = self.tokenizer.piece(start).unwrap_or_else(|| "<start>".to_string());
                     let start_token = Token::marker(&piece, TokenKind::Special);
@@ -208,7 +199,7 @@ impl Model {
             (None, Some(mask)) => self.info.places.iter().find(|p| p.mask == mask).or(self.info.places.first()),
             (None, None) => None,
         };
-        let mut settings = Settings { scale: request.scale.unwrap_or(true), ..Settings::trained() };
+        let mut settings = Settings { scale_scores: request.scale.unwrap_or(true), ..Settings::trained() };
         if let Some(info) = place {
             settings.keep = vec![info.place];
             let mask = request.mask.unwrap_or(info.mask);
@@ -246,11 +237,6 @@ impl Model {
     pub fn toy(config: toy::ToyConfig) -> Result<Self> {
         Ok(Model::new(Tokenizer::Words, Box::new(toy::ToyNet::new(config)?), 0, false))
     }
-}
-
-/// The mask of kind `mask` over rows `queries` × `keys`, shared by every layer.
-pub(crate) fn place_mask(mask: MaskKind, queries: &Row, keys: &Row) -> Result<Arc<crate::attention::mask::Mask>> {
-    Ok(Arc::new(mask.build(&queries.valid, &keys.valid)?))
 }
 
 #[cfg(test)]
@@ -349,6 +335,39 @@ mod tests {
             let (full, lean) = (model.run(&r).unwrap(), model.run_weights(&r).unwrap());
             assert_same_attention(&model, &full, &lean, name);
             assert!(lean.hidden.iter().all(|h| h.decoder.is_none()), "{name}: no last hidden state");
+        }
+    }
+
+    /// The pre-norm stacks stop where the post-LN ones do: T5 in every place alone and all,
+    /// the decoder-only families (GPT-Neo's with a windowed layer).
+    #[cfg(all(feature = "hf", not(target_arch = "wasm32")))]
+    #[test]
+    fn pre_norm_models_give_the_same_weights_from_a_weights_only_run() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hf");
+        for name in ["t5", "t5-v1_1", "gpt2", "gpt_neo", "gpt_neox", "llama"] {
+            let read = |f: &str| std::fs::read(dir.join(name).join(f)).unwrap();
+            let (config, weights, tokenizer) = (read("config.json"), read("model.safetensors"), read("tokenizer.json"));
+            let files = hf::ModelFiles {
+                config: &config,
+                weights: &weights,
+                tokenizer: Some(&tokenizer),
+                ..Default::default()
+            };
+            let model = Model::from_files(&files).unwrap();
+            let places = model.info.places.iter().map(|p| Some(p.place));
+            let asked: Vec<Option<Place>> =
+                if model.info.encoder_decoder { [None].into_iter().chain(places).collect() } else { vec![None] };
+            let texts = ["민수가 영희에게 책을 주었다.", "It was tired."];
+            for place in asked {
+                let r = request(&texts, &["a short target", "another one"], place);
+                let (full, lean) = (model.run(&r).unwrap(), model.run_weights(&r).unwrap());
+                let label = format!("{name} {place:?}");
+                assert_same_attention(&model, &full, &lean, &label);
+                assert!(lean.hidden.iter().all(|h| h.decoder.is_none()), "{label}: no decoder output");
+                // an encoder whose output cross-attention reads runs whole
+                let stopped = place == Some(Place::EncoderSelf) || !model.info.encoder_decoder;
+                assert!(lean.hidden.iter().all(|h| h.encoder.is_none() == stopped), "{label}: encoder output");
+            }
         }
     }
 }

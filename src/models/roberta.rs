@@ -5,97 +5,25 @@
 //! id, so the first token sits at row `pad_token_id + 1` of the position table and PAD tokens
 //! at row `pad_token_id`.
 
-use ndarray::{Array2, Axis};
+use super::bert::BertConfig;
+use super::config::Loading;
+use super::encoder_only::{EncoderOnly, Positions};
+use super::network::Loaded;
+use crate::error::Result;
 
-use super::bert::{encode_rows, BertConfig};
-use super::run::{Batch, PlaceInfo, Run, Settings};
-use super::transformer::EncoderLayer;
-use super::weights::Weights;
-use super::Network;
-use crate::error::{Error, Result};
-use crate::nn::{self, LayerNorm};
+/// transformers' `pad_token_id` for RoBERTa and XLM-R when the config names none.
+const PAD_TOKEN_ID: u32 = 1;
 
-pub struct Roberta {
-    pub config: BertConfig,
-    model_type: String,
-    pad: u32,
-    word: Array2<f32>,       // (V, D) embeddings.word_embeddings
-    position: Array2<f32>,   // (P, D) embeddings.position_embeddings, P = max text + pad + 1
-    token_type: Array2<f32>, // (types, D) embeddings.token_type_embeddings
-    embedding_norm: LayerNorm,
-    layers: Vec<EncoderLayer>, // encoder.layer.N
-}
-
-impl Roberta {
-    /// `model_type` is `roberta` or `xlm-roberta`; checkpoints saved from a task model nest the
-    /// base model under `roberta.`.
-    pub fn load(w: Weights, config: BertConfig, model_type: &str) -> Result<Self> {
-        let c = &config;
-        c.check()?;
-        let pad = c.pad_token_id.unwrap_or(1);
-        let prefixes = ["", "roberta.", "xlm_roberta.", "bert."];
-        let w = w.with_prefix_of("embeddings.word_embeddings.weight", &prefixes)?;
-        let root = w.root();
-        let (d, eps) = (c.hidden_size, c.layer_norm_eps as f32);
-        let layers = c.layers(&root)?;
-        let embeddings = root.pp("embeddings");
-        Ok(Roberta {
-            word: embeddings.matrix("word_embeddings.weight", [c.vocab_size, d])?,
-            position: embeddings.matrix("position_embeddings.weight", [c.max_position_embeddings, d])?,
-            token_type: embeddings.matrix("token_type_embeddings.weight", [c.type_vocab_size, d])?,
-            embedding_norm: embeddings.layer_norm("LayerNorm", d, eps)?,
-            layers,
-            model_type: model_type.to_string(),
-            pad,
-            config,
-        })
-    }
-
-    /// transformers' `create_position_ids_from_input_ids`: each non-PAD token gets pad + 1 + how
-    /// many non-PAD tokens precede it, a PAD token gets pad.
-    fn position_ids(&self, ids: &[u32]) -> Vec<u32> {
-        let mut count = 0;
-        ids.iter()
-            .map(|&id| {
-                if id == self.pad {
-                    self.pad
-                } else {
-                    count += 1;
-                    self.pad + count
-                }
-            })
-            .collect()
-    }
-}
-
-impl Network for Roberta {
-    fn architecture(&self) -> &str {
-        &self.model_type
-    }
-
-    fn places(&self) -> Vec<PlaceInfo> {
-        vec![self.config.place()]
-    }
-
-    fn d_model(&self) -> usize {
-        self.config.hidden_size
-    }
-
-    /// The positions left after the padding offset.
-    fn max_tokens(&self) -> usize {
-        self.config.max_position_embeddings.saturating_sub(self.pad as usize + 1).max(1)
-    }
-
-    fn forward(&self, batch: &Batch, settings: &Settings) -> Result<Run> {
-        encode_rows(&self.config.place(), &self.layers, batch, settings, |row| {
-            let positions = self.position_ids(&row.ids);
-            if positions.iter().any(|&p| p as usize >= self.position.nrows()) {
-                return Err(Error::TooLong { tokens: row.ids.len(), max: self.max_tokens() });
-            }
-            let mut x = nn::embed(&self.word, &row.ids)?; // (T, D)
-            x += &nn::embed(&self.position, &positions)?;
-            x += &self.token_type.row(0).insert_axis(Axis(0));
-            Ok(self.embedding_norm.forward(x.view()))
-        })
-    }
+/// The registry's loader for `roberta` and `xlm-roberta`; checkpoints saved from a task model
+/// nest the base model under `roberta.`.
+pub(crate) fn load(m: Loading) -> Result<Loaded> {
+    let c: BertConfig = m.config()?;
+    let pad = m.pad(c.vocab_size, c.pad_token_id.unwrap_or(PAD_TOKEN_ID))?;
+    c.check()?;
+    let prefixes = ["", "roberta.", "xlm_roberta.", "bert."];
+    let w = m.weights.with_prefix_of("embeddings.word_embeddings.weight", &prefixes)?;
+    let root = w.root();
+    let layers = c.layers(&root)?;
+    let embeddings = c.embeddings(&root, c.hidden_size, Positions::AfterPad(pad))?;
+    Ok(Loaded { net: Box::new(EncoderOnly::new(m.model_type, c.place(), c.hidden_size, embeddings, layers)), pad })
 }

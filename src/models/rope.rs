@@ -95,9 +95,15 @@ pub(crate) fn rotary(settings: &RopeSettings, head_dim: usize) -> Result<Rotary>
         return Err(impossible("rope_theta", base, "it must be a number above 1"));
     }
     let partial = p.partial_rotary_factor.or(settings.partial).unwrap_or(settings.default_partial);
-    let dims = (head_dim as f64 * partial) as usize;
-    if !(partial > 0.0 && partial <= 1.0) || dims < 2 || dims % 2 != 0 {
-        let reason = format!("it must turn an even number of a head's {head_dim} dimensions, at least 2");
+    if !(partial.is_finite() && partial >= 0.0) {
+        return Err(impossible("partial_rotary_factor", partial, "it must be a share of a head, 0 or more"));
+    }
+    // transformers: dim = int(head_dim * partial_rotary_factor), ⌈dim/2⌉ frequencies over dim,
+    // turning 2·⌈dim/2⌉ dimensions (an odd dim turns one more; 0 turns none)
+    let dim = (head_dim as f64 * partial) as usize;
+    let turned = 2 * dim.div_ceil(2);
+    if turned > head_dim {
+        let reason = format!("it would turn {turned} of a head's {head_dim} dimensions");
         return Err(impossible("partial_rotary_factor", partial, &reason));
     }
     let rope_type = p.rope_type.clone().or(p.legacy_type.clone()).unwrap_or_else(|| "default".into());
@@ -115,6 +121,10 @@ pub(crate) fn rotary(settings: &RopeSettings, head_dim: usize) -> Result<Rotary>
     let scaling = match rope_type.as_str() {
         "default" => RopeScaling::None,
         "linear" => RopeScaling::Linear { factor: factor(true)? as f32 },
+        // transformers raises a ZeroDivisionError: the base's exponent is dim / (dim - 2)
+        "dynamic" if dim == 2 => {
+            return Err(impossible(&type_key, "dynamic", "it divides by the rotary width − 2, and the width is 2"))
+        }
         "dynamic" => RopeScaling::Dynamic { factor: factor(true)? as f32 },
         "llama3" => {
             let need = |name: &str, v: Option<f64>| {
@@ -131,6 +141,12 @@ pub(crate) fn rotary(settings: &RopeSettings, head_dim: usize) -> Result<Rotary>
                 high_freq_factor: high as f32,
                 original_max_positions: original,
             }
+        }
+        // transformers' ramp has ⌊dim/2⌋ entries for ⌈dim/2⌉ frequencies: from 5 on an odd dim fails
+        "yarn" if dim % 2 != 0 && dim >= 5 => {
+            let reason =
+                format!("yarn needs an even rotary width (or 1 or 3), and int({head_dim} · {partial}) = {dim}");
+            return Err(impossible("partial_rotary_factor", partial, &reason));
         }
         "yarn" => {
             let factor = match p.factor {
@@ -161,7 +177,7 @@ pub(crate) fn rotary(settings: &RopeSettings, head_dim: usize) -> Result<Rotary>
             ))
         }
     };
-    Rotary::new(dims, base as f32, scaling, settings.max_positions)
+    Rotary::new(dim, base as f32, scaling, settings.max_positions)
 }
 
 #[cfg(test)]
@@ -232,6 +248,65 @@ mod tests {
             8.575667743571103e-05,
         ];
         assert_freqs(rotary(&settings(&dynamic), 16).unwrap().inv_freq(300), &want, 1.0, "dynamic at 300 positions");
+    }
+
+    #[test]
+    fn an_odd_rotary_width_turns_one_more_dimension_with_frequencies_over_it() {
+        // transformers 5.24 GPTNeoXRotaryEmbedding / ROPE_INIT_FUNCTIONS, max positions 128:
+        // (rope parameters, head_dim, dimensions turned, inv_freq)
+        let cases = [
+            (json!({"partial_rotary_factor": 0.5}), 10, 6, vec![1.0, 0.025118863210082054, 0.0006309573072940111]),
+            (json!({"partial_rotary_factor": 0.1}), 16, 2, vec![1.0]),
+            (json!({"partial_rotary_factor": 0.1}), 6, 0, vec![]),
+            (
+                json!({"partial_rotary_factor": 0.5, "rope_type": "linear", "factor": 2.0}),
+                10,
+                6,
+                vec![0.5, 0.012559431605041027, 0.00031547865364700556],
+            ),
+            (
+                json!({"partial_rotary_factor": 0.5, "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                       "high_freq_factor": 4.0, "original_max_position_embeddings": 64}),
+                10,
+                6,
+                vec![1.0, 0.0031398579012602568, 7.886966341175139e-05],
+            ),
+            (
+                json!({"partial_rotary_factor": 0.5, "rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32}),
+                6,
+                4,
+                vec![1.0, 0.002154434332624078],
+            ),
+        ];
+        for (parameters, head_dim, turned, want) in cases {
+            let label = format!("{parameters} at head_dim {head_dim}");
+            let r = rotary(&settings(&parameters), head_dim).unwrap();
+            assert_eq!((r.dims, r.inv_freq(10).0.len()), (turned, want.len()), "{label}");
+            let factor = r.inv_freq(10).1.into();
+            assert_freqs(r.inv_freq(10), &want, factor, &label);
+        }
+        let dynamic = json!({"partial_rotary_factor": 0.5, "rope_type": "dynamic", "factor": 2.0});
+        let at_300 = rotary(&settings(&dynamic), 6).unwrap().inv_freq(300);
+        assert_freqs(at_300, &[1.0, 0.0001584415731485933], 1.0, "dynamic, dim 3, at 300 positions");
+    }
+
+    #[test]
+    fn a_rotary_width_transformers_cannot_run_is_refused() {
+        let refused =
+            |parameters: Value, head_dim: usize| rotary(&settings(&parameters), head_dim).unwrap_err().to_string();
+        let e = refused(json!({"partial_rotary_factor": 1.0}), 5);
+        assert!(
+            e.contains("`partial_rotary_factor` = 1 is impossible: it would turn 6 of a head's 5 dimensions"),
+            "{e}"
+        );
+        let e = refused(json!({"partial_rotary_factor": -0.5}), 8);
+        assert!(e.contains("`partial_rotary_factor` = -0.5 is impossible"), "{e}");
+        // dim / (dim - 2): a ZeroDivisionError in transformers
+        let e = refused(json!({"partial_rotary_factor": 0.5, "rope_type": "dynamic", "factor": 2.0}), 4);
+        assert!(e.contains("`rope_parameters.rope_type` = dynamic is impossible"), "{e}");
+        // yarn's ramp of 2 entries against 3 frequencies: a RuntimeError in transformers
+        let yarn = json!({"partial_rotary_factor": 0.5, "rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32});
+        assert!(refused(yarn, 10).contains("yarn needs an even rotary width"));
     }
 
     #[test]

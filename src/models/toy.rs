@@ -10,9 +10,9 @@ use std::sync::Arc;
 use ndarray::{Array1, Array2};
 use serde::Serialize;
 
+use super::network::{place_mask, Network, NetworkInfo};
 use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, Run, Settings, Until};
 use super::transformer::{self, DecoderLayer, DecoderPlaces, EncoderLayer};
-use super::{place_mask, Network};
 use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
 use crate::error::{Error, Result};
@@ -81,6 +81,7 @@ impl ToyConfig {
 /// The toy Transformer's network. Building the paper's base size takes a moment (44 M weights).
 pub struct ToyNet {
     pub config: ToyConfig,
+    info: NetworkInfo,
     encoder: Vec<EncoderLayer>,
     decoder: Vec<DecoderLayer>,
 }
@@ -113,7 +114,22 @@ impl ToyNet {
                 })
             })
             .collect::<Result<_>>()?;
-        Ok(ToyNet { config, encoder, decoder })
+        let places = [
+            (Place::EncoderSelf, config.encoder_layers),
+            (Place::DecoderSelf, config.decoder_layers),
+            (Place::Cross, config.decoder_layers),
+        ]
+        .into_iter()
+        .map(|(place, layers)| PlaceInfo::new(place, place.paper_mask(), layers, config.heads, config.d_k()))
+        .collect();
+        let info = NetworkInfo {
+            architecture: "toy".into(),
+            places,
+            d_model: config.d_model,
+            max_tokens: MAX_TOKENS,
+            decoder_start: None,
+        };
+        Ok(ToyNet { config, info, encoder, decoder })
     }
 
     /// Token embeddings, fixed per token spelling and seed, plus sinusoidal positions (§3.5).
@@ -135,34 +151,14 @@ impl ToyNet {
 }
 
 impl Network for ToyNet {
-    fn architecture(&self) -> &str {
-        "toy"
-    }
-
-    fn places(&self) -> Vec<PlaceInfo> {
-        let c = &self.config;
-        [
-            (Place::EncoderSelf, c.encoder_layers),
-            (Place::DecoderSelf, c.decoder_layers),
-            (Place::Cross, c.decoder_layers),
-        ]
-        .into_iter()
-        .map(|(place, layers)| PlaceInfo::new(place, place.paper_mask(), layers, c.heads, c.d_k()))
-        .collect()
-    }
-
-    fn d_model(&self) -> usize {
-        self.config.d_model
-    }
-
-    fn max_tokens(&self) -> usize {
-        MAX_TOKENS
+    fn info(&self) -> &NetworkInfo {
+        &self.info
     }
 
     /// The toy feeds its decoder the target as it is (it has no start token), defaulting to
     /// the source: an untrained model has nothing better to write.
     fn forward(&self, batch: &Batch, settings: &Settings) -> Result<Run> {
-        let places = self.places();
+        let places = &self.info.places;
         let [enc_info, self_info, cross_info] = [&places[0], &places[1], &places[2]];
         let mut encoder = PlaceRun::new(enc_info, settings);
         let mut decoder = PlaceRun::new(self_info, settings);
@@ -176,7 +172,8 @@ impl Network for ToyNet {
             // the decoder's cross-attention reads the whole encoder output
             let until = if needs_decoder { Until::Output } else { settings.until() };
             let x = self.embed(&src.tokens);
-            let memory = transformer::encode(&self.encoder, x, &padding, settings.scale, enc_row.as_mut(), until)?;
+            let memory =
+                transformer::encode(&self.encoder, x, &padding, settings.scale_scores, enc_row.as_mut(), until)?;
             encoder.rows.extend(enc_row);
             // 2. decoder masked self-attention, then cross-attention over the encoder output
             let mut out = Hidden::default();
@@ -195,8 +192,14 @@ impl Network for ToyNet {
                         cross_record: cross_row.as_mut(),
                     };
                     let y = self.embed(&tgt.tokens);
-                    out.decoder =
-                        transformer::decode(&self.decoder, y, &memory, places, settings.scale, settings.until())?;
+                    out.decoder = transformer::decode(
+                        &self.decoder,
+                        y,
+                        &memory,
+                        places,
+                        settings.scale_scores,
+                        settings.until(),
+                    )?;
                     out.encoder = Some(std::sync::Arc::unwrap_or_clone(memory));
                     decoder.rows.extend(self_row);
                     cross.rows.extend(cross_row);

@@ -8,8 +8,8 @@
 //!                 y₂ → FFN → Add & Norm
 //! ```
 //!
-//! Decoder-only models (GPT-2, GPT-Neo, GPT-NeoX, Llama-style) run their own pre-norm blocks
-//! through [`super::decoder_only`].
+//! Decoder-only models (GPT-2, GPT-Neo, GPT-NeoX, Llama-style) and T5 run pre-norm blocks
+//! instead (`pre_norm`).
 
 use std::sync::Arc;
 
@@ -48,7 +48,7 @@ pub fn encode(
     layers: &[EncoderLayer],
     x: Array2<f32>,
     mask: &Arc<Mask>,
-    scale: bool,
+    scale_scores: bool,
     mut record: Option<&mut RowAttention>,
     until: Until,
 ) -> Result<Option<Array2<f32>>> {
@@ -56,11 +56,11 @@ pub fn encode(
     for (i, layer) in layers.iter().enumerate() {
         if until.stops_at(i, layers.len()) {
             if let Some(row) = record {
-                attend_weights(&layer.self_attn, &x, &x, mask, scale, row)?;
+                attend_weights(&layer.self_attn, &x, &x, mask, scale_scores, row)?;
             }
             return Ok(None);
         }
-        let a = attend(&layer.self_attn, &x, &x, mask, scale, record.as_deref_mut())?;
+        let a = attend(&layer.self_attn, &x, &x, mask, scale_scores, record.as_deref_mut())?;
         let x1 = layer.self_attn_norm.forward((&*x + &a).view()); // (T, D)
         let f = layer.ffn.forward(x1.view())?;
         x = Arc::new(layer.final_norm.forward((&x1 + &f).view()));
@@ -84,7 +84,7 @@ pub fn decode(
     y: Array2<f32>,
     memory: &Arc<Array2<f32>>,
     places: DecoderPlaces,
-    scale: bool,
+    scale_scores: bool,
     until: Until,
 ) -> Result<Option<Array2<f32>>> {
     let DecoderPlaces { self_mask, cross_mask, mut self_record, mut cross_record } = places;
@@ -94,17 +94,17 @@ pub fn decode(
         if last && cross_record.is_none() {
             // nothing reads this layer's self-attention output: its weights are all
             if let Some(row) = self_record {
-                attend_weights(&layer.self_attn, &y, &y, self_mask, scale, row)?;
+                attend_weights(&layer.self_attn, &y, &y, self_mask, scale_scores, row)?;
             }
             return Ok(None);
         }
-        let a = attend(&layer.self_attn, &y, &y, self_mask, scale, self_record.as_deref_mut())?;
+        let a = attend(&layer.self_attn, &y, &y, self_mask, scale_scores, self_record.as_deref_mut())?;
         let y1 = Arc::new(layer.self_attn_norm.forward((&*y + &a).view())); // (Tt, D)
         if let (true, Some(row)) = (last, cross_record.as_deref_mut()) {
-            attend_weights(&layer.cross_attn, &y1, memory, cross_mask, scale, row)?;
+            attend_weights(&layer.cross_attn, &y1, memory, cross_mask, scale_scores, row)?;
             return Ok(None);
         }
-        let c = attend(&layer.cross_attn, &y1, memory, cross_mask, scale, cross_record.as_deref_mut())?;
+        let c = attend(&layer.cross_attn, &y1, memory, cross_mask, scale_scores, cross_record.as_deref_mut())?;
         let y2 = layer.cross_attn_norm.forward((&*y1 + &c).view());
         let f = layer.ffn.forward(y2.view())?;
         y = Arc::new(layer.final_norm.forward((&y2 + &f).view()));

@@ -1,0 +1,120 @@
+//! What every Hugging Face family reads its `config.json` with: the parser that names the
+//! setting it stumbles on, the checks of sizes and activations, token ids given as one number
+//! or a list, and `Loading`, what a family's loader is handed. A leaf: it knows no family.
+
+use serde::Deserialize;
+
+use super::weights::Weights;
+use crate::error::{Error, FileProblem, Result};
+use crate::nn::Activation;
+
+/// The largest size a config may give any dimension: beyond it a file is damaged or hostile,
+/// and believing it would allocate without bound.
+pub const MAX_SIZE: usize = 1 << 20;
+
+/// A token id that configs give as one number or as a list (Llama 3's several `eos_token_id`s).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum TokenIds {
+    One(u32),
+    Many(Vec<u32>),
+}
+
+impl TokenIds {
+    /// The one id, or the first of the list (0 for an empty list).
+    pub fn first(&self) -> u32 {
+        match self {
+            TokenIds::One(id) => *id,
+            TokenIds::Many(ids) => ids.first().copied().unwrap_or(0),
+        }
+    }
+}
+
+/// What a family's loader gets: the `model_type` it was chosen by, `config.json`, the weights
+/// and how many ids the tokenizer can give.
+pub(crate) struct Loading<'a> {
+    pub model_type: &'a str,
+    pub config: &'a [u8],
+    pub weights: Weights<'a>,
+    pub tokenizer_vocab: usize,
+}
+
+impl Loading<'_> {
+    /// `config.json` as the family's `T`.
+    pub fn config<T: for<'de> Deserialize<'de>>(&self) -> Result<T> {
+        parse_config(self.config)
+    }
+
+    /// The padding id `pad`, once the tokenizer is known to fit the model's `vocab` and `pad`
+    /// is inside it. Checked before any weight is read: a tokenizer that can give an id
+    /// outside the model's table would fail later, on some text, with a worse message.
+    pub fn pad(&self, vocab: usize, pad: u32) -> Result<u32> {
+        if self.tokenizer_vocab > vocab {
+            let problem = FileProblem::VocabularyTooLarge { tokenizer: self.tokenizer_vocab, model: vocab };
+            return Err(Error::file("config.json", problem));
+        }
+        if pad as usize >= vocab {
+            let problem = FileProblem::impossible("pad_token_id", pad, "it is outside the vocabulary");
+            return Err(Error::file("config.json", problem));
+        }
+        Ok(pad)
+    }
+}
+
+/// The activation a config names under `setting`.
+pub(crate) fn activation(setting: &str, name: &str) -> Result<Activation> {
+    Activation::parse(name).ok_or_else(|| {
+        let reason = format!("headmap knows {}", Activation::NAMES.join(", "));
+        Error::file("config.json", FileProblem::unsupported(setting, name, &reason))
+    })
+}
+
+/// Fails unless every size a config gives is at least 1 and believable.
+pub(crate) fn check_sizes(sizes: &[(&str, usize)]) -> Result<()> {
+    for &(setting, value) in sizes {
+        if value == 0 {
+            return Err(Error::file("config.json", FileProblem::impossible(setting, 0, "it must be at least 1")));
+        }
+        if value > MAX_SIZE {
+            let reason = format!("no model has more than {MAX_SIZE}");
+            return Err(Error::file("config.json", FileProblem::impossible(setting, value, &reason)));
+        }
+    }
+    Ok(())
+}
+
+/// `config.json` as `T`, with an error a person can act on: where the JSON breaks, or which
+/// setting has the wrong type.
+pub(crate) fn parse_config<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let parsed: std::result::Result<T, _> = serde_path_to_error::deserialize(&mut de);
+    parsed.map_err(|e| {
+        let field = e.path().to_string();
+        let inner = e.into_inner();
+        let problem = match inner.classify() {
+            serde_json::error::Category::Data if field != "." => {
+                FileProblem::WrongType { field, expected: expected_kind(&inner.to_string()).to_string() }
+            }
+            _ => FileProblem::NotJson { line: inner.line(), column: inner.column() },
+        };
+        Error::file("config.json", problem)
+    })
+}
+
+/// What serde's "invalid type: …, expected X" wanted, in words.
+fn expected_kind(message: &str) -> &'static str {
+    let expected = message.split("expected ").nth(1).unwrap_or("");
+    if ["usize", "u32", "u64", "i64", "integer"].iter().any(|t| expected.starts_with(t)) {
+        "a whole number"
+    } else if expected.starts_with("f64") || expected.starts_with("f32") {
+        "a number"
+    } else if expected.starts_with("a boolean") {
+        "true or false"
+    } else if expected.starts_with("a string") {
+        "text"
+    } else if expected.starts_with("a sequence") {
+        "a list"
+    } else {
+        "another kind of value"
+    }
+}

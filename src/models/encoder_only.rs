@@ -1,0 +1,136 @@
+//! The encoder-only network BERT, RoBERTa, XLM-R, ELECTRA and DistilBERT share: embeddings
+//! (word + position + token type 0, normalised; ELECTRA's then widened), then the post-LN
+//! encoder layers of `transformer`, recording encoder self-attention with the padding mask.
+//! They differ only in names, which their files read, and in where positions start.
+
+use ndarray::{Array2, Axis};
+
+use super::network::{place_mask, Network, NetworkInfo};
+use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, Run, Settings};
+use super::transformer::{self, EncoderLayer};
+use crate::error::{Error, Result};
+use crate::nn::{self, LayerNorm, Linear};
+
+/// Which row of the position table each token reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Positions {
+    /// Token t reads row t (BERT, ELECTRA, DistilBERT).
+    FromZero,
+    /// RoBERTa's `create_position_ids_from_input_ids`: each non-PAD token reads row pad + 1 +
+    /// how many non-PAD tokens precede it, a PAD token row pad.
+    AfterPad(u32),
+}
+
+impl Positions {
+    /// The most tokens a table of `rows` positions gives room for.
+    pub fn max_tokens(self, rows: usize) -> usize {
+        match self {
+            Positions::FromZero => rows,
+            Positions::AfterPad(pad) => rows.saturating_sub(pad as usize + 1).max(1),
+        }
+    }
+}
+
+/// `embeddings.*`: tokens of width E, normalised, then widened to D when E is narrower.
+pub(crate) struct EncoderEmbeddings {
+    pub word: Array2<f32>,     // (V, E) word_embeddings
+    pub position: Array2<f32>, // (P, E) position_embeddings
+    pub positions: Positions,
+    pub token_type: Option<Array2<f32>>, // (types, E) token_type_embeddings: every token is type 0
+    pub norm: LayerNorm,                 // (E,) LayerNorm
+    pub project: Option<Linear>,         // (E, D) ELECTRA's embeddings_project, when E ≠ D
+}
+
+impl EncoderEmbeddings {
+    /// The first layer's input (T, D) for `ids`, refused when longer than the position table.
+    fn forward(&self, ids: &[u32]) -> Result<Array2<f32>> {
+        let mut x = match self.positions {
+            Positions::FromZero => nn::embed_with_positions(&self.word, &self.position, ids, 1.0)?, // (T, E)
+            Positions::AfterPad(pad) => {
+                let mut count = 0;
+                let rows: Vec<u32> = ids
+                    .iter()
+                    .map(|&id| {
+                        if id == pad {
+                            pad
+                        } else {
+                            count += 1;
+                            pad + count
+                        }
+                    })
+                    .collect();
+                if rows.iter().any(|&p| p as usize >= self.position.nrows()) {
+                    let max = self.positions.max_tokens(self.position.nrows());
+                    return Err(Error::TooLong { tokens: ids.len(), max });
+                }
+                let mut x = nn::embed(&self.word, ids)?; // (T, E)
+                x += &nn::embed(&self.position, &rows)?;
+                x
+            }
+        };
+        if let Some(types) = &self.token_type {
+            x += &types.row(0).insert_axis(Axis(0));
+        }
+        let x = self.norm.forward(x.view());
+        match &self.project {
+            Some(project) => project.forward(x.view()), // (T, D)
+            None => Ok(x),
+        }
+    }
+}
+
+/// An encoder-only model: its one place is encoder self-attention.
+pub(crate) struct EncoderOnly {
+    info: NetworkInfo,
+    place: PlaceInfo,
+    embeddings: EncoderEmbeddings,
+    layers: Vec<EncoderLayer>, // encoder.layer.N, transformer.layer.N
+}
+
+impl EncoderOnly {
+    /// `architecture` is the `model_type`; rows may have as many tokens as the positions allow.
+    pub fn new(
+        architecture: &str,
+        place: PlaceInfo,
+        d_model: usize,
+        embeddings: EncoderEmbeddings,
+        layers: Vec<EncoderLayer>,
+    ) -> Self {
+        let info = NetworkInfo {
+            architecture: architecture.into(),
+            places: vec![place.clone()],
+            d_model,
+            max_tokens: embeddings.positions.max_tokens(embeddings.position.nrows()),
+            decoder_start: None,
+        };
+        EncoderOnly { info, place, embeddings, layers }
+    }
+}
+
+impl Network for EncoderOnly {
+    fn info(&self) -> &NetworkInfo {
+        &self.info
+    }
+
+    /// Encoder self-attention with the padding mask it was trained with (or a what-if mask).
+    fn forward(&self, batch: &Batch, settings: &Settings) -> Result<Run> {
+        let mut place = PlaceRun::new(&self.place, settings);
+        let mut hidden = Vec::with_capacity(batch.sources.len());
+        for row in &batch.sources {
+            let x = self.embeddings.forward(&row.ids)?; // (T, D)
+            let mask = place_mask(place.mask, row, row)?;
+            let mut record = place.record(row, row);
+            let out = transformer::encode(
+                &self.layers,
+                x,
+                &mask,
+                settings.scale_scores,
+                Some(&mut record),
+                settings.until(),
+            )?;
+            place.rows.push(record);
+            hidden.push(Hidden { encoder: out, decoder: None });
+        }
+        Ok(Run { places: vec![place], hidden })
+    }
+}

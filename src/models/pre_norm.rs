@@ -1,0 +1,126 @@
+//! The pre-norm block, written once as nanoGPT writes it, `x = x + attn(ln_1(x));
+//! x = x + mlp(ln_2(x))`, for every decoder-only family (GPT-2, GPT-Neo, GPT-NeoX,
+//! Llama-style) and both of T5's stacks, whose decoder blocks attend to the encoder between
+//! the two:
+//!
+//! ```text
+//! sequential:  x += attn(ln_1(x));  [x += cross(ln_c(x), memory)];  x += mlp(ln_2(x))
+//! parallel:    x += attn(ln_1(x)) + mlp(ln_2(x))        (GPT-NeoX's use_parallel_residual)
+//! ```
+
+use std::sync::Arc;
+
+use ndarray::Array2;
+
+use super::run::{attend, attend_weights, RowAttention, Until};
+use crate::attention::mask::Mask;
+use crate::attention::multi_head::MultiHeadAttention;
+use crate::error::Result;
+use crate::nn::{Mlp, Norm};
+
+/// One pre-norm block: self-attention, a decoder's cross-attention, the feed-forward, each
+/// after its own norm and added back.
+pub(crate) struct PreNormBlock {
+    pub ln_1: Norm,
+    pub attn: Arc<MultiHeadAttention>,
+    /// A decoder block's cross-attention (T5's `EncDecAttention`) and the norm before it.
+    pub cross: Option<(Norm, Arc<MultiHeadAttention>)>,
+    pub ln_2: Norm,
+    pub mlp: Mlp,
+    /// Both branches read the block's input (GPT-NeoX's `use_parallel_residual`).
+    pub parallel: bool,
+}
+
+/// What a decoder stack's cross-attention reads: the encoder output and the mask over it,
+/// and where its weights are recorded.
+pub(crate) struct Memory<'a> {
+    pub states: &'a Arc<Array2<f32>>, // (Ts, D)
+    pub mask: &'a Arc<Mask>,          // (Tt, Ts)
+    pub record: Option<&'a mut RowAttention>,
+}
+
+impl PreNormBlock {
+    /// The block on the residual stream `x` (T, D), in place.
+    fn forward(
+        &self,
+        x: &mut Array2<f32>,
+        mask: &Arc<Mask>,
+        scale_scores: bool,
+        record: Option<&mut RowAttention>,
+        memory: Option<&mut Memory>,
+    ) -> Result<()> {
+        let h = Arc::new(self.ln_1.forward(x.view())); // (T, D)
+        let a = attend(&self.attn, &h, &h, mask, scale_scores, record)?;
+        if self.parallel {
+            // both branches read the same x
+            let m = self.mlp.forward(self.ln_2.forward(x.view()).view())?;
+            *x += &a;
+            *x += &m;
+            return Ok(());
+        }
+        *x += &a;
+        if let (Some((norm, cross)), Some(memory)) = (&self.cross, memory) {
+            let h = Arc::new(norm.forward(x.view())); // (Tt, D)
+            *x += &attend(cross, &h, memory.states, memory.mask, scale_scores, memory.record.as_deref_mut())?;
+        }
+        let m = self.mlp.forward(self.ln_2.forward(x.view()).view())?;
+        *x += &m;
+        Ok(())
+    }
+
+    /// The last block of a stack whose output nothing reads: only the weights a run keeps.
+    /// Self-attention's weights alone, unless cross-attention's are kept: then self-attention
+    /// runs whole and cross-attention stops at its weights.
+    fn last_weights(
+        &self,
+        x: &Array2<f32>,
+        mask: &Arc<Mask>,
+        scale_scores: bool,
+        record: Option<&mut RowAttention>,
+        memory: Option<&mut Memory>,
+    ) -> Result<()> {
+        let h = Arc::new(self.ln_1.forward(x.view())); // (T, D)
+        match (&self.cross, memory) {
+            (Some((norm, cross)), Some(Memory { states, mask: cross_mask, record: Some(cross_record) })) => {
+                let x = x + &attend(&self.attn, &h, &h, mask, scale_scores, record)?;
+                let h = Arc::new(norm.forward(x.view())); // (Tt, D)
+                attend_weights(cross, &h, states, cross_mask, scale_scores, cross_record)
+            }
+            _ => match record {
+                Some(row) => attend_weights(&self.attn, &h, &h, mask, scale_scores, row),
+                None => Ok(()),
+            },
+        }
+    }
+}
+
+/// Pre-norm blocks and the norm after the last (`ln_f`, `final_layer_norm`, `norm`).
+pub(crate) struct PreNormStack {
+    pub blocks: Vec<PreNormBlock>,
+    pub final_norm: Norm,
+}
+
+impl PreNormStack {
+    /// Runs `x` (T, D) through the blocks, block i's self-attention masked by `masks[i]` and
+    /// recorded in `record`, a decoder's cross-attention reading `memory`; then the final norm.
+    /// Returns the stack's output, or `None` when it runs only `until` its last block's weights.
+    pub fn run(
+        &self,
+        mut x: Array2<f32>,
+        masks: &[Arc<Mask>],
+        scale_scores: bool,
+        mut record: Option<&mut RowAttention>,
+        mut memory: Option<Memory>,
+        until: Until,
+    ) -> Result<Option<Array2<f32>>> {
+        let n = self.blocks.len();
+        for (i, (block, mask)) in self.blocks.iter().zip(masks).enumerate() {
+            if until.stops_at(i, n) {
+                block.last_weights(&x, mask, scale_scores, record, memory.as_mut())?;
+                return Ok(None);
+            }
+            block.forward(&mut x, mask, scale_scores, record.as_deref_mut(), memory.as_mut())?;
+        }
+        Ok(Some(self.final_norm.forward(x.view())))
+    }
+}

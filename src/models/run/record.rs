@@ -1,0 +1,267 @@
+//! What a run records of one batch row at one place ([`RowAttention`]): per layer the
+//! attention block, its inputs and mask, and its weights — kept, or recomputed when asked —
+//! and how a stack's layers are recorded as they run ([`attend`], [`attend_weights`]).
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use ndarray::{Array2, Array3, Array4, Axis};
+
+use super::request::Row;
+use crate::attention::mask::Mask;
+use crate::attention::multi_head::{HeadTrace, MultiHeadAttention, MultiHeadOutput};
+use crate::error::{Error, Result};
+use crate::tokenize::Token;
+
+/// How many computed layers an on-demand row keeps: the layer a view shows and the last one.
+const CACHED_LAYERS: usize = 2;
+
+/// The inputs of one layer's attention block, kept so any head can be recomputed and traced.
+#[derive(Debug, Clone)]
+pub struct LayerInputs {
+    pub x_q: Arc<Array2<f32>>,  // (Tq, D)
+    pub x_kv: Arc<Array2<f32>>, // (Tk, D)
+}
+
+/// What one layer of a row needs to give its weights again: the block, its inputs and mask.
+#[derive(Debug, Clone)]
+struct LayerRecord {
+    block: Arc<MultiHeadAttention>,
+    mask: Arc<Mask>,
+    inputs: LayerInputs,
+    /// Every head's weights (H, Tq, Tk), when the run keeps them.
+    weights: Option<Arc<Array3<f32>>>,
+    /// Each head's largest weight (H,), kept either way.
+    maxima: Vec<f32>,
+}
+
+/// One batch row at one place: its tokens, masks and every layer's and head's weights —
+/// kept, or recomputed from the layer's inputs when asked (see [`super::Store`]).
+#[derive(Debug)]
+pub struct RowAttention {
+    /// The query side's tokens (padded to Tq).
+    pub queries: Vec<Token>,
+    /// The key side's tokens (padded to Tk).
+    pub keys: Vec<Token>,
+    pub query_valid: Vec<bool>,
+    pub key_valid: Vec<bool>,
+    layers: usize,
+    heads: usize,
+    scale_scores: bool,
+    keep: bool,
+    records: Vec<LayerRecord>,
+    /// On demand: the last layers computed, most recent last.
+    cache: Mutex<VecDeque<(usize, Arc<Array3<f32>>)>>,
+}
+
+impl Clone for RowAttention {
+    fn clone(&self) -> Self {
+        RowAttention {
+            queries: self.queries.clone(),
+            keys: self.keys.clone(),
+            query_valid: self.query_valid.clone(),
+            key_valid: self.key_valid.clone(),
+            layers: self.layers,
+            heads: self.heads,
+            scale_scores: self.scale_scores,
+            keep: self.keep,
+            records: self.records.clone(),
+            cache: Mutex::new(VecDeque::new()),
+        }
+    }
+}
+
+impl RowAttention {
+    /// An empty row of `layers` × `heads` weights over the given tokens, filled layer by layer
+    /// with [`RowAttention::push_layer`]; `keep` stores every layer's weights, else they are
+    /// recomputed when asked. `scale_scores` false runs without the blocks' scaling (a what-if).
+    pub fn new(queries: &Row, keys: &Row, layers: usize, heads: usize, scale_scores: bool, keep: bool) -> Self {
+        RowAttention {
+            queries: queries.tokens.clone(),
+            keys: keys.tokens.clone(),
+            query_valid: queries.valid.clone(),
+            key_valid: keys.valid.clone(),
+            layers,
+            heads,
+            scale_scores,
+            keep,
+            records: Vec::with_capacity(layers),
+            cache: Mutex::new(VecDeque::new()),
+        }
+    }
+
+    /// Whether this row stores every layer's weights (else it recomputes them).
+    pub fn keeps_weights(&self) -> bool {
+        self.keep
+    }
+
+    /// Records the next layer: its block, what the block gave (its weights, kept if this row
+    /// keeps them, and each head's maximum), its mask and its inputs.
+    pub fn push_layer(
+        &mut self,
+        block: &Arc<MultiHeadAttention>,
+        out: MultiHeadOutput,
+        mask: &Arc<Mask>,
+        inputs: LayerInputs,
+    ) {
+        let weights = (self.keep && !out.weights.is_empty()).then(|| Arc::new(out.weights));
+        let record =
+            LayerRecord { block: Arc::clone(block), mask: Arc::clone(mask), inputs, weights, maxima: out.maxima };
+        self.records.push(record);
+    }
+
+    pub fn layers(&self) -> usize {
+        self.layers
+    }
+
+    pub fn heads(&self) -> usize {
+        self.heads
+    }
+
+    /// (Tq, Tk).
+    pub fn size(&self) -> (usize, usize) {
+        (self.queries.len(), self.keys.len())
+    }
+
+    fn record(&self, layer: usize) -> Result<&LayerRecord> {
+        Error::check_index("layer", layer, self.records.len())?;
+        Ok(&self.records[layer])
+    }
+
+    /// Every head's weights in `layer`, (H, Tq, Tk): stored, cached, or computed now.
+    pub fn layer(&self, layer: usize) -> Result<Arc<Array3<f32>>> {
+        let record = self.record(layer)?;
+        if let Some(w) = &record.weights {
+            return Ok(Arc::clone(w));
+        }
+        let cached = |cache: &VecDeque<(usize, Arc<Array3<f32>>)>| {
+            cache.iter().find(|(l, _)| *l == layer).map(|(_, w)| Arc::clone(w))
+        };
+        if let Some(w) = self.cache.lock().ok().and_then(|c| cached(&c)) {
+            return Ok(w);
+        }
+        let LayerInputs { x_q, x_kv } = &record.inputs;
+        let weights = Arc::new(record.block.weights(x_q.view(), x_kv.view(), Some(&record.mask), self.scale_scores)?);
+        if let Ok(mut cache) = self.cache.lock() {
+            if cache.len() >= CACHED_LAYERS {
+                cache.pop_front();
+            }
+            cache.push_back((layer, Arc::clone(&weights)));
+        }
+        Ok(weights)
+    }
+
+    /// The weights of one head, (Tq, Tk).
+    pub fn head(&self, layer: usize, head: usize) -> Result<Array2<f32>> {
+        Error::check_index("layer", layer, self.layers())?;
+        Error::check_index("head", head, self.heads())?;
+        Ok(self.layer(layer)?.index_axis(Axis(0), head).to_owned())
+    }
+
+    /// Every layer's and head's weights, (L, H, Tq, Tk), refused when larger than
+    /// [`MAX_WEIGHT_BYTES`]: a whole row for an export or one copy to a page.
+    pub fn weights(&self) -> Result<Array4<f32>> {
+        let (tq, tk) = self.size();
+        check_size(self.layers.saturating_mul(self.heads).saturating_mul(tq).saturating_mul(tk))?;
+        let size = self.layers * self.heads * tq * tk;
+        // filled layer by layer, never zeroed first: at 512 tokens that is 75 MB written once
+        let mut all = Vec::with_capacity(size); // (L, H, Tq, Tk)
+        for layer in 0..self.records.len().min(self.layers) {
+            let w = self.layer(layer)?; // (H, Tq, Tk), row-major as every block gives it
+            let (h, q, k) = w.dim();
+            all.extend_from_slice(w.as_slice().ok_or_else(|| Error::shape("layer weights", &[h, q, k], &[h, q, k]))?);
+        }
+        all.resize(size, 0.0); // layers a run never reached
+        Array4::from_shape_vec((self.layers, self.heads, tq, tk), all)
+            .map_err(|_| Error::shape("weights", &[size], &[self.layers, self.heads, tq, tk]))
+    }
+
+    /// The largest weight of every head, (L, H), for colour ranges: recorded as each layer
+    /// was run, so it needs no weights kept.
+    pub fn maxima(&self) -> Result<Array2<f32>> {
+        let mut maxima = Array2::zeros((self.layers, self.heads)); // (L, H)
+        for (layer, record) in self.records.iter().enumerate().take(self.layers) {
+            for (h, &m) in record.maxima.iter().enumerate().take(self.heads) {
+                maxima[[layer, h]] = m;
+            }
+        }
+        Ok(maxima)
+    }
+
+    /// The mask of `layer`, (Tq, Tk).
+    pub fn mask(&self, layer: usize) -> Result<&Mask> {
+        Ok(&self.record(layer)?.mask)
+    }
+
+    /// The inputs of `layer`'s attention block.
+    pub fn inputs(&self, layer: usize) -> Result<&LayerInputs> {
+        Ok(&self.record(layer)?.inputs)
+    }
+
+    /// Every step of `head` in `layer`, recomputed from the layer's block and inputs.
+    pub fn trace(&self, layer: usize, head: usize) -> Result<HeadTrace> {
+        let record = self.record(layer)?;
+        let LayerInputs { x_q, x_kv } = &record.inputs;
+        record.block.trace(x_q.view(), x_kv.view(), Some(&record.mask), self.scale_scores, head)
+    }
+
+    /// Queries that could see no key in `layer`: their weights are all zero.
+    pub fn fully_masked_rows(&self, layer: usize) -> Result<Vec<usize>> {
+        Ok(self.mask(layer)?.fully_masked_rows())
+    }
+}
+
+/// Runs `block` with queries from `x_q` over `x_kv` and records the layer in `record`, if
+/// any: the block's output (Tq, D). A row that does not keep weights gets none: each head's
+/// weights live only while that head is computed.
+pub(crate) fn attend(
+    block: &Arc<MultiHeadAttention>,
+    x_q: &Arc<Array2<f32>>,
+    x_kv: &Arc<Array2<f32>>,
+    mask: &Arc<Mask>,
+    scale_scores: bool,
+    record: Option<&mut RowAttention>,
+) -> Result<Array2<f32>> {
+    let inputs = || LayerInputs { x_q: Arc::clone(x_q), x_kv: Arc::clone(x_kv) };
+    match record {
+        Some(row) => {
+            let mut a = if row.keeps_weights() {
+                block.forward(x_q.view(), x_kv.view(), Some(mask), scale_scores)?
+            } else {
+                block.forward_lean(x_q.view(), x_kv.view(), Some(mask), scale_scores)?
+            };
+            let output = std::mem::take(&mut a.output);
+            row.push_layer(block, a, mask, inputs());
+            Ok(output)
+        }
+        None => Ok(block.forward_lean(x_q.view(), x_kv.view(), Some(mask), scale_scores)?.output),
+    }
+}
+
+/// Records `block`'s weights for queries `x_q` over `x_kv` in `row`, without the block's
+/// output: no V, ·V or W_O. The last layer of a stack whose output nothing reads.
+pub(crate) fn attend_weights(
+    block: &Arc<MultiHeadAttention>,
+    x_q: &Arc<Array2<f32>>,
+    x_kv: &Arc<Array2<f32>>,
+    mask: &Arc<Mask>,
+    scale_scores: bool,
+    row: &mut RowAttention,
+) -> Result<()> {
+    let out = block.forward_weights(x_q.view(), x_kv.view(), Some(mask), scale_scores, row.keeps_weights())?;
+    row.push_layer(block, out, mask, LayerInputs { x_q: Arc::clone(x_q), x_kv: Arc::clone(x_kv) });
+    Ok(())
+}
+
+/// Bytes of attention weights that may be handed over at once (a whole row, an export, one
+/// layer computed on demand): beyond this a page would run out of memory.
+pub const MAX_WEIGHT_BYTES: usize = 1 << 30;
+
+/// Fails with [`Error::TooLarge`] when `weights` f32 values would pass [`MAX_WEIGHT_BYTES`].
+pub(crate) fn check_size(weights: usize) -> Result<()> {
+    let bytes = weights.saturating_mul(4);
+    if bytes > MAX_WEIGHT_BYTES {
+        return Err(Error::TooLarge { megabytes: bytes >> 20, max: MAX_WEIGHT_BYTES >> 20 });
+    }
+    Ok(())
+}
