@@ -83,9 +83,22 @@ pub(crate) fn check_sizes(sizes: &[(&str, usize)]) -> Result<()> {
     Ok(())
 }
 
-/// `config.json` as `T`, with an error a person can act on: where the JSON breaks, or which
-/// setting has the wrong type.
+/// `config.json` as `T`, with an error a person can act on: where the JSON breaks, which
+/// setting has the wrong type, or that the file is valid JSON of another kind than settings.
 pub(crate) fn parse_config<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T> {
+    if let Ok(doc) = serde_json::from_slice::<serde_json::Value>(bytes) {
+        let found = match doc {
+            serde_json::Value::Object(_) => None,
+            serde_json::Value::Null => Some("null"),
+            serde_json::Value::Array(_) => Some("a list"),
+            serde_json::Value::Number(_) => Some("a number"),
+            serde_json::Value::String(_) => Some("text"),
+            serde_json::Value::Bool(_) => Some("true or false"),
+        };
+        if let Some(found) = found {
+            return Err(Error::file("config.json", FileProblem::NotAnObject { found: found.to_string() }));
+        }
+    }
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let parsed: std::result::Result<T, _> = serde_path_to_error::deserialize(&mut de);
     parsed.map_err(|e| {
