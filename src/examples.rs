@@ -34,7 +34,9 @@ pub const EXAMPLES: &[Example] = &[
         id: "animal-en",
         lang: "en",
         text: "The animal didn't cross the street because it was too tired.",
-        note: Note { en: "How much does “it” look at “animal”?", ko: "‘it’은 ‘animal’을 얼마나 참고할까?" },
+        note: Note {
+            en: "How much does “it” look at “animal”?", ko: "‘it’은 ‘animal’을 얼마나 참고할까?"
+        },
     },
     Example {
         id: "give-ko",

@@ -68,7 +68,13 @@ fn malformed_or_unsupported_configs() {
     assert!(message(bert_with(Some(b"{ not json"), None, None)).starts_with("config.json: not valid JSON"));
     assert_eq!(message(bert_with(Some(b"{}"), None, None)), "config.json: it has no `model_type`");
     // valid JSON of the wrong kind is not called invalid JSON
-    for (doc, found) in [(&b"null"[..], "null"), (b"[]", "a list"), (b" 3 ", "a number"), (b"\"bert\"", "text"), (b"true", "true or false")] {
+    for (doc, found) in [
+        (&b"null"[..], "null"),
+        (b"[]", "a list"),
+        (b" 3 ", "a number"),
+        (b"\"bert\"", "text"),
+        (b"true", "true or false"),
+    ] {
         assert_eq!(
             message(bert_with(Some(doc), None, None)),
             format!("config.json: valid JSON, but {found} where an object of settings belongs"),

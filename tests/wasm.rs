@@ -245,7 +245,11 @@ fn a_view_and_a_layer_each_cross_in_one_call() {
     let tq = (cells as f64).sqrt() as usize; // decoder self-attention: Tq = Tk
     assert_eq!(layer.len(), 4 * cells, "[H, Tq, Tk]");
     for h in 0..4 {
-        assert_eq!(layer[h * cells..(h + 1) * cells], run.head("decoder_self", 0, 1, h).unwrap().to_vec()[..], "head {h}");
+        assert_eq!(
+            layer[h * cells..(h + 1) * cells],
+            run.head("decoder_self", 0, 1, h).unwrap().to_vec()[..],
+            "head {h}"
+        );
     }
     let view: JsValue = run.view("decoder_self", 0, 1, 3).unwrap().into();
     let weights = run.head("decoder_self", 0, 1, 3).unwrap().to_vec();

@@ -6,6 +6,7 @@
 //! byte-level piece of Korean shows as Korean, not as `ë`-style bytes, and pieces that split
 //! one character are numbered parts of it.
 
+use base64::Engine;
 use std::collections::HashMap;
 
 use tokenizers::models::ModelWrapper;
@@ -188,8 +189,14 @@ fn check_json(bytes: &[u8]) -> Option<()> {
     fn precompiled_ok(value: &serde_json::Value) -> bool {
         match value {
             serde_json::Value::Object(map) => {
+                // a character map is checked whole before the tokenizer reads it (charsmap.rs)
                 let ok = map.get("type").and_then(|t| t.as_str()) != Some("Precompiled")
-                    || serde_json::from_str::<tokenizers::normalizers::Precompiled>(&value.to_string()).is_ok();
+                    || (serde_json::from_str::<tokenizers::normalizers::Precompiled>(&value.to_string()).is_ok()
+                        && map
+                            .get("precompiled_charsmap")
+                            .and_then(|m| m.as_str())
+                            .and_then(|m| base64::engine::general_purpose::STANDARD.decode(m).ok())
+                            .is_some_and(|bytes| super::charsmap::check(&bytes).is_ok()));
                 ok && map.values().all(precompiled_ok)
             }
             serde_json::Value::Array(items) => items.iter().all(precompiled_ok),

@@ -12,6 +12,8 @@ use unicode_segmentation::UnicodeSegmentation;
 use crate::error::{Error, Result};
 
 #[cfg(feature = "hf")]
+pub mod charsmap;
+#[cfg(feature = "hf")]
 pub mod hf;
 #[cfg(feature = "hf")]
 pub mod spm;
@@ -294,7 +296,8 @@ mod tests {
 
     #[test]
     fn coverage_counts_unknown_tokens_and_words_spelled_out() {
-        let piece = |text: &str, kind| Token { label: text.into(), piece: text.into(), kind, text: text.into(), part: None };
+        let piece =
+            |text: &str, kind| Token { label: text.into(), piece: text.into(), kind, text: text.into(), part: None };
         let mut tokens = vec![Token::marker("[CLS]", TokenKind::Special)];
         // "chased" letter by letter, "cat" whole, "hungry" as two ordinary pieces, one [UNK]
         tokens.push(piece("c", TokenKind::Word));

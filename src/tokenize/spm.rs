@@ -62,6 +62,8 @@ impl SpmModel {
         let mut tokenizer = Tokenizer::new(model);
         let mut normalizers: Vec<NormalizerWrapper> = Vec::new();
         if !self.precompiled_charsmap.is_empty() {
+            super::charsmap::check(&self.precompiled_charsmap)
+                .map_err(|why| bad(&format!("its character map is damaged: {why}")))?;
             let map = Precompiled::from(&self.precompiled_charsmap).map_err(|_| bad("its character map is damaged"))?;
             normalizers.push(map.into());
         }
