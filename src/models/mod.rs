@@ -317,20 +317,22 @@ mod tests {
     }
 
     /// The fixtures' real models: BERT stops its one stack; BART's encoder still runs whole.
+    /// A tiny model of `tests/fixtures/hf/{name}`, as transformers saved it.
+    #[cfg(all(feature = "hf", not(target_arch = "wasm32")))]
+    fn fixture(name: &str) -> Model {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hf").join(name);
+        let read = |f: &str| std::fs::read(dir.join(f)).unwrap();
+        let (config, weights, tokenizer) = (read("config.json"), read("model.safetensors"), read("tokenizer.json"));
+        let files =
+            hf::ModelFiles { config: &config, weights: &weights, tokenizer: Some(&tokenizer), ..Default::default() };
+        Model::from_files(&files).unwrap()
+    }
+
     #[cfg(all(feature = "hf", not(target_arch = "wasm32")))]
     #[test]
     fn real_models_give_the_same_weights_from_a_weights_only_run() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hf");
         for (name, targets) in [("bert", &[][..]), ("bart", &["a short target", "another one"][..])] {
-            let read = |f: &str| std::fs::read(dir.join(name).join(f)).unwrap();
-            let (config, weights, tokenizer) = (read("config.json"), read("model.safetensors"), read("tokenizer.json"));
-            let files = hf::ModelFiles {
-                config: &config,
-                weights: &weights,
-                tokenizer: Some(&tokenizer),
-                ..Default::default()
-            };
-            let model = Model::from_files(&files).unwrap();
+            let model = fixture(name);
             let r = request(&["The animal did not cross the street.", "It was tired."], targets, None);
             let (full, lean) = (model.run(&r).unwrap(), model.run_weights(&r).unwrap());
             assert_same_attention(&model, &full, &lean, name);
@@ -343,17 +345,8 @@ mod tests {
     #[cfg(all(feature = "hf", not(target_arch = "wasm32")))]
     #[test]
     fn pre_norm_models_give_the_same_weights_from_a_weights_only_run() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hf");
         for name in ["t5", "t5-v1_1", "gpt2", "gpt_neo", "gpt_neox", "llama"] {
-            let read = |f: &str| std::fs::read(dir.join(name).join(f)).unwrap();
-            let (config, weights, tokenizer) = (read("config.json"), read("model.safetensors"), read("tokenizer.json"));
-            let files = hf::ModelFiles {
-                config: &config,
-                weights: &weights,
-                tokenizer: Some(&tokenizer),
-                ..Default::default()
-            };
-            let model = Model::from_files(&files).unwrap();
+            let model = fixture(name);
             let places = model.info.places.iter().map(|p| Some(p.place));
             let asked: Vec<Option<Place>> =
                 if model.info.encoder_decoder { [None].into_iter().chain(places).collect() } else { vec![None] };
