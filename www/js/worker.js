@@ -32,9 +32,11 @@ function buffersOf(value, out = []) {
  * { from: "hub", id, hub? } (the Hugging Face Hub, or a same-origin mirror of its layout) or
  * { from: "files", files } (picked by the reader). Anything else is refused.
  */
+/** Finding and fetching files is for real models: a page of toy widgets never loads it. */
+const modelFiles = () => import("./model-files.js");
+
 async function filesOf(source, id) {
-  // finding and fetching files is for real models: a page of toy widgets never loads it
-  const { HUB, fetchModelFiles, hubUrl, pickFiles, validModelId } = await import("./model-files.js");
+  const { HUB, fetchModelFiles, hubUrl, pickFiles, validModelId } = await modelFiles();
   const onProgress = (progress) => self.postMessage({ id, progress });
   if (source.from === "files") return pickFiles(source.files);
   if (source.from === "url") {
@@ -63,7 +65,7 @@ async function load(id, key, source) {
   if (!core.hasModel(key)) {
     const { suggestions: extra, ...files } = await filesOf(source, id);
     await core.loadFiles(key, files);
-    suggested.set(key, (await import("./model-files.js")).suggestions(extra));
+    suggested.set(key, (await modelFiles()).suggestions(extra));
   }
   const info = await core.loadFiles(key, null);
   return { ...info, suggestions: suggested.get(key) ?? [], wasmBytes: await core.wasmBytes() };

@@ -16,7 +16,10 @@ export function loadLanguage(lang) {
     Object.assign(STRINGS[lang], words.KO ?? words.EN);
     Object.assign(HINTS[lang], errors.HINTS[lang]);
     Object.assign(ERRORS_EN, errors.ERRORS_EN);
-    if (lang === "ko") Object.assign(ERRORS_KO, errors.ERRORS_KO) && Object.assign(WORDS_KO, errors.WORDS_KO);
+    if (lang === "ko") {
+      Object.assign(ERRORS_KO, errors.ERRORS_KO);
+      Object.assign(WORDS_KO, errors.WORDS_KO);
+    }
   });
   // a failed fetch is tried again at the next update, not remembered
   loading[lang].catch(() => delete loading[lang]);
