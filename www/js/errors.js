@@ -39,6 +39,11 @@ export function coded(message, code, details = {}) {
   return new CodedError(message, code, details);
 }
 
+/** A part of the widget (a view, the page's words) that could not be fetched. */
+export function chunkFailed(e) {
+  return coded(`part of the widget could not be loaded: ${e?.message ?? e}`, "chunk_failed");
+}
+
 /** An error as it crossed from the worker (`{ message, code, details }`), an Error again. */
 export function revive({ message, code, details }) {
   return new CodedError(message, code, details);

@@ -15,7 +15,7 @@
 // the figure (views, legend, table, read-out, saving) figure.js.
 
 import { AttentionClient } from "../client.js";
-import { coded } from "../errors.js";
+import { chunkFailed, coded } from "../errors.js";
 import { browserLang, loadLanguage, tf } from "../i18n.js";
 import { offer } from "../views/dom.js";
 import { adoptSizes, reserveHeight } from "../views/sizes.js";
@@ -192,7 +192,7 @@ export class AttentionHeatmap extends HTMLElement {
     // what went wrong in this run, if anything
     this.#problems.reset(problems);
     try {
-      if (unspoken) throw coded(`part of the widget could not be loaded: ${unspoken.message}`, "chunk_failed");
+      if (unspoken) throw chunkFailed(unspoken);
       this.#client ??= new AttentionClient(WORKER);
       await this.#ensureModel();
       await this.#run();

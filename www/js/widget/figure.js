@@ -4,7 +4,7 @@
 // colours and words. The views beyond the heatmap and the grid load when a widget first needs
 // them: a blog reader downloads what the post shows.
 
-import { coded } from "../errors.js";
+import { chunkFailed, coded } from "../errors.js";
 import { lutFor } from "../render/colormap.js";
 import { drawLegend } from "../render/heatmap.js";
 import { heatmapSvg } from "../render/svg.js";
@@ -23,7 +23,7 @@ const chunks = {
   steps: () => import("../views/steps.js"),
 };
 const lazy = Object.fromEntries(
-  Object.entries(chunks).map(([name, load]) => [name, () => load().catch((e) => Promise.reject(coded(`part of the widget could not be loaded: ${e.message}`, "chunk_failed")))]),
+  Object.entries(chunks).map(([name, load]) => [name, () => load().catch((e) => Promise.reject(chunkFailed(e)))]),
 );
 
 /** The files each view can be saved as: a view offers exactly these buttons. */
