@@ -68,6 +68,27 @@ pub enum Error {
     #[error("the tokenizer cannot split this text")]
     TokenizerFailed,
 
+    /// A score that compares query and key positions, asked of cross-attention (whose
+    /// queries and keys are different sentences).
+    #[error("the {score} score compares positions in one sentence: {place} attention has two")]
+    ScoreNeedsSelf { score: String, place: String },
+
+    #[error("rollout follows one sentence through its layers: {place} attention has two")]
+    RolloutNeedsSelf { place: String },
+
+    #[error("no {side} chosen: choose at least one token")]
+    EmptySelection { side: String },
+
+    #[error("{side} position {position} does not exist: the row has {count} tokens")]
+    PositionOutOfRange { side: String, position: usize, count: usize },
+
+    /// The induction probe at a place where a token sees the tokens after it.
+    #[error("the induction probe needs causal attention: {place} attention is not causal in this model")]
+    ProbeNeedsCausal { place: String },
+
+    #[error("the induction probe draws tokens from a vocabulary: {architecture} has none")]
+    NoVocabulary { architecture: String },
+
     #[error("this run would keep {megabytes} MB of attention weights, more than the {max} MB headmap allows: use shorter text, fewer sentences or fewer layers")]
     TooLarge { megabytes: usize, max: usize },
 

@@ -12,6 +12,8 @@
 //!      → a Run: per place, per batch row, weights (L, H, Tq, Tk), kept or recomputed from each
 //!        layer's inputs when asked (models::run)
 //!      → statistics and exports (stats, export)
+//!      → what heads do: scores per head, token-to-token mass, the induction probe, rollout
+//!        (heads, models::probe, rollout)
 //!      → wasm boundary (wasm, the only module that knows JavaScript)
 //! ```
 //!
@@ -25,10 +27,12 @@ pub mod cost;
 pub mod error;
 pub mod examples;
 pub mod export;
+pub mod heads;
 pub mod math;
 pub mod models;
 pub mod nn;
 pub mod rng;
+pub mod rollout;
 pub mod stats;
 #[cfg(feature = "cli")]
 pub mod svg;

@@ -4,11 +4,13 @@
 //! scripts/dev/make_hf_fixtures.py. Needs `--features hf`.
 #![cfg(all(feature = "hf", not(target_arch = "wasm32")))]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
-use headmap::models::hf::ModelFiles;
+use common::{load, read};
+
 use headmap::models::run::{Batch, Row, Settings, Store};
-use headmap::models::weights::{shard_names, INDEX};
 use headmap::tokenize::Token;
 use headmap::{Model, Place, Request};
 use ndarray::{ArrayViewD, Axis};
@@ -19,31 +21,6 @@ const TOL: f32 = 1e-4;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hf").join(name)
-}
-
-fn read(path: &Path) -> Vec<u8> {
-    std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-/// Loads a model folder as a user would give it: model.safetensors, or a sharded checkpoint.
-fn load(dir: &Path) -> Model {
-    let opt = |f: &str| dir.join(f).exists().then(|| read(&dir.join(f)));
-    let config = read(&dir.join("config.json"));
-    let index = opt(INDEX);
-    let names = index.as_deref().map_or(Vec::new(), |i| shard_names(i).unwrap());
-    let shards: Vec<Vec<u8>> = names.iter().map(|n| read(&dir.join(n))).collect();
-    let weights = if index.is_some() { Vec::new() } else { read(&dir.join("model.safetensors")) };
-    let (tokenizer, spm, vocab) = (opt("tokenizer.json"), opt("source.spm"), opt("vocab.json"));
-    Model::from_files(&ModelFiles {
-        config: &config,
-        weights: &weights,
-        tokenizer: tokenizer.as_deref(),
-        source_spm: spm.as_deref(),
-        vocab: vocab.as_deref(),
-        index: index.as_deref(),
-        shards: names.iter().map(String::as_str).zip(shards.iter().map(Vec::as_slice)).collect(),
-    })
-    .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
 }
 
 fn rows(ids: &Value, mask: &Value) -> Vec<Row> {

@@ -108,6 +108,15 @@ impl Model {
         &self.info
     }
 
+    pub fn tokenizer(&self) -> &Tokenizer {
+        &self.tokenizer
+    }
+
+    /// The id an encoder–decoder's decoder starts from, when it has one.
+    pub fn decoder_start(&self) -> Option<u32> {
+        self.net.info().decoder_start
+    }
+
     /// `text` as the model tokenizes it, refused when longer than the model allows.
     pub fn tokenize(&self, text: &str) -> Result<Encoded> {
         let encoded = self.tokenizer.encode(text)?;

@@ -172,6 +172,40 @@ impl TextTokenizer {
         }
     }
 
+    /// The ids of the vocabulary that are no special token and not the unknown one: what
+    /// ordinary text is made of.
+    pub fn ordinary_ids(&self) -> Vec<u32> {
+        let special: std::collections::HashSet<u32> = match &self.marian {
+            Some(vocab) => {
+                [Some(vocab.unk), Some(vocab.eos), vocab.ids.get("<pad>").copied()].into_iter().flatten().collect()
+            }
+            None => {
+                let added = self.inner.get_added_tokens_decoder();
+                let unk = self.unk.as_deref().and_then(|u| self.inner.token_to_id(u));
+                added.iter().filter(|(_, t)| t.special).map(|(&id, _)| id).chain(unk).collect()
+            }
+        };
+        (0..self.vocab_size() as u32).filter(|id| !special.contains(id) && self.id_to_token(*id).is_some()).collect()
+    }
+
+    /// The special tokens of the vocabulary, lowest id first.
+    pub fn special_ids(&self) -> Vec<u32> {
+        match &self.marian {
+            Some(vocab) => vec![vocab.eos],
+            None => {
+                let mut ids: Vec<u32> = self
+                    .inner
+                    .get_added_tokens_decoder()
+                    .iter()
+                    .filter(|(_, t)| t.special)
+                    .map(|(&id, _)| id)
+                    .collect();
+                ids.sort_unstable();
+                ids
+            }
+        }
+    }
+
     /// The spelling of token `id`, for labelling PAD and start tokens.
     pub fn id_to_token(&self, id: u32) -> Option<String> {
         match &self.marian {

@@ -217,6 +217,42 @@ impl Tokenizer {
     }
 }
 
+/// What a model's vocabulary offers the induction probe: the ordinary ids random tokens are
+/// drawn from, and the special ids a sequence can start with, lowest first.
+pub struct Vocabulary {
+    pub ordinary: Vec<u32>,
+    pub special: Vec<u32>,
+}
+
+impl Tokenizer {
+    /// The vocabulary, `None` for the toy's words (it has none).
+    pub fn vocabulary(&self) -> Option<Vocabulary> {
+        match self {
+            Tokenizer::Words => None,
+            #[cfg(feature = "hf")]
+            Tokenizer::Hf(t) => Some(Vocabulary { ordinary: t.ordinary_ids(), special: t.special_ids() }),
+        }
+    }
+
+    /// Token `id` on its own, labelled by the text it decodes to (a piece of a character
+    /// decodes to a replacement mark, and is labelled by its spelling instead).
+    pub fn token_of(&self, id: u32) -> Token {
+        let piece = self.piece(id).unwrap_or_else(|| format!("#{id}"));
+        let text = self.decode(&[id]).unwrap_or_default();
+        let text = text.trim();
+        if text.is_empty() || text.contains('\u{FFFD}') {
+            return Token {
+                label: short_label(&piece),
+                piece: piece.clone(),
+                kind: TokenKind::Word,
+                text: piece,
+                part: None,
+            };
+        }
+        Token { label: short_label(text), piece, kind: TokenKind::Word, text: text.to_string(), part: None }
+    }
+}
+
 /// Splits `text` into word tokens, refusing empty text and text over [`MAX_TOKENS`].
 pub fn split_words(text: &str) -> Result<Vec<Token>> {
     let tokens: Vec<Token> =

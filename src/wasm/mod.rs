@@ -32,6 +32,8 @@ use crate::models::run::Request;
 use crate::models::toy::ToyConfig;
 
 #[cfg(feature = "hf")]
+mod find;
+#[cfg(feature = "hf")]
 pub mod hf;
 mod run;
 mod trace;

@@ -238,7 +238,7 @@ impl Run {
 }
 
 impl Run {
-    fn row_at(&self, place_name: &str, row: usize) -> Result<&RowAttention, JsValue> {
+    pub(crate) fn row_at(&self, place_name: &str, row: usize) -> Result<&RowAttention, JsValue> {
         let place = self.run.place(place(place_name)?).map_err(js_error)?;
         place.row(row).map_err(js_error)
     }

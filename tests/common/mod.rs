@@ -37,3 +37,30 @@ pub fn cube(v: &Value) -> Array3<f32> {
 pub fn golden() -> Value {
     serde_json::from_str(include_str!("../fixtures/attention_golden.json")).expect("the golden fixture parses")
 }
+
+#[cfg(feature = "hf")]
+/// Loads a model folder as a user would give it: model.safetensors, or a sharded checkpoint.
+pub fn load(dir: &std::path::Path) -> headmap::Model {
+    let opt = |f: &str| dir.join(f).exists().then(|| read(&dir.join(f)));
+    let config = read(&dir.join("config.json"));
+    let index = opt(headmap::models::weights::INDEX);
+    let names = index.as_deref().map_or(Vec::new(), |i| headmap::models::weights::shard_names(i).unwrap());
+    let shards: Vec<Vec<u8>> = names.iter().map(|n| read(&dir.join(n))).collect();
+    let weights = if index.is_some() { Vec::new() } else { read(&dir.join("model.safetensors")) };
+    let (tokenizer, spm, vocab) = (opt("tokenizer.json"), opt("source.spm"), opt("vocab.json"));
+    headmap::Model::from_files(&headmap::models::hf::ModelFiles {
+        config: &config,
+        weights: &weights,
+        tokenizer: tokenizer.as_deref(),
+        source_spm: spm.as_deref(),
+        vocab: vocab.as_deref(),
+        index: index.as_deref(),
+        shards: names.iter().map(String::as_str).zip(shards.iter().map(Vec::as_slice)).collect(),
+    })
+    .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+}
+
+/// Reads a file a test needs, naming it when it cannot.
+pub fn read(path: &std::path::Path) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}

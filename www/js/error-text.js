@@ -25,7 +25,7 @@ export function errorText(lang, error) {
  */
 function nameOf(lang, code, key, value, details = {}) {
   const listed = code === "unknown_name" && (key === "value" || key === "expected") && ["mask", "place"].includes(details.setting) ? details.setting : null;
-  const kind = listed ?? (key === "mask" || (code === "mask_not_for_place" && key === "expected") ? "mask" : key === "place" || key === "have" ? "place" : null);
+  const kind = listed ?? (key === "mask" || (code === "mask_not_for_place" && key === "expected") ? "mask" : key === "place" || key === "have" ? "place" : key === "score" ? "score" : null);
   const name = kind && STRINGS[lang][`${kind}.${value}`];
   if (!name) return null;
   return lang === "en" ? name.charAt(0).toLowerCase() + name.slice(1) : name;
