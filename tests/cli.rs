@@ -1,4 +1,4 @@
-//! The `headmap attention` command on the tiny fixture models.
+//! The `headmap attention`, `heads` and `rollout` commands on the tiny fixture models.
 #![cfg(all(feature = "cli", not(target_arch = "wasm32")))]
 
 use std::path::Path;
@@ -11,6 +11,23 @@ fn headmap(args: &[&str]) -> (bool, Vec<u8>, String) {
 
 fn fixture(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hf").join(name).display().to_string()
+}
+
+/// The command's JSON, or a failure that shows its message.
+fn json_of(args: &[&str]) -> serde_json::Value {
+    let (ok, out, err) = headmap(args);
+    assert!(ok, "{args:?}: {err}");
+    serde_json::from_slice(&out).unwrap()
+}
+
+/// A JSON array of arrays of numbers.
+fn grid(value: &serde_json::Value) -> Vec<Vec<f64>> {
+    value
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect())
+        .collect()
 }
 
 #[test]
@@ -162,4 +179,177 @@ fn a_sharded_checkpoint_and_t5_from_their_folders() {
     ]);
     assert!(ok, "{err}");
     assert!(String::from_utf8(out).unwrap().contains("t5 · encoder_self · layer 0 · head 0"));
+}
+
+#[test]
+fn heads_scores_every_layer_and_head_of_every_place_and_row() {
+    // the fixtures have 2 layers of 4 heads at every place
+    let doc = json_of(&["heads", "--model", &fixture("bart"), "--text", "민수가 책을 주었다.", "--text", "a book."]);
+    assert_eq!(doc["model"], "bart");
+    let places = doc["places"].as_array().unwrap();
+    let names: Vec<&str> = places.iter().map(|p| p["place"].as_str().unwrap()).collect();
+    assert_eq!(names, ["encoder_self", "decoder_self", "cross"]);
+    for place in places {
+        let name = place["place"].as_str().unwrap();
+        let expected: &[&str] = match name {
+            // cross attention takes only the scores that compare no positions
+            "cross" => &["first_token", "special", "punctuation", "broad"],
+            _ => &[
+                "previous_token",
+                "duplicate_token",
+                "induction",
+                "next_token",
+                "current_token",
+                "first_token",
+                "special",
+                "punctuation",
+                "broad",
+                "distance",
+            ],
+        };
+        let rows = place["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), 2, "{name}: batch rows");
+        for (b, row) in rows.iter().enumerate() {
+            assert!(!row["tokens"].as_array().unwrap().is_empty(), "{name}.row{b}: tokens");
+            assert_eq!(row["key_tokens"].is_array(), name == "cross", "{name}.row{b}: key tokens only for cross");
+            let scores = row["scores"].as_object().unwrap();
+            let mut names: Vec<&str> = scores.keys().map(String::as_str).collect();
+            names.sort_unstable();
+            let mut want = expected.to_vec();
+            want.sort_unstable();
+            assert_eq!(names, want, "{name}.row{b}: the scores the place takes");
+            for score in expected {
+                let values = grid(&scores[*score]);
+                assert_eq!(values.len(), 2, "{name}.row{b}.{score}: layers");
+                for (l, heads) in values.iter().enumerate() {
+                    assert_eq!(heads.len(), 4, "{name}.row{b}.{score}.layer{l}: heads");
+                    for (h, &v) in heads.iter().enumerate() {
+                        let label = format!("{name}.row{b}.{score}.layer{l}.head{h} = {v}");
+                        match *score {
+                            "distance" => assert!(v >= 0.0, "{label}"),
+                            _ => assert!((0.0..=1.0).contains(&v), "{label}: a share"),
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn mass_of_one_query_on_one_key_is_that_weight() {
+    let text = "the animal was tired";
+    let weights = json_of(&["attention", "--model", &fixture("bert"), "--text", text]);
+    let weights = &weights["rows"][0]["attention"]["encoder_self"]["weights"];
+    let heads = json_of(&["heads", "--model", &fixture("bert"), "--text", text, "--queries", "3", "--keys", "1"]);
+    let mass = &heads["places"][0]["rows"][0]["mass"];
+    assert_eq!((mass["queries"][0].as_u64(), mass["keys"][0].as_u64()), (Some(3), Some(1)));
+    let values = grid(&mass["values"]);
+    assert_eq!((values.len(), values[0].len()), (2, 4), "(L, H)");
+    for (l, heads) in values.iter().enumerate() {
+        for (h, &got) in heads.iter().enumerate() {
+            let want = weights[l][h][3][1].as_f64().unwrap();
+            assert!((got - want).abs() < 1e-6, "bert.layer{l}.head{h}: mass {got}, weight {want}");
+        }
+    }
+    // CSV: the same numbers as `mass` lines beside the scores
+    let (ok, out, err) = headmap(&[
+        "heads",
+        "--model",
+        &fixture("bert"),
+        "--text",
+        text,
+        "--queries",
+        "3",
+        "--keys",
+        "1",
+        "--score",
+        "broad",
+        "--format",
+        "csv",
+    ]);
+    assert!(ok, "{err}");
+    let csv = String::from_utf8(out).unwrap();
+    assert!(csv.starts_with("place,row,score,layer,head,value\n"), "{csv}");
+    assert_eq!(csv.lines().count(), 1 + 2 * 8, "a header, then broad and mass for 2 × 4 heads");
+    let line = csv.lines().find(|l| l.starts_with("encoder_self,0,mass,1,2,")).unwrap();
+    let got: f64 = line.rsplit(',').next().unwrap().parse().unwrap();
+    assert!((got - weights[1][2][3][1].as_f64().unwrap()).abs() < 1e-6, "csv mass layer1.head2");
+}
+
+#[test]
+fn the_induction_probe_repeats_its_random_tokens_and_names_a_best_head() {
+    let doc = json_of(&["heads", "--model", &fixture("gpt2"), "--probe", "induction", "--probe-length", "10"]);
+    let probe = &doc["probe"];
+    assert_eq!((probe["place"].as_str(), probe["causal"].as_bool()), (Some("decoder_self"), Some(true)));
+    assert_eq!((probe["length"].as_u64(), probe["second"].as_u64()), (Some(10), Some(11)));
+    let ids: Vec<u64> = probe["ids"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    assert_eq!(ids.len(), 1 + 20, "a start token, then r twice");
+    assert_eq!(ids[1..11], ids[11..21], "the second half repeats the first");
+    assert_eq!(probe["tokens"].as_array().unwrap().len(), 21);
+    let induction = grid(&probe["induction"]);
+    assert_eq!((induction.len(), induction[0].len()), (2, 4), "(L, H)");
+    let best = &probe["best"];
+    let (l, h) = (best["layer"].as_u64().unwrap() as usize, best["head"].as_u64().unwrap() as usize);
+    let highest = induction.iter().flatten().copied().fold(f64::NEG_INFINITY, f64::max);
+    assert_eq!(induction[l][h], highest, "best is the highest induction score");
+    assert_eq!(best["score"].as_f64(), Some(highest));
+    // the same seed draws the same tokens
+    let again = json_of(&["heads", "--model", &fixture("gpt2"), "--probe", "induction", "--probe-length", "10"]);
+    assert_eq!(again["probe"]["ids"], probe["ids"]);
+}
+
+#[test]
+fn rollout_rows_sum_to_one_after_every_layer() {
+    for (model, texts) in
+        [("gpt2", vec!["The animal was tired."]), ("bert", vec!["동물이 길을 건너지 않았다.", "a book."])]
+    {
+        let mut args = vec!["rollout", "--model", &fixture(model)].into_iter().map(String::from).collect::<Vec<_>>();
+        for text in &texts {
+            args.extend(["--text".to_string(), text.to_string()]);
+        }
+        let doc = json_of(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(doc["fusion"], "mean");
+        let rows = doc["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), texts.len(), "{model}: batch rows");
+        for (b, row) in rows.iter().enumerate() {
+            let t = row["tokens"].as_array().unwrap().len();
+            let layers = row["layers"].as_array().unwrap();
+            assert_eq!(layers.len(), 2, "{model}.row{b}: layers");
+            for (l, layer) in layers.iter().enumerate() {
+                let matrix = grid(layer);
+                assert_eq!(matrix.len(), t, "{model}.row{b}.layer{l}: (T, T)");
+                for (i, r) in matrix.iter().enumerate() {
+                    assert_eq!(r.len(), t);
+                    let sum: f64 = r.iter().sum();
+                    assert!((sum - 1.0).abs() < 1e-5, "{model}.row{b}.layer{l}.query{i}: sums to {sum}");
+                }
+            }
+        }
+    }
+    let (ok, out, err) =
+        headmap(&["rollout", "--model", &fixture("gpt2"), "--text", "a b", "--fusion", "max", "--format", "csv"]);
+    assert!(ok, "{err}");
+    assert!(String::from_utf8(out).unwrap().starts_with("row,layer,query,key,value\n0,0,0,0,"));
+}
+
+#[test]
+fn heads_and_rollout_mistakes_are_explained() {
+    let (ok, _, err) = headmap(&["heads", "--model", &fixture("gpt2"), "--text", "a", "--score", "nope"]);
+    assert!(!ok && err.contains("unknown score `nope`: use previous_token,"), "{err}");
+    let (ok, _, err) =
+        headmap(&["heads", "--model", &fixture("gpt2"), "--text", "a b", "--queries", "99", "--keys", "0"]);
+    assert!(!ok, "{err}");
+    assert!(err.starts_with("headmap: decoder_self row 0: queries position 99 does not exist"), "{err}");
+    let (ok, _, err) = headmap(&["rollout", "--model", &fixture("bart"), "--text", "a", "--place", "cross"]);
+    assert!(!ok);
+    assert_eq!(err.trim(), "headmap: rollout follows one sentence through its layers: cross attention has two");
+    let (ok, _, err) =
+        headmap(&["heads", "--model", &fixture("gpt2"), "--probe", "induction", "--probe-length", "1000"]);
+    assert!(!ok && err.starts_with("headmap: probe length 1000 is outside"), "{err}");
+    let (ok, _, err) = headmap(&["heads", "--model", &fixture("gpt2"), "--probe", "induction", "--text", "a"]);
+    assert!(!ok && err.contains("cannot be used with"), "{err}");
+    let (ok, _, err) =
+        headmap(&["heads", "--model", &fixture("bart"), "--text", "a", "--place", "cross", "--score", "induction"]);
+    assert!(!ok && err.contains("the induction score compares positions in one sentence"), "{err}");
 }

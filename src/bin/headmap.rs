@@ -1,22 +1,33 @@
-//! `headmap attention`: a real model's attention weights from the command line, as JSON or
-//! CSV for scripts, or as an SVG or PNG figure of one layer and head.
+//! `headmap`: a real model's attention from the command line. `attention` writes the weights,
+//! as JSON or CSV for scripts or as an SVG or PNG figure of one layer and head; `heads` scores
+//! every head for what it does (or runs the induction probe); `rollout` follows the attention
+//! through the layers.
 //!
 //! ```text
 //! headmap attention --model models/all-MiniLM-L6-v2 --text "동물이 길을 건너지 않았다." --format json
 //! headmap attention --model DIR --text "…" --text "…" --format png --layer 2 --head 5 --out fig.png
 //! headmap attention --model opus-mt-ko-en --text "민수가 책을 주었다." --target "Minsu gave a book." --place cross --format svg
+//! headmap heads --model DIR --text "The animal didn't cross the street because it was tired." --queries 9 --keys 2
+//! headmap heads --model DIR --probe induction --probe-length 50 --seed 0
+//! headmap rollout --model DIR --text "…" --fusion mean --format csv
 //! ```
 
+use std::fmt::Write as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use headmap::export::{csv, export};
+use headmap::heads::{self, Metric, Score, ScoreOptions, PROBE_LENGTH};
 use headmap::models::hf::ModelFiles;
 use headmap::models::weights::{shard_names, INDEX};
+use headmap::rollout::Fusion;
 use headmap::svg::{heatmap_svg, Heatmap};
-use headmap::{MaskKind, Model, Place, Request, Run};
+use headmap::tokenize::Token;
+use headmap::{MaskKind, Model, Place, PlaceRun, Request, Run};
+use ndarray::Array2;
+use serde::{Serialize, Serializer};
 
 #[derive(Parser)]
 #[command(name = "headmap", version, about = "Per-head attention weights of Hugging Face models")]
@@ -28,11 +39,18 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Runs a model on text and writes its attention weights.
-    Attention(Args),
+    Attention(AttentionArgs),
+    /// Scores every layer and head for what it does (previous token, induction, first token,
+    /// …), or runs the induction probe.
+    Heads(HeadsArgs),
+    /// Follows the attention through the layers (attention rollout): how much each token
+    /// draws on each input token after every layer.
+    Rollout(RolloutArgs),
 }
 
+/// What every command runs: a model, its input, and the place and mask to keep.
 #[derive(clap::Args)]
-struct Args {
+struct Input {
     /// A model folder: config.json, model.safetensors (or model.safetensors.index.json and its
     /// shards) and tokenizer.json (or source.spm + vocab.json).
     #[arg(long)]
@@ -43,16 +61,29 @@ struct Args {
     /// The decoder's input of an encoder–decoder model, one per --text (default: the texts).
     #[arg(long = "target")]
     targets: Vec<String>,
-    #[arg(long, value_enum, default_value = "json")]
-    format: Format,
-    /// The place to keep (encoder_self, decoder_self, cross); default: every place for json
-    /// and csv, the model's first for svg and png.
+    /// The place to keep (encoder_self, decoder_self, cross); default: every place, or the
+    /// model's first where one place is shown (svg, png, rollout).
     #[arg(long, alias = "kind", value_parser = |s: &str| Place::parse(s).map_err(|e| e.to_string()))]
     place: Option<Place>,
     /// Run --place with this mask instead of the one it was trained with (none, padding,
     /// causal, cross): a what-if.
     #[arg(long, value_parser = |s: &str| MaskKind::parse(s).map_err(|e| e.to_string()))]
     mask: Option<MaskKind>,
+}
+
+impl Input {
+    /// The request of these texts, keeping `place` (every place if `None`).
+    fn request(&self, place: Option<Place>) -> Request {
+        Request { texts: self.texts.clone(), targets: self.targets.clone(), place, mask: self.mask, scale: None }
+    }
+}
+
+#[derive(clap::Args)]
+struct AttentionArgs {
+    #[command(flatten)]
+    input: Input,
+    #[arg(long, value_enum, default_value = "json")]
+    format: Format,
     /// For svg and png: which layer, head and batch row (from 0).
     #[arg(long, default_value_t = 0)]
     layer: usize,
@@ -65,6 +96,74 @@ struct Args {
     out: Option<PathBuf>,
 }
 
+#[derive(clap::Args)]
+struct HeadsArgs {
+    #[command(flatten)]
+    input: Input,
+    /// A score to give, repeated or comma-separated (previous_token, duplicate_token,
+    /// induction, next_token, current_token, first_token, special, punctuation, broad,
+    /// distance); default: every score the place takes (cross attention takes first_token,
+    /// special, punctuation and broad).
+    #[arg(long = "score", value_delimiter = ',', value_parser = |s: &str| Score::parse(s).map_err(|e| e.to_string()))]
+    scores: Vec<Score>,
+    /// How a pattern score compares the weights with its pattern: mul, the share of the weight
+    /// on it; abs, 1 − the mean distance from it (TransformerLens's two).
+    #[arg(long, default_value = "mul", value_parser = |s: &str| Metric::parse(s).map_err(|e| e.to_string()))]
+    metric: Metric,
+    /// Leave key 0 (the BOS token, where many heads rest) out of the pattern scores.
+    #[arg(long)]
+    exclude_bos: bool,
+    /// Leave the diagonal (each token on itself) out of the pattern scores.
+    #[arg(long)]
+    exclude_current_token: bool,
+    /// Query positions (from 0, comma-separated) whose mean weight on --keys is given per
+    /// layer and head as `mass`.
+    #[arg(long, value_delimiter = ',', requires = "keys")]
+    queries: Vec<usize>,
+    /// Key positions (from 0, comma-separated) for --queries.
+    #[arg(long, value_delimiter = ',', requires = "queries")]
+    keys: Vec<usize>,
+    /// Run a probe instead of --text: `induction` runs a start token and random tokens r, r
+    /// at --place (default: the model's causal place, else its encoder) and scores every head
+    /// for induction over the second r.
+    #[arg(long, value_enum, conflicts_with_all = [
+        "texts", "targets", "mask", "scores", "metric", "exclude_bos", "exclude_current_token", "queries", "keys",
+    ])]
+    probe: Option<ProbeKind>,
+    /// The length of r.
+    // --text named as a conflict too: clap lets a missing --text pass when an argument that
+    // conflicts with it is present, so `requires = "probe"` alone would let `--text a
+    // --probe-length 3` run the text and drop the length unsaid.
+    #[arg(long, default_value_t = PROBE_LENGTH, requires = "probe", conflicts_with = "texts")]
+    probe_length: usize,
+    /// The seed r is drawn with.
+    #[arg(long, default_value_t = 0, requires = "probe", conflicts_with = "texts")]
+    seed: u64,
+    #[command(flatten)]
+    output: Output,
+}
+
+#[derive(clap::Args)]
+struct RolloutArgs {
+    #[command(flatten)]
+    input: Input,
+    /// How a layer's heads become one matrix before the residual is added: mean, max or min.
+    #[arg(long, default_value = "mean", value_parser = |s: &str| Fusion::parse(s).map_err(|e| e.to_string()))]
+    fusion: Fusion,
+    #[command(flatten)]
+    output: Output,
+}
+
+/// Where and how `heads` and `rollout` write their numbers.
+#[derive(clap::Args)]
+struct Output {
+    #[arg(long, value_enum, default_value = "json")]
+    format: Table,
+    /// Where to write; default standard output.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum Format {
     Json,
@@ -73,9 +172,25 @@ enum Format {
     Png,
 }
 
+/// The formats of numbers without a figure.
+#[derive(Clone, Copy, ValueEnum)]
+enum Table {
+    Json,
+    Csv,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ProbeKind {
+    Induction,
+}
+
 fn main() -> ExitCode {
-    let Command::Attention(args) = Cli::parse().command;
-    match attention(&args) {
+    let done = match Cli::parse().command {
+        Command::Attention(args) => attention(&args),
+        Command::Heads(args) => heads(&args),
+        Command::Rollout(args) => rollout(&args),
+    };
+    match done {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("headmap: {message}");
@@ -84,30 +199,286 @@ fn main() -> ExitCode {
     }
 }
 
-fn attention(args: &Args) -> Result<(), String> {
-    let model = load(&args.model)?;
+fn attention(args: &AttentionArgs) -> Result<(), String> {
+    if args.out.is_none() && matches!(args.format, Format::Png) {
+        return Err("png output needs --out FILE".into());
+    }
+    let model = load(&args.input.model)?;
     let figure = matches!(args.format, Format::Svg | Format::Png);
-    let place = match (args.place, figure) {
-        (None, true) => model.info().places.first().map(|p| p.place),
+    let place = match (args.input.place, figure) {
+        (None, true) => first_place(&model).ok(),
         (place, _) => place,
     };
-    let request =
-        Request { texts: args.texts.clone(), targets: args.targets.clone(), place, mask: args.mask, scale: None };
     // the figures and exports show weights only: no last layer's values or feed-forward
-    let run = model.run_weights(&request).map_err(|e| e.to_string())?;
+    let run = model.run_weights(&args.input.request(place)).map_err(|e| e.to_string())?;
     let bytes = match args.format {
-        Format::Json => {
-            let doc = serde_json::to_string(&export(&model.info().architecture, &run)).map_err(|e| e.to_string())?;
-            (doc + "\n").into_bytes()
-        }
+        Format::Json => json(&export(&model.info().architecture, &run))?.into_bytes(),
         Format::Csv => csv(&run).map_err(|e| e.to_string())?.into_bytes(),
         Format::Svg => svg(&model, &run, args)?.into_bytes(),
         Format::Png => png(&svg(&model, &run, args)?)?,
     };
-    match &args.out {
+    write(args.out.as_deref(), &bytes)
+}
+
+/// Every head's scores per place and batch row, and the mass from --queries to --keys; or,
+/// with --probe, the induction probe.
+fn heads(args: &HeadsArgs) -> Result<(), String> {
+    let model = load(&args.input.model)?;
+    let architecture = &model.info().architecture;
+    let text = match args.probe {
+        Some(ProbeKind::Induction) => {
+            let probe = heads::induction_probe(&model, args.input.place, args.probe_length, args.seed)
+                .map_err(|e| e.to_string())?;
+            let row = probe.run.place(probe.place).and_then(|p| p.row(0)).map_err(|e| e.to_string())?;
+            let (layer, head, score) = probe.best();
+            let best = Best { layer, head, score };
+            let found = ProbeFound {
+                place: probe.place.name(),
+                causal: probe.causal,
+                length: probe.length,
+                second: probe.second,
+                ids: &probe.ids,
+                tokens: labels(&row.queries),
+                induction: &probe.scores,
+                best,
+            };
+            match args.output.format {
+                Table::Json => json(&ProbeDoc { model: architecture, probe: found })?,
+                Table::Csv => {
+                    let mut out = String::from(CSV_HEADER);
+                    score_lines(&mut out, found.place, 0, Score::Induction.name(), &probe.scores);
+                    out
+                }
+            }
+        }
+        None => {
+            let run = model.run_weights(&args.input.request(args.input.place)).map_err(|e| e.to_string())?;
+            let places = run.places.iter().map(|p| score_place(p, args)).collect::<Result<Vec<_>, _>>()?;
+            match args.output.format {
+                Table::Json => json(&HeadsDoc { model: architecture, places })?,
+                Table::Csv => scores_csv(&places),
+            }
+        }
+    };
+    write(args.output.out.as_deref(), text.as_bytes())
+}
+
+/// The scores of every row of one place. Without --place, a place gets the asked scores it
+/// takes (cross attention no positional ones); with it, asking for one it cannot take fails.
+fn score_place<'a>(p: &'a PlaceRun, args: &'a HeadsArgs) -> Result<Scored<'a>, String> {
+    let options = ScoreOptions {
+        metric: args.metric,
+        exclude_bos: args.exclude_bos,
+        exclude_current_token: args.exclude_current_token,
+        queries: None,
+    };
+    let rows = p
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(b, row)| {
+            let at = |e: headmap::Error| format!("{} row {b}: {e}", p.place.name());
+            let scores = if args.scores.is_empty() {
+                heads::all_scores(row, p.place, &options).map_err(at)?
+            } else {
+                args.scores
+                    .iter()
+                    .filter(|s| args.input.place.is_some() || p.place != Place::Cross || !s.positional())
+                    .map(|&s| Ok((s, heads::scores(row, p.place, s, &options).map_err(at)?)))
+                    .collect::<Result<_, String>>()?
+            };
+            let mass = if args.queries.is_empty() {
+                None
+            } else {
+                let values = heads::mass(row, &args.queries, &args.keys).map_err(at)?;
+                Some(Mass { queries: &args.queries, keys: &args.keys, values })
+            };
+            let key_tokens = (p.place == Place::Cross).then(|| labels(&row.keys));
+            Ok(RowScores { tokens: labels(&row.queries), key_tokens, scores, mass })
+        })
+        .collect::<Result<_, String>>()?;
+    Ok(Scored { place: p.place.name(), mask: p.mask.name(), rows })
+}
+
+const CSV_HEADER: &str = "place,row,score,layer,head,value\n";
+
+/// One line per score (and mass) of every place, row, layer and head.
+fn scores_csv(places: &[Scored]) -> String {
+    let mut out = String::from(CSV_HEADER);
+    for p in places {
+        for (b, row) in p.rows.iter().enumerate() {
+            for (score, values) in &row.scores {
+                score_lines(&mut out, p.place, b, score.name(), values);
+            }
+            if let Some(mass) = &row.mass {
+                score_lines(&mut out, p.place, b, "mass", &mass.values);
+            }
+        }
+    }
+    out
+}
+
+/// The lines of one score's (L, H) values.
+fn score_lines(out: &mut String, place: &str, row: usize, score: &str, values: &Array2<f32>) {
+    for ((l, h), v) in values.indexed_iter() {
+        let _ = writeln!(out, "{place},{row},{score},{l},{h},{v}");
+    }
+}
+
+/// The rollout of every batch row at one self-attention place.
+fn rollout(args: &RolloutArgs) -> Result<(), String> {
+    let model = load(&args.input.model)?;
+    let place = match args.input.place {
+        Some(place) => place,
+        None => first_place(&model)?,
+    };
+    let run = model.run_weights(&args.input.request(Some(place))).map_err(|e| e.to_string())?;
+    let kept = run.place(place).map_err(|e| e.to_string())?;
+    let rows = kept
+        .rows
+        .iter()
+        .map(|row| {
+            Ok(Rolled { tokens: labels(&row.queries), layers: headmap::rollout::rollout(row, place, args.fusion)? })
+        })
+        .collect::<Result<Vec<_>, headmap::Error>>()
+        .map_err(|e| e.to_string())?;
+    let text = match args.output.format {
+        Table::Json => json(&RolloutDoc {
+            model: &model.info().architecture,
+            place: place.name(),
+            mask: kept.mask.name(),
+            fusion: args.fusion.name(),
+            rows,
+        })?,
+        Table::Csv => {
+            let mut out = String::from("row,layer,query,key,value\n");
+            for (b, row) in rows.iter().enumerate() {
+                for (l, layer) in row.layers.iter().enumerate() {
+                    for ((i, j), v) in layer.indexed_iter() {
+                        let _ = writeln!(out, "{b},{l},{i},{j},{v}");
+                    }
+                }
+            }
+            out
+        }
+    };
+    write(args.output.out.as_deref(), text.as_bytes())
+}
+
+/// `headmap heads` as JSON: per place, per batch row, each score (L, H).
+#[derive(Serialize)]
+struct HeadsDoc<'a> {
+    model: &'a str,
+    places: Vec<Scored<'a>>,
+}
+
+#[derive(Serialize)]
+struct Scored<'a> {
+    place: &'static str,
+    mask: &'static str,
+    rows: Vec<RowScores<'a>>,
+}
+
+#[derive(Serialize)]
+struct RowScores<'a> {
+    /// The query side's labels, and for cross attention the key side's.
+    tokens: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    key_tokens: Option<Vec<String>>,
+    #[serde(serialize_with = "score_map")]
+    scores: Vec<(Score, Array2<f32>)>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mass: Option<Mass<'a>>,
+}
+
+#[derive(Serialize)]
+struct Mass<'a> {
+    queries: &'a [usize],
+    keys: &'a [usize],
+    #[serde(serialize_with = "grid")]
+    values: Array2<f32>, // (L, H)
+}
+
+/// `headmap heads --probe induction` as JSON.
+#[derive(Serialize)]
+struct ProbeDoc<'a> {
+    model: &'a str,
+    probe: ProbeFound<'a>,
+}
+
+#[derive(Serialize)]
+struct ProbeFound<'a> {
+    place: &'static str,
+    causal: bool,
+    length: usize,
+    second: usize,
+    ids: &'a [u32],
+    tokens: Vec<String>,
+    #[serde(serialize_with = "grid")]
+    induction: &'a Array2<f32>, // (L, H)
+    best: Best,
+}
+
+/// The head that scores highest.
+#[derive(Serialize)]
+struct Best {
+    layer: usize,
+    head: usize,
+    score: f32,
+}
+
+/// `headmap rollout` as JSON.
+#[derive(Serialize)]
+struct RolloutDoc<'a> {
+    model: &'a str,
+    place: &'static str,
+    mask: &'static str,
+    fusion: &'static str,
+    rows: Vec<Rolled>,
+}
+
+#[derive(Serialize)]
+struct Rolled {
+    tokens: Vec<String>,
+    #[serde(serialize_with = "grids")]
+    layers: Vec<Array2<f32>>, // L × (T, T)
+}
+
+/// An (R, C) array as R lists of C numbers.
+fn grid<S: Serializer>(values: &Array2<f32>, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(values.rows().into_iter().map(|r| r.to_vec()))
+}
+
+fn grids<S: Serializer>(layers: &[Array2<f32>], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(layers.iter().map(|l| l.rows().into_iter().map(|r| r.to_vec()).collect::<Vec<_>>()))
+}
+
+/// Scores as an object keyed by their names, in [`Score::ALL`]'s order.
+fn score_map<S: Serializer>(scores: &[(Score, Array2<f32>)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(
+        scores
+            .iter()
+            .map(|(score, values)| (score.name(), values.rows().into_iter().map(|r| r.to_vec()).collect::<Vec<_>>())),
+    )
+}
+
+fn labels(tokens: &[Token]) -> Vec<String> {
+    tokens.iter().map(|t| t.label.clone()).collect()
+}
+
+fn json<T: Serialize>(doc: &T) -> Result<String, String> {
+    Ok(serde_json::to_string(doc).map_err(|e| e.to_string())? + "\n")
+}
+
+/// The place shown when one is shown and none is asked for.
+fn first_place(model: &Model) -> Result<Place, String> {
+    model.info().places.first().map(|p| p.place).ok_or_else(|| "the model has no attention".into())
+}
+
+fn write(out: Option<&Path>, bytes: &[u8]) -> Result<(), String> {
+    match out {
         Some(path) => std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display())),
-        None if matches!(args.format, Format::Png) => Err("png output needs --out FILE".into()),
-        None => std::io::stdout().write_all(&bytes).map_err(|e| e.to_string()),
+        None => std::io::stdout().write_all(bytes).map_err(|e| e.to_string()),
     }
 }
 
@@ -138,7 +509,7 @@ fn load(dir: &Path) -> Result<Model, String> {
 }
 
 /// The figure of one head: the run keeps only the place to draw.
-fn svg(model: &Model, run: &Run, args: &Args) -> Result<String, String> {
+fn svg(model: &Model, run: &Run, args: &AttentionArgs) -> Result<String, String> {
     let place = run.places.first().ok_or("the run kept no attention")?;
     let row = place.row(args.row).map_err(|e| e.to_string())?;
     let weights = row.head(args.layer, args.head).map_err(|e| e.to_string())?;
@@ -152,7 +523,6 @@ fn svg(model: &Model, run: &Run, args: &Args) -> Result<String, String> {
         args.layer,
         args.head
     );
-    let labels = |tokens: &[headmap::tokenize::Token]| tokens.iter().map(|t| t.label.clone()).collect::<Vec<_>>();
     Ok(heatmap_svg(&Heatmap {
         title: &title,
         weights,

@@ -105,6 +105,13 @@ pub enum Metric {
 }
 
 impl Metric {
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Mul => "mul",
+            Metric::Abs => "abs",
+        }
+    }
+
     pub fn parse(name: &str) -> Result<Metric> {
         match name {
             "mul" => Ok(Metric::Mul),

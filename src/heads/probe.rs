@@ -37,6 +37,19 @@ pub struct Probe {
     pub scores: Array2<f32>,
 }
 
+impl Probe {
+    /// The head with the highest induction score: (layer, head, score).
+    pub fn best(&self) -> (usize, usize, f32) {
+        self.scores.indexed_iter().map(|((l, h), &s)| (l, h, s)).fold((0, 0, f32::NEG_INFINITY), |best, x| {
+            if x.2 > best.2 {
+                x
+            } else {
+                best
+            }
+        })
+    }
+}
+
 /// Runs the induction probe of `length` random tokens (seed `seed`) through `model` at `place`
 /// (default: the model's causal place, else its encoder).
 pub fn induction_probe(model: &Model, place: Option<Place>, length: usize, seed: u64) -> Result<Probe> {
@@ -46,7 +59,11 @@ pub fn induction_probe(model: &Model, place: Option<Place>, length: usize, seed:
         tokenizer.vocabulary().ok_or_else(|| Error::NoVocabulary { architecture: info.architecture.clone() })?;
     let at = match place {
         Some(p) => info.place(p)?,
-        None => info.places.iter().find(|p| p.mask == MaskKind::Causal).unwrap_or(&info.places[0]),
+        // a model without places has no causal one: the error names it
+        None => match info.places.iter().find(|p| p.mask == MaskKind::Causal).or(info.places.first()) {
+            Some(p) => p,
+            None => info.place(Place::DecoderSelf)?,
+        },
     };
     let causal = at.mask == MaskKind::Causal;
     // an encoder–decoder has a causal place; its others read another sentence or both ways
