@@ -68,24 +68,30 @@ pub enum Error {
     #[error("the tokenizer cannot split this text")]
     TokenizerFailed,
 
+    #[cfg(feature = "hf")]
     /// A score that compares query and key positions, asked of cross-attention (whose
     /// queries and keys are different sentences).
     #[error("the {score} score compares positions in one sentence: {place} attention has two")]
     ScoreNeedsSelf { score: String, place: String },
 
+    #[cfg(feature = "hf")]
     #[error("rollout follows one sentence through its layers: {place} attention has two")]
     RolloutNeedsSelf { place: String },
 
+    #[cfg(feature = "hf")]
     #[error("no {side} chosen: choose at least one token")]
     EmptySelection { side: String },
 
+    #[cfg(feature = "hf")]
     #[error("{side} position {position} does not exist: the row has {count} tokens")]
     PositionOutOfRange { side: String, position: usize, count: usize },
 
+    #[cfg(feature = "hf")]
     /// The induction probe at a place where a token sees the tokens after it.
     #[error("the induction probe needs causal attention: {place} attention is not causal in this model")]
     ProbeNeedsCausal { place: String },
 
+    #[cfg(feature = "hf")]
     #[error("the induction probe draws tokens from a vocabulary: {architecture} has none")]
     NoVocabulary { architecture: String },
 

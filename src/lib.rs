@@ -27,11 +27,13 @@ pub mod cost;
 pub mod error;
 pub mod examples;
 pub mod export;
+#[cfg(feature = "hf")]
 pub mod heads;
 pub mod math;
 pub mod models;
 pub mod nn;
 pub mod rng;
+#[cfg(feature = "hf")]
 pub mod rollout;
 pub mod stats;
 #[cfg(feature = "cli")]

@@ -217,6 +217,7 @@ impl Tokenizer {
     }
 }
 
+#[cfg(feature = "hf")]
 /// What a model's vocabulary offers the induction probe: the ordinary ids random tokens are
 /// drawn from, and the special ids a sequence can start with, lowest first.
 pub struct Vocabulary {
@@ -224,12 +225,12 @@ pub struct Vocabulary {
     pub special: Vec<u32>,
 }
 
+#[cfg(feature = "hf")]
 impl Tokenizer {
     /// The vocabulary, `None` for the toy's words (it has none).
     pub fn vocabulary(&self) -> Option<Vocabulary> {
         match self {
             Tokenizer::Words => None,
-            #[cfg(feature = "hf")]
             Tokenizer::Hf(t) => Some(Vocabulary { ordinary: t.ordinary_ids(), special: t.special_ids() }),
         }
     }
