@@ -21,11 +21,12 @@ for (const entry of await readdir(DIST, { withFileTypes: true, recursive: true }
   files.push({ path: relative(DIST, path), bytes: await readFile(path) });
 }
 // the entry with the chunks it imports (dist.mjs lists them), the worker, the toy wasm, and the
-// words of the page's language; the views beyond heatmap and grid load on first use
+// words of the page's language; the views beyond heatmap and grid load on first use, the error
+// words at the first error
 const eager = JSON.parse(files.find((f) => f.path === "js/chunks/eager.json").bytes.toString());
 const gz = (list) => list.reduce((n, f) => n + gzipSync(f.bytes, { level: 9 }).length, 0);
 for (const lang of ["ko", "en"]) {
-  const toyFiles = files.filter((f) => [...eager, "pkg/headmap.js", "pkg/headmap_bg.wasm"].includes(f.path) || new RegExp(`^js/chunks/(${lang}|errors)-\\w+\\.js$`).test(f.path));
+  const toyFiles = files.filter((f) => [...eager, "pkg/headmap.js", "pkg/headmap_bg.wasm"].includes(f.path) || new RegExp(`^js/chunks/${lang}-\\w+\\.js$`).test(f.path));
   console.log(`toy widget download, ${lang} page: ${(gz(toyFiles) / 1024).toFixed(1)} KiB gzipped (budget 150) — ${toyFiles.map((f) => f.path).join(", ")}`);
 }
 

@@ -5,7 +5,7 @@
 import { fill } from "./korean.js";
 import { STRINGS } from "./strings/index.js";
 
-export { STRINGS, loadLanguage } from "./strings/index.js";
+export { STRINGS, loadErrors, loadLanguage } from "./strings/index.js";
 export { ERRORS_KO } from "./strings/errors.js";
 export { fill, particles } from "./korean.js";
 export { errorText } from "./error-text.js";

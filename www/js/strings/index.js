@@ -9,3 +9,8 @@ export const STRINGS = { en: EN, ko: KO };
 export function loadLanguage() {
   return Promise.resolve();
 }
+
+/** The error words are here already; the widget's bundle loads them at its first error (lazy.js). */
+export function loadErrors() {
+  return Promise.resolve();
+}

@@ -1,6 +1,7 @@
 // The catalogue as the widget's bundle has it (scripts/dist.mjs puts this module in place of
 // index.js and errors.js for the widget): empty until `loadLanguage(lang)` fetches the one
-// language a page needs, its error words with it. A blog reader downloads one language.
+// language a page needs, and without error words until `loadErrors()` fetches them when a
+// widget first has an error to say. A blog reader downloads one language and, mostly, no errors.
 
 export const STRINGS = { en: {}, ko: {} };
 export const ERRORS_KO = {};
@@ -12,16 +13,22 @@ const loading = {};
 
 /** Fetches the words of `lang` ("en" or "ko") once; resolves when they are in place. */
 export function loadLanguage(lang) {
-  loading[lang] ??= Promise.all([lang === "ko" ? import("./ko.js") : import("./en.js"), import("./errors.js")]).then(([words, errors]) => {
+  loading[lang] ??= (lang === "ko" ? import("./ko.js") : import("./en.js")).then((words) => {
     Object.assign(STRINGS[lang], words.KO ?? words.EN);
-    Object.assign(HINTS[lang], errors.HINTS[lang]);
-    Object.assign(ERRORS_EN, errors.ERRORS_EN);
-    if (lang === "ko") {
-      Object.assign(ERRORS_KO, errors.ERRORS_KO);
-      Object.assign(WORDS_KO, errors.WORDS_KO);
-    }
   });
   // a failed fetch is tried again at the next update, not remembered
   loading[lang].catch(() => delete loading[lang]);
   return loading[lang];
+}
+
+/** Fetches the error words of both languages once; resolves when they are in place. */
+export function loadErrors() {
+  loading.errors ??= import("./errors.js").then((errors) => {
+    for (const lang of ["en", "ko"]) Object.assign(HINTS[lang], errors.HINTS[lang]);
+    Object.assign(ERRORS_EN, errors.ERRORS_EN);
+    Object.assign(ERRORS_KO, errors.ERRORS_KO);
+    Object.assign(WORDS_KO, errors.WORDS_KO);
+  });
+  loading.errors.catch(() => delete loading.errors);
+  return loading.errors;
 }

@@ -3,7 +3,7 @@
 // the article's 0.7 / 0.1 / 0.2 over V = [10, 0], [0, 10], [5, 5] (giving [8, 2]), is
 // editable, and can be filled from a real head: one query's weights over its keys' V rows.
 
-import { errorText, tf } from "../i18n.js";
+import { errorText, loadErrors, tf } from "../i18n.js";
 import { el } from "./dom.js";
 
 export const SEED_ROWS = [
@@ -133,6 +133,7 @@ export class MixingView {
       this.total.textContent = vec(out);
       this.total.dataset.value = JSON.stringify(Array.from(out));
     } catch (e) {
+      await loadErrors().catch(() => {}); // the widget fetches its error words at its first error
       this.total.textContent = errorText(this.lang, e);
     }
   }

@@ -2,7 +2,7 @@
 // back to a default or were drawn otherwise, then the error of the last run, drawing or save.
 // One `error` event per attribute problem when the set of them changes; never a throw.
 
-import { errorText } from "../i18n.js";
+import { errorText, loadErrors } from "../i18n.js";
 
 export class Problems {
   /** `box`: () => the error element; `T`: words; `emit(detail)`: fires an `error` event. */
@@ -34,11 +34,19 @@ export class Problems {
     this.add({ attribute: name, value: String(value), expected: `0–${count - 1}`, text, message: `${name}="${value}": the model has ${count}, so ${count - 1} is shown` });
   }
 
-  /** Shows `e` below the attributes' problems and fires the `error` event. */
+  /**
+   * Shows `e` below the attributes' problems and fires the `error` event, once the error words
+   * are there (a widget fetches them at its first error; until then, or if they cannot come,
+   * the core's English message is shown).
+   */
   fail(e) {
     this.error = e;
     this.show();
-    this.emit({ message: e?.message ?? String(e), code: e?.code ?? "error" });
+    const said = () => {
+      if (this.error === e) this.show();
+      this.emit({ message: e?.message ?? String(e), code: e?.code ?? "error" });
+    };
+    loadErrors().then(said, said);
   }
 
   clearError() {
