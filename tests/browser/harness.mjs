@@ -1,8 +1,9 @@
 // Starts the static server (with its Content-Security-Policy) and Debian's Chromium for a
 // browser test file, and collects the page's console errors and CSP violations. Screenshots
 // go to artifacts/screenshots/.
-import { mkdir, readFile } from "node:fs/promises";
+import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
+import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { launchChromium } from "../../scripts/browser.mjs";
@@ -140,3 +141,60 @@ export async function hoverCell(page, i, j) {
   const { x, y } = await cellPoint(page, i, j);
   await page.mouse.move(x, y);
 }
+
+/**
+ * A blog of widgets (tests/widget/) served under the strict blog CSP, the widget at
+ * /assets/headmap/ and `mounts` beside it; `open(path, options)` gives a page that records
+ * every widget's `render` and `error` events and every CSP violation.
+ */
+export async function openBlog(mounts = {}) {
+  const dist = join(ROOT, "dist", "headmap");
+  if (!existsSync(join(dist, "headmap.js"))) throw new Error("dist/headmap is missing: run scripts/build");
+  for (const [at, dir] of Object.entries(mounts)) if (!existsSync(dir)) throw new Error(`${dir} (for ${at}) is missing: run scripts/setup`);
+  const server = await serve(join(ROOT, "tests", "widget"), 0, { mounts: { "/assets/headmap/": dist, ...mounts }, headers: { "content-security-policy": BLOG_CSP } });
+  const base = `http://127.0.0.1:${server.address().port}/`;
+  let browser;
+  try {
+    browser = await launchChromium();
+  } catch (e) {
+    server.close();
+    throw e;
+  }
+  return {
+    async open(path, { width = 1000, height = 900, touch = false, locale = "ko-KR" } = {}) {
+      const context = await browser.newContext({ viewport: { width, height }, locale, hasTouch: touch, isMobile: touch, acceptDownloads: true });
+      const page = await context.newPage();
+      page.consoleErrors = [];
+      page.on("console", (m) => m.type() === "error" && page.consoleErrors.push(m.text()));
+      page.on("pageerror", (e) => page.consoleErrors.push(e.message));
+      await page.addInitScript(() => {
+        globalThis.__csp = [];
+        globalThis.__events = [];
+        addEventListener("securitypolicyviolation", (e) => globalThis.__csp.push(`${e.violatedDirective} ${e.blockedURI} ${e.sample}`));
+        for (const type of ["render", "error"]) {
+          document.addEventListener(type, (e) => e.target?.localName === "attention-heatmap" && globalThis.__events.push({ id: e.target.id, type, detail: e.detail }), true);
+        }
+      });
+      await page.goto(base + path);
+      return page;
+    },
+    async close() {
+      await browser.close();
+      await new Promise((ok) => server.close(ok));
+    },
+  };
+}
+
+/** How many times widget `id` has drawn. */
+export const renders = (page, id) => page.evaluate((i) => globalThis.__events.filter((e) => e.id === i && e.type === "render").length, id);
+
+/** Waits for widget `id`'s next drawing after `before` of them; fails on its error. Resolves to the render's detail. */
+export async function waitRender(page, id, before = 0) {
+  await page.waitForFunction(([i, n]) => globalThis.__events.filter((e) => e.id === i && e.type === "render").length > n || globalThis.__events.some((e) => e.id === i && e.type === "error" && e.detail.code !== "attribute"), [id, before], { timeout: 90000 });
+  const error = await page.evaluate((i) => globalThis.__events.find((e) => e.id === i && e.type === "error" && e.detail.code !== "attribute")?.detail, id);
+  assert.equal(error, undefined, `${id} failed: ${JSON.stringify(error)}`);
+  return page.evaluate((i) => globalThis.__events.filter((e) => e.id === i && e.type === "render").at(-1).detail, id);
+}
+
+/** `fn(element, arg)` run on widget `id` in the page. */
+export const inShadow = (page, id, fn, arg) => page.locator(`#${id}`).evaluate(fn, arg);

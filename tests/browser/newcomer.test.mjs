@@ -2,18 +2,12 @@
 // explorer, a blog with more widgets than the worker keeps, saving every view, a strict
 // `style-src 'self'`, a 390 px phone, links that ask for what a model does not have.
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 
-import { launchChromium } from "../../scripts/browser.mjs";
-import { serve } from "../../scripts/serve.mjs";
-import { BLOG_CSP, ROOT, SHOTS, afterRender, cellPoint, openExplorer, openHarness } from "./harness.mjs";
+import { ROOT, SHOTS, afterRender, cellPoint, inShadow, openBlog, openExplorer, openHarness, renders, waitRender } from "./harness.mjs";
 
-const DIST = join(ROOT, "dist", "headmap");
-const BLOG = join(ROOT, "tests", "widget");
 const MINILM = join(ROOT, "models", "all-MiniLM-L6-v2");
-const CSP = BLOG_CSP; // no inline script and no inline style, Trusted Types enforced
 
 /** Every element carrying a style attribute, in the document and in every shadow root. */
 const STYLED = () => {
@@ -192,46 +186,12 @@ describe("the explorer, for a newcomer", () => {
 });
 
 describe("the widget, for a newcomer", () => {
-  let browser;
-  let server;
-  let base;
+  let blog;
   before(async () => {
-    if (!existsSync(join(DIST, "headmap.js"))) throw new Error("dist/headmap is missing: run scripts/build");
-    if (!existsSync(join(MINILM, "model.safetensors"))) throw new Error("models/all-MiniLM-L6-v2 is missing: run scripts/setup");
-    server = await serve(BLOG, 0, { mounts: { "/assets/headmap/": DIST, "/minilm/": MINILM }, headers: { "content-security-policy": CSP } });
-    base = `http://127.0.0.1:${server.address().port}/`;
-    browser = await launchChromium();
+    blog = await openBlog({ "/minilm/": MINILM });
   });
-  after(async () => {
-    await browser?.close();
-    await new Promise((ok) => server?.close(ok));
-  });
-
-  async function open(path, { width = 1000, height = 900, touch = false, locale = "ko-KR" } = {}) {
-    const context = await browser.newContext({ viewport: { width, height }, locale, hasTouch: touch, isMobile: touch, acceptDownloads: true });
-    const page = await context.newPage();
-    page.consoleErrors = [];
-    page.on("console", (m) => m.type() === "error" && page.consoleErrors.push(m.text()));
-    page.on("pageerror", (e) => page.consoleErrors.push(e.message));
-    await page.addInitScript(() => {
-      globalThis.__csp = [];
-      globalThis.__events = [];
-      addEventListener("securitypolicyviolation", (e) => globalThis.__csp.push(`${e.violatedDirective} ${e.blockedURI} ${e.sample}`));
-      for (const type of ["render", "error"]) {
-        document.addEventListener(type, (e) => e.target?.localName === "attention-heatmap" && globalThis.__events.push({ id: e.target.id, type, detail: e.detail }), true);
-      }
-    });
-    await page.goto(base + path);
-    return page;
-  }
-  const renders = (page, id) => page.evaluate((i) => globalThis.__events.filter((e) => e.id === i && e.type === "render").length, id);
-  async function waitRender(page, id, before = 0) {
-    await page.waitForFunction(([i, n]) => globalThis.__events.filter((e) => e.id === i && e.type === "render").length > n || globalThis.__events.some((e) => e.id === i && e.type === "error" && e.detail.code !== "attribute"), [id, before], { timeout: 90000 });
-    const error = await page.evaluate((i) => globalThis.__events.find((e) => e.id === i && e.type === "error" && e.detail.code !== "attribute")?.detail, id);
-    assert.equal(error, undefined, `${id} failed: ${JSON.stringify(error)}`);
-    return page.evaluate((i) => globalThis.__events.filter((e) => e.id === i && e.type === "render").at(-1).detail, id);
-  }
-  const inShadow = (page, id, fn, arg) => page.locator(`#${id}`).evaluate(fn, arg);
+  after(async () => blog?.close());
+  const open = (path, options) => blog.open(path, options);
 
   it("reloads what the shared worker let go: 26 widgets, six models, back to the first", async () => {
     const page = await open("many.html");

@@ -9,6 +9,7 @@ import { JS_CODES } from "../../www/js/errors.js";
 import { EXPLORER_STRINGS } from "../../www/js/explorer/strings.js";
 import { ERRORS_KO, STRINGS, errorText } from "../../www/js/i18n.js";
 import { HINTS } from "../../www/js/strings/errors.js";
+import { FIND } from "../../www/js/strings/find.js";
 
 /** Names a Korean sentence writes in Latin letters: models, families, formats, the product. */
 const NAMES = new Set([
@@ -65,6 +66,7 @@ describe("words", () => {
     const catalogue = {
       ...STRINGS.ko,
       ...EXPLORER_STRINGS.ko,
+      ...FIND.ko,
       ...Object.fromEntries(Object.entries(ERRORS_KO).map(([k, v]) => [`error.${k}`, v])),
       ...Object.fromEntries(Object.entries(HINTS.ko).map(([k, v]) => [`hint.${k}`, v])),
     };

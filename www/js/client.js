@@ -192,6 +192,29 @@ export class AttentionClient {
     return this.onRun("trace", run, { sel });
   }
 
+  /** Every score of every head of one row (`sel`: { place, row }). */
+  scores(run, sel, options = {}) {
+    return this.onRun("scores", run, { sel, options });
+  }
+
+  /** The mean weight each head moves from the `queries` positions to the `keys` positions: [L·H]. */
+  mass(run, sel, queries, keys) {
+    return this.onRun("mass", run, { sel, queries, keys });
+  }
+
+  /** Attention rollout after every layer: Float32Array [L·T·T]. */
+  rollout(run, sel, fusion = "mean") {
+    return this.onRun("rollout", run, { sel, fusion });
+  }
+
+  /**
+   * The induction probe on model `key`: a run of its own ({ id, info, tokens, probe }), which
+   * the caller frees with `free(id)` once it shows another.
+   */
+  probe(key, options = {}) {
+    return this.withModel(key, () => this.call("probe", { key, options }));
+  }
+
   /** The run as the command line writes it: "json" or "csv" text. */
   exportRun(run, format) {
     return this.onRun("export", run, { format });

@@ -180,6 +180,51 @@ export function trace(id, { place, row, layer, head: h }) {
   return runAt(id).run.trace(place, row, layer, h);
 }
 
+/**
+ * Heads are found in trained models, by the real-model package: the toy's heads are untrained,
+ * so there is nothing to find, and its package leaves the code out (a blog's toy widget stays
+ * small).
+ */
+function finder(entry, method, key = entry.key) {
+  const target = entry.run ?? entry.model;
+  if (key.startsWith("toy:") || typeof target[method] !== "function") {
+    throw coded("the toy model is untrained: its heads have no roles to find; choose the trained model or a real one", "untrained_heads");
+  }
+  return target;
+}
+
+/** Every score of every head of one row: { layers, heads, scores: { name: Float32Array [L·H] } }. */
+export function scores(id, { place, row }, options = {}) {
+  return finder(runAt(id), "scores").scores(place, row, options);
+}
+
+/** The mean weight each head moves from the `queries` positions to the `keys` positions: [L·H]. */
+export function mass(id, { place, row }, queries, keys) {
+  return finder(runAt(id), "mass").mass(place, row, Uint32Array.from(queries), Uint32Array.from(keys));
+}
+
+/** Attention rollout after every layer: Float32Array [L·T·T]. */
+export function rollout(id, { place, row }, fusion = "mean") {
+  return finder(runAt(id), "rollout").rollout(place, row, fusion);
+}
+
+/**
+ * The induction probe on model `key` ({ place?, length?, seed? }): a run of its own, kept like
+ * any other, and { place, causal, length, second, ids, layers, heads, induction [L·H] }.
+ */
+export function probe(key, { place, length, seed } = {}) {
+  const entry = modelAt(key);
+  const p = finder(entry, "probe", key).probe(place ?? undefined, length ?? undefined, seed ?? undefined);
+  const { run: r, ...found } = p;
+  const id = nextRun++;
+  const info = r.info();
+  const tokens = {};
+  for (const pl of info.places) tokens[pl.place] = [r.tokens(pl.place, 0)];
+  runs.set(id, { run: r, key, pkg: entry.pkg, info, tokens });
+  evict(runs, MAX_RUNS);
+  return { id, info, tokens, probe: found };
+}
+
 /** The loaded encoder–decoder model's greedy output for `text`. */
 export function generate(key, text, maxNewTokens) {
   return modelAt(key).model.generate(text, maxNewTokens);

@@ -24,6 +24,7 @@ export const JS_CODES = [
   "cannot_save",
   "files_gone",
   "chunk_failed",
+  "untrained_heads",
 ];
 
 export class CodedError extends Error {

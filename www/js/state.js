@@ -7,6 +7,7 @@
 
 import { validModelId } from "./model-files.js";
 import { MASKS, MAX_TEXT_CHARS, PLACES, masksFor } from "./places.js";
+import { FUSIONS, SCORES } from "./find-names.js";
 
 export { MASKS, MAX_TEXT_CHARS, PLACES };
 export const PRESETS = ["small", "base"];
@@ -31,6 +32,10 @@ export const DEFAULTS = Object.freeze({
   head: null,
   row: 0,
   range: "max",
+  find: "previous_token", // the score the heads are coloured by, or "mass"
+  from: "", // token positions chosen as queries for the mass ("3,4")
+  to: "", // and as keys
+  fusion: "mean", // how rollout fuses a layer's heads
   lang: null, // null: follow the browser
 });
 
@@ -94,6 +99,9 @@ export async function decodeState(search, hash = "") {
   s.head = p.has("head") ? intIn(p.get("head"), 0, 127, s.head) : s.head;
   s.row = intIn(p.get("row"), 0, 7, s.row);
   if (["max", "one"].includes(p.get("range"))) s.range = p.get("range");
+  if ([...SCORES, "mass"].includes(p.get("find"))) s.find = p.get("find");
+  for (const key of ["from", "to"]) if (/^\d{1,4}(,\d{1,4}){0,63}$/.test(p.get(key) ?? "")) s[key] = p.get(key);
+  if (FUSIONS.includes(p.get("fusion"))) s.fusion = p.get("fusion");
   if (LANGS.includes(p.get("lang"))) s.lang = p.get("lang");
   return s;
 }

@@ -139,6 +139,10 @@ self.onmessage = async ({ data }) => {
     else if (op === "trace") result = core.trace(data.run, data.sel);
     else if (op === "export") result = core.exportRun(data.run, data.format);
     else if (op === "free") result = core.free(data.run);
+    else if (op === "scores") result = core.scores(data.run, data.sel, data.options);
+    else if (op === "mass") result = core.mass(data.run, data.sel, data.queries, data.keys);
+    else if (op === "rollout") result = core.rollout(data.run, data.sel, data.fusion);
+    else if (op === "probe") result = core.probe(data.key, data.options);
     else if (op === "generate") result = core.generate(data.key, data.text, data.maxNewTokens);
     else if (op === "weightedSum") result = await core.weightedSum(data.weights, data.v, data.dV);
     else throw coded(`unknown operation ${op}`, "bad_operation", {});

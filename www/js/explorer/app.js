@@ -9,6 +9,7 @@ import { decodeState, encodeState, requestFor } from "../state.js";
 import { adoptSizes } from "../views/sizes.js";
 import { Controls } from "./controls.js";
 import { Exporter } from "./export.js";
+import { Finder } from "./find.js";
 import { ModelPicker } from "./model-picker.js";
 import { EXPLORER_STRINGS } from "./strings.js";
 import { Viewer } from "./viewer.js";
@@ -56,6 +57,14 @@ const app = {
 };
 
 const viewer = new Viewer(app);
+/** Opens head `head` of layer `layer` in the main view, as a tap in the grid does. */
+const openHead = (layer, head) => {
+  Object.assign(state, { layer, head });
+  app.notices.set("clamp", null);
+  viewer.render();
+  $("heatmap").scrollIntoView({ block: "nearest" });
+};
+app.finder = new Finder(app, { onSelect: openHead });
 const controls = new Controls(app);
 const picker = new ModelPicker(app, { onLoaded: afterModelChange });
 const exporter = new Exporter(app);
@@ -146,6 +155,7 @@ async function run() {
 function afterModelChange() {
   controls.afterModelChange();
   viewer.afterModelChange();
+  app.finder.afterModelChange();
   return recompute();
 }
 
@@ -156,6 +166,7 @@ app.setLang = (lang) => {
   controls.applyLanguage();
   picker.applyLanguage();
   exporter.applyLanguage();
+  app.finder.applyLanguage();
   viewer.applyLanguage();
   syncUrl();
   if (lastError) showStatus(app.errorText(lastError), "error");
@@ -168,6 +179,8 @@ async function main() {
   controls.linkNotice(false); // a link whose texts could not be read says so
   picker.applyLanguage();
   viewer.bind();
+  app.finder.bind();
+  app.finder.applyLanguage();
   exporter.bind();
   try {
     const { examples } = await app.client.start();

@@ -89,6 +89,7 @@ export class Viewer {
     for (const id of ["what-if", "scale-note", "decoder-note", "coverage", "mixing-from-head"]) $(id).hidden = true;
     $("rows").replaceChildren();
     $("steps").replaceChildren();
+    this.app.finder.clear();
   }
 
   applyLanguage() {
@@ -257,6 +258,7 @@ export class Viewer {
     probe.shownWeights = head.weights;
     probe.state = { ...state, layer: sel.layer, head: sel.head };
     this.loadTrace(seq);
+    app.finder.render();
   }
 
   /** "Sentence 1 · 동물이 길을…" per batch row; the one shown is pressed. */

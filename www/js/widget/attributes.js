@@ -2,17 +2,18 @@
 // so they are tested in Node. A value that cannot be read falls back to its default and is
 // reported (the element fires an `error` event for it; it never throws).
 
+import { FUSIONS, SCORES } from "../find-names.js";
 import { MASKS, PLACES, masksFor } from "../places.js";
 
 export { MASKS, PLACES };
-export const VIEWS = ["heatmap", "grid", "steps", "mixing", "pipeline", "lines"];
+export const VIEWS = ["heatmap", "grid", "steps", "mixing", "pipeline", "lines", "atlas", "rollout"];
 export const CONTROLS = ["sentence", "mask", "layer", "head", "scale", "save"];
 export const THEMES = ["light", "dark", "auto"];
 export const COLORMAP_NAMES = ["viridis", "magma", "blues"];
 export const TOY_PRESETS = ["small", "base"];
 
 /** Every attribute the element reads, kebab-case as authors write them. */
-export const ATTRIBUTES = ["text", "text2", "texts", "target", "mask", "place", "model", "layer", "head", "scale", "lang", "controls", "view", "colormap", "theme", "seed"];
+export const ATTRIBUTES = ["text", "text2", "texts", "target", "mask", "place", "model", "layer", "head", "scale", "lang", "controls", "view", "colormap", "theme", "seed", "score", "fusion"];
 
 export const DEFAULTS = Object.freeze({
   texts: ["동물이 길을 건너지 않았다. 그것은 너무 피곤했다."],
@@ -29,6 +30,8 @@ export const DEFAULTS = Object.freeze({
   colormap: "viridis",
   theme: "light",
   seed: 1,
+  score: "previous_token", // what view="atlas" colours the heads by
+  fusion: "mean", // how view="rollout" fuses a layer's heads
 });
 
 const int = (value, min, max) => {
@@ -133,6 +136,14 @@ export function parseAttributes(attrs, base) {
     if (n === undefined) bad("seed", "a whole number from 0");
     else s.seed = n;
   }
+  if (has("score")) {
+    if (SCORES.includes(attrs.score)) s.score = attrs.score;
+    else bad("score", SCORES.join(" | "));
+  }
+  if (has("fusion")) {
+    if (FUSIONS.includes(attrs.fusion)) s.fusion = attrs.fusion;
+    else bad("fusion", FUSIONS.join(" | "));
+  }
   if (s.head === "all" && s.view === "heatmap") s.view = "grid";
   return { settings: s, problems };
 }
@@ -182,9 +193,11 @@ export function withReader(settings, reader) {
 export function selectionOf({ settings, reader, info, place, clamped }) {
   const suggestion = info.suggestions?.find((x) => x.place === place.place);
   const author = (name) => (typeof settings[name] === "number" ? settings[name] : null);
+  // rollout shows what the layers made of the sentence: after the last one, unless one is chosen
+  const fallback = (name, count) => (name === "layer" && settings.view === "rollout" ? count - 1 : suggestion?.[name] ?? 0);
   const pick = (name, count) => {
     if (author(name) !== null && reader[name] === undefined && author(name) >= count) clamped(name, author(name), count);
-    return Math.min(reader[name] ?? author(name) ?? suggestion?.[name] ?? 0, count - 1);
+    return Math.min(reader[name] ?? author(name) ?? fallback(name, count), count - 1);
   };
   return { place: place.place, row: Math.min(reader.row ?? 0, place.batch - 1), layer: pick("layer", place.layers), head: pick("head", place.heads) };
 }

@@ -314,7 +314,7 @@ export class AttentionHeatmap extends HTMLElement {
     const tokens = r.tokens[sel.place][sel.row];
     const info = this.#model.info;
     const architecture = info.architecture === "toy" ? T("arch.toy") : info.architecture;
-    const allHeads = ["lines", "pipeline", "grid"].includes(this.#settings.view);
+    const allHeads = ["lines", "pipeline", "grid", "rollout"].includes(this.#settings.view);
     const title = [T(`place.${sel.place}`), `${T("layer")} ${sel.layer + 1}`, ...(allHeads ? [] : [`${T("head")} ${sel.head + 1}`]), architecture].join(" · ");
     const notes = frameNotes({ T, info, place, sel, tokens, architecture, settings: this.#settings });
     this.#parts.note.textContent = notes.join(" ");

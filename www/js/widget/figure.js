@@ -17,9 +17,11 @@ import { drawTable } from "../views/table.js";
 
 /** The views a widget loads on first use; a chunk that cannot be fetched is said as such. */
 const chunks = {
+  atlas: () => import("../views/atlas.js"),
   lines: () => import("../views/lines-view.js"),
   mixing: () => import("../views/mixing.js"),
   pipeline: () => import("../views/pipeline.js"),
+  rollout: () => import("../views/rollout-view.js"),
   steps: () => import("../views/steps.js"),
 };
 const lazy = Object.fromEntries(
@@ -34,6 +36,8 @@ export const SAVE_FORMATS = {
   mixing: ["png", "svg", "json"],
   lines: ["png", "json"],
   pipeline: ["json"],
+  atlas: ["png", "svg", "json"],
+  rollout: ["png"],
 };
 
 /** The widget's table shows at most this many rows and columns (a screen reader's patience). */
@@ -69,6 +73,7 @@ export class WidgetFigure {
     parts.readout.hidden = false;
     if (view === "lines") await this.#lines(common);
     else if (view === "pipeline") await this.#pipeline(common);
+    else if (view === "rollout") await this.#rollout(common);
     else await this.#heatmapLike(common, view);
     return this.run === r;
   }
@@ -109,7 +114,9 @@ export class WidgetFigure {
     this.trace = null;
     const figure = el("div", { class: "stage" }, canvas, overlay);
     const children = [];
-    if (view === "grid") {
+    if (view === "atlas") {
+      children.push(await this.#atlas(r, sel, place, width), figure);
+    } else if (view === "grid") {
       const grid = el("div", { class: "grid", role: "group", "aria-label": T("heads") });
       const modelPlace = this.host.modelInfo.places.find((p) => p.place === sel.place);
       new HeadGrid(grid, {
@@ -178,6 +185,44 @@ export class WidgetFigure {
     box.append(el("label", { class: "mix-pick" }, el("span", { text: T("mixing.pick") }), pick), table);
     mixing.render();
     return box;
+  }
+
+  /** Every head coloured by the author's score (`score`); a tap opens a head below it. */
+  async #atlas(r, sel, place, width) {
+    const { T, client, settings } = this.host;
+    const [{ AtlasView, POSITIONAL }, found] = await Promise.all([lazy.atlas(), client.scores(r.id, { place: sel.place, row: sel.row })]);
+    // cross-attention has no positions of its own to compare: its share on the first token instead
+    const score = sel.place === "cross" && POSITIONAL.has(settings.score) ? "first_token" : settings.score;
+    const box = el("div", { class: "atlas-box" });
+    new AtlasView(box, { T, onSelect: (layer, head) => this.host.onSelect(layer, head) }).draw({
+      values: found.scores[score],
+      layers: place.layers,
+      heads: place.heads,
+      name: T(`score.${score}`),
+      unit: score === "distance" ? "tokens" : "share",
+      selected: { layer: sel.layer, head: sel.head },
+      width,
+      lut: lutFor(settings.colormap),
+      ink: this.host.colors().ink,
+    });
+    return box;
+  }
+
+  /** Attention rollout after the chosen layer (the last unless a layer is chosen). */
+  async #rollout({ r, place, sel, labels, tokens, width }) {
+    const { T, client, settings, parts } = this.host;
+    const [{ RolloutView }, rolled] = await Promise.all([lazy.rollout(), client.rollout(r.id, { place: sel.place, row: sel.row }, settings.fusion)]);
+    if (r !== this.run) return;
+    const { layer } = sel;
+    const box = el("div");
+    const view = new RolloutView(box, { T });
+    parts.stage.replaceChildren(box);
+    const { ink, faded } = this.host.colors();
+    await view.draw({ rollout: rolled, layer, t: place.tq, queries: labels.queries, keys: labels.keys, queryValid: tokens.queryValid, keyValid: tokens.keyValid, width, colormap: settings.colormap, ink, faded });
+    this.shown = { ...sel, layer, rollout: true, canvas: view.heatmap.canvas };
+    parts.legend.replaceChildren();
+    parts.readout.hidden = true;
+    parts.table.replaceChildren();
   }
 
   async #pipeline({ r, place, sel }) {

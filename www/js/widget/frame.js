@@ -40,7 +40,7 @@ export function frameNotes({ T, info, place, sel, tokens, architecture, settings
   const coverage = coverageNote(tokens, T, trained ? "headmap-tiny-ko-en" : architecture, trained ? "reads.trained" : null, !trained);
   if (coverage) notes.push(coverage);
   // shared key/value heads and local layers: said where they shape what is drawn
-  const allHeads = ["lines", "pipeline", "grid"].includes(settings.view);
+  const allHeads = ["lines", "pipeline", "grid", "atlas"].includes(settings.view);
   if (allHeads || settings.view === "steps" || modelPlace.windows?.[sel.layer]) notes.push(...headNotes(modelPlace, T));
   return notes;
 }
@@ -48,7 +48,7 @@ export function frameNotes({ T, info, place, sel, tokens, architecture, settings
 /** The room a view takes before it is drawn, for a widget `width` pixels wide. */
 export function reservedHeight(view, width) {
   const side = Math.min(width, 640);
-  const heights = { heatmap: side + 150, grid: side + 320, steps: side + 520, mixing: side + 330, pipeline: 720, lines: 480 };
+  const heights = { heatmap: side + 150, grid: side + 320, atlas: side + 420, rollout: side + 120, steps: side + 520, mixing: side + 330, pipeline: 720, lines: 480 };
   return heights[view] ?? 400;
 }
 

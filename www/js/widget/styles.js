@@ -118,6 +118,12 @@ caption { text-align: left; color: var(--hm-muted); font-size: 0.8rem; }
 .pipeline .head-box { display: flex; flex-direction: column; align-items: center; gap: 0.1rem; font-size: 0.72rem; }
 .pipeline .head-box canvas { border: 1px solid var(--hm-line); image-rendering: pixelated; }
 .pipeline .cost { margin: 0.4rem 0 0; color: var(--hm-muted); }
+.atlas-scroll { overflow-x: auto; max-width: 100%; }
+.atlas { display: block; cursor: pointer; }
+.atlas-scale { margin: 0.3rem 0 0; font-size: 0.78rem; color: var(--hm-muted); }
+.atlas-top { display: flex; flex-wrap: wrap; gap: 0.3rem; list-style: none; padding: 0; margin: 0.4rem 0; }
+.atlas-details { margin-bottom: 0.4rem; font-size: 0.8rem; }
+.heatmap-wrap { position: relative; width: max-content; max-width: 100%; }
 .lines { touch-action: pan-y; }
 .lines-heads { display: flex; flex-wrap: wrap; gap: 0.25rem; margin-bottom: 0.3rem; }
 .lines-heads button[aria-pressed="true"] { color: #fff; border-color: transparent; }

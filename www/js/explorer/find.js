@@ -1,0 +1,229 @@
+// The explorer's "find heads" and rollout panels. Every head of the place on show is coloured by
+// a score, or by the weight it moves from tokens the reader taps to other tokens they tap; a
+// model with a vocabulary runs the induction probe; rollout follows the sentence through the
+// layers. The core computes every number (in the worker); the views are the widget's too.
+
+import { lutFor } from "../render/colormap.js";
+import { FUSIONS, POSITIONAL, SCORES } from "../find-names.js";
+import { AtlasView, formatValue, topHeads } from "../views/atlas.js";
+import { el } from "../views/dom.js";
+import { RolloutView } from "../views/rollout-view.js";
+
+/** Positions from a link's "3,4", those a row of `count` tokens has. */
+const positions = (text, count) => [...new Set(text.split(",").filter(Boolean).map(Number))].filter((p) => p < count).sort((a, b) => a - b);
+
+export class Finder {
+  /** `onSelect(layer, head)` opens a head in the main view. */
+  constructor(app, { onSelect }) {
+    this.app = app;
+    const $ = app.$;
+    const T = (key, values) => app.T(key, values);
+    this.atlas = new AtlasView($("atlas"), { T, onSelect });
+    this.probeAtlas = new AtlasView($("probe-atlas"), { T, onSelect });
+    this.rollout = new RolloutView($("rollout"), { T });
+    this.scores = { key: "", value: null }; // every score of the row on show
+    this.rolled = { key: "", value: null }; // its rollout
+    this.probe = null; // the last probe's result, for its model
+    this.seq = 0;
+  }
+
+  bind() {
+    const { app } = this;
+    const $ = app.$;
+    $("find-score").addEventListener("change", () => {
+      app.state.find = $("find-score").value;
+      if (app.state.find !== "mass") Object.assign(app.state, { from: "", to: "" });
+      app.syncUrl();
+      this.render();
+    });
+    $("find-clear").addEventListener("click", () => {
+      Object.assign(app.state, { from: "", to: "", find: app.state.find === "mass" ? "previous_token" : app.state.find });
+      app.syncUrl();
+      this.render();
+    });
+    $("find-probe").addEventListener("click", () => this.runProbe());
+    $("rollout-fusion").addEventListener("change", () => {
+      app.state.fusion = $("rollout-fusion").value;
+      app.syncUrl();
+      this.render();
+    });
+    $("rollout-layer").addEventListener("change", () => this.render());
+  }
+
+  applyLanguage() {
+    const { app } = this;
+    const $ = app.$;
+    const options = (select, values, prefix) => {
+      const chosen = select.value;
+      select.replaceChildren(...values.map((v) => el("option", { value: v, text: app.T(`${prefix}.${v}`) })));
+      if (chosen) select.value = chosen;
+    };
+    options($("find-score"), [...SCORES, "mass"], "score");
+    options($("rollout-fusion"), FUSIONS, "fusion");
+    if (this.probe) this.showProbe(this.probe);
+  }
+
+  afterModelChange() {
+    this.probe && this.app.client.free(this.probe.id);
+    this.probe = null;
+    this.app.$("probe-out").hidden = true;
+  }
+
+  clear() {
+    this.seq += 1;
+    this.scores = { key: "", value: null };
+    this.rolled = { key: "", value: null };
+  }
+
+  /** Draws both panels for what the main view shows (`viewer.shown`). */
+  async render() {
+    const { app } = this;
+    const shown = app.shown;
+    if (!shown) return;
+    const $ = app.$;
+    const seq = ++this.seq;
+    const place = shown.place.place;
+    const sel = { place, row: shown.row };
+    const { layers, heads, tq, tk } = shown.place;
+    const cross = place === "cross";
+    $("find-probe").hidden = app.model.choice === "toy";
+    // the tokens to tap: both sides of the row
+    const from = positions(app.state.from, tq);
+    const to = positions(app.state.to, tk);
+    this.chips($("find-queries"), shown.labels.queries, shown.tokens.queryValid, from, "from");
+    this.chips($("find-keys"), shown.labels.keys, shown.tokens.keyValid, to, "to");
+    const mass = from.length > 0 && to.length > 0;
+    const score = mass ? "mass" : app.state.find === "mass" || (cross && POSITIONAL.has(app.state.find)) ? "first_token" : app.state.find;
+    $("find-score").value = score;
+    for (const option of $("find-score").options) option.disabled = cross && POSITIONAL.has(option.value);
+    $("find-clear").hidden = !(from.length || to.length);
+    const note = (id, text) => {
+      $(id).hidden = !text;
+      $(id).textContent = text ?? "";
+    };
+    const width = Math.max(240, ($("find").clientWidth || 600) - 30);
+    const look = { lut: lutFor("viridis"), selected: { layer: shown.layer, head: shown.head }, width, layers, heads };
+    try {
+      const key = `${shown.result.id}|${place}|${shown.row}`;
+      let values;
+      let name;
+      if (mass) {
+        values = await app.client.mass(shown.result.id, sel, from, to);
+        name = app.T("find.massName", { from: from.map((i) => shown.labels.queries[i]).join(" "), to: to.map((j) => shown.labels.keys[j]).join(" ") });
+      } else {
+        if (this.scores.key !== key) this.scores = { key, value: await app.client.scores(shown.result.id, sel) };
+        values = this.scores.value.scores[score];
+        name = app.T(`score.${score}`);
+      }
+      if (seq !== this.seq) return;
+      note("find-note", null);
+      this.atlas.draw({ ...look, values, name, unit: score === "distance" ? "tokens" : "share" });
+      app.probe.find = { score, name, values: Array.from(values), top: topHeads(values, layers, heads, 5) };
+    } catch (e) {
+      if (seq !== this.seq) return;
+      note("find-note", e.code === "untrained_heads" ? app.T("find.untrained") : app.errorText(e));
+      $("atlas").replaceChildren();
+      this.atlas = new AtlasView($("atlas"), { T: (k, v) => app.T(k, v), onSelect: this.atlas.onSelect });
+    }
+    await this.drawRollout(seq, shown, sel, width);
+  }
+
+  async drawRollout(seq, shown, sel, width) {
+    const { app } = this;
+    const $ = app.$;
+    const { layers, tq } = shown.place;
+    const select = $("rollout-layer");
+    if (select.options.length !== layers) {
+      select.replaceChildren(...Array.from({ length: layers }, (_, l) => el("option", { value: String(l), text: `${app.T("layer")} ${l + 1}` })));
+      select.value = String(layers - 1);
+    }
+    $("rollout-fusion").value = app.state.fusion;
+    const say = (text) => {
+      $("rollout-note").hidden = !text;
+      $("rollout-note").textContent = text ?? "";
+      $("rollout").hidden = Boolean(text);
+    };
+    if (sel.place === "cross") return say(app.T("rollout.cross"));
+    try {
+      const key = `${shown.result.id}|${sel.place}|${sel.row}|${app.state.fusion}`;
+      if (this.rolled.key !== key) this.rolled = { key, value: await app.client.rollout(shown.result.id, sel, app.state.fusion) };
+      if (seq !== this.seq) return;
+      say(null);
+      await this.rollout.draw({
+        rollout: this.rolled.value,
+        layer: Math.min(Number(select.value), layers - 1),
+        t: tq,
+        queries: shown.labels.queries,
+        keys: shown.labels.keys,
+        queryValid: shown.tokens.queryValid,
+        keyValid: shown.tokens.keyValid,
+        width: Math.min(width, 760),
+      });
+    } catch (e) {
+      if (seq === this.seq) say(e.code === "untrained_heads" ? app.T("find.untrained") : app.errorText(e));
+    }
+  }
+
+  /** One toggle per token; the pressed ones are `chosen`, kept in the link as `side`. */
+  chips(container, labels, valid, chosen, side) {
+    const { app } = this;
+    const buttons = labels.map((label, i) =>
+      el("button", {
+        type: "button",
+        class: "chip",
+        "aria-pressed": String(chosen.includes(i)),
+        disabled: !valid[i],
+        text: label,
+        onclick: () => {
+          const now = new Set(positions(app.state[side], labels.length));
+          if (now.has(i)) now.delete(i);
+          else now.add(i);
+          app.state[side] = [...now].sort((a, b) => a - b).join(",");
+          app.syncUrl();
+          this.render();
+        },
+      }),
+    );
+    container.replaceChildren(...buttons);
+  }
+
+  async runProbe() {
+    const { app } = this;
+    const $ = app.$;
+    const button = $("find-probe");
+    button.disabled = true;
+    app.busy(true);
+    try {
+      const result = await app.client.probe(app.model.key, { place: app.shown?.place.place === "cross" ? undefined : app.shown?.place.place });
+      if (this.probe) app.client.free(this.probe.id);
+      this.probe = result;
+      this.showProbe(result);
+    } catch (e) {
+      $("probe-out").hidden = false;
+      $("probe-text").textContent = e.code === "untrained_heads" ? app.T("find.untrained") : app.errorText(e);
+      $("probe-atlas").hidden = true;
+    } finally {
+      button.disabled = false;
+      app.busy(false);
+    }
+  }
+
+  showProbe({ probe, tokens }) {
+    const { app } = this;
+    const $ = app.$;
+    const { layers, heads, induction, place, causal, length } = probe;
+    const labels = tokens[place][0].queries.map((t) => t.label);
+    const [best] = topHeads(induction, layers, heads, 1);
+    const lines = [
+      app.T("find.probeHint", { length }),
+      app.T("find.probeResult", { n: labels.length, start: labels.slice(0, 8).join(" "), layer: best.layer + 1, head: best.head + 1, value: formatValue(best.value) }),
+    ];
+    if (!causal) lines.push(app.T("find.probeEncoder", { place: app.T(`place.${place}`) }));
+    $("probe-out").hidden = false;
+    $("probe-text").textContent = lines.join(" ");
+    $("probe-atlas").hidden = false;
+    const width = Math.max(240, ($("find").clientWidth || 600) - 30);
+    this.probeAtlas.draw({ values: induction, layers, heads, name: app.T("find.probeName"), width, lut: lutFor("viridis"), selected: null });
+    app.probe.induction = { best, length, causal, values: Array.from(induction) };
+  }
+}
