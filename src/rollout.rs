@@ -54,14 +54,25 @@ pub fn rollout(row: &RowAttention, place: Place, fusion: Fusion) -> Result<Vec<A
     for layer in 0..row.layers() {
         let weights = row.layer(layer)?; // (H, T, T)
         let heads = weights.len_of(Axis(0)).max(1);
-        let mut fused = Array2::<f64>::from_shape_fn((t, t), |(i, j)| {
-            let column = weights.slice(ndarray::s![.., i, j]);
-            match fusion {
-                Fusion::Mean => column.iter().map(|&w| w as f64).sum::<f64>() / heads as f64,
-                Fusion::Max => column.iter().fold(f64::NEG_INFINITY, |m, &w| m.max(w as f64)),
-                Fusion::Min => column.iter().fold(f64::INFINITY, |m, &w| m.min(w as f64)),
-            }
-        });
+        let start = match fusion {
+            Fusion::Mean => 0.0,
+            Fusion::Max => f64::NEG_INFINITY,
+            Fusion::Min => f64::INFINITY,
+        };
+        let mut fused = Array2::<f64>::from_elem((t, t), start);
+        for head in weights.axis_iter(Axis(0)) {
+            ndarray::Zip::from(&mut fused).and(&head).for_each(|f, &w| {
+                let w = w as f64;
+                *f = match fusion {
+                    Fusion::Mean => *f + w,
+                    Fusion::Max => f.max(w),
+                    Fusion::Min => f.min(w),
+                };
+            });
+        }
+        if fusion == Fusion::Mean {
+            fused.mapv_inplace(|x| x / heads as f64);
+        }
         fused.mapv_inplace(|x| 0.5 * x);
         for i in 0..t {
             fused[[i, i]] += 0.5;

@@ -1,0 +1,55 @@
+// A Llama-style model of a given shape with random bf16 weights, as benches/memory.rs makes it
+// natively: for the wasm benchmarks (wasm-memory.mjs, bench-find.mjs), where no real weights of
+// that size can be downloaded.
+
+export const SHAPES = {
+  tiny: { name: "tiny (the llama fixture's shape)", hidden: 32, layers: 2, heads: 4, kvHeads: 2, intermediate: 48, vocab: 400 },
+  smollm: { name: "SmolLM-135M's shape", hidden: 576, layers: 30, heads: 9, kvHeads: 3, intermediate: 1536, vocab: 49152 },
+};
+
+/** A bf16 value's two bytes (round to nearest even) for an f32. */
+function bf16(value) {
+  const bits = new Uint32Array(new Float32Array([value]).buffer)[0];
+  return (bits + 0x7fff + ((bits >> 16) & 1)) >>> 16;
+}
+
+/** `config.json` and a random bf16 `model.safetensors` of `shape`, as benches/memory.rs makes them. */
+export function modelFiles(shape) {
+  const headDim = shape.hidden / shape.heads;
+  const [d, i, q, kv] = [shape.hidden, shape.intermediate, shape.heads * headDim, shape.kvHeads * headDim];
+  const config = {
+    model_type: "llama", hidden_size: d, num_hidden_layers: shape.layers, num_attention_heads: shape.heads,
+    num_key_value_heads: shape.kvHeads, intermediate_size: i, vocab_size: shape.vocab,
+    max_position_embeddings: 2048, rms_norm_eps: 1e-5, rope_theta: 10000.0, eos_token_id: 2, tie_word_embeddings: true,
+  };
+  const tensors = [["model.embed_tokens.weight", [shape.vocab, d]], ["model.norm.weight", [d]]];
+  for (let l = 0; l < shape.layers; l++) {
+    for (const [name, dims] of [
+      ["input_layernorm.weight", [d]], ["post_attention_layernorm.weight", [d]],
+      ["self_attn.q_proj.weight", [q, d]], ["self_attn.k_proj.weight", [kv, d]],
+      ["self_attn.v_proj.weight", [kv, d]], ["self_attn.o_proj.weight", [d, q]],
+      ["mlp.gate_proj.weight", [i, d]], ["mlp.up_proj.weight", [i, d]], ["mlp.down_proj.weight", [d, i]],
+    ]) tensors.push([`model.layers.${l}.${name}`, dims]);
+  }
+  const header = {};
+  let offset = 0;
+  for (const [name, dims] of tensors) {
+    const bytes = dims.reduce((a, b) => a * b, 1) * 2;
+    header[name] = { dtype: "BF16", shape: dims, data_offsets: [offset, offset + bytes] };
+    offset += bytes;
+  }
+  const json = new TextEncoder().encode(JSON.stringify(header).padEnd(Math.ceil(JSON.stringify(header).length / 8) * 8));
+  const file = new Uint8Array(8 + json.length + offset);
+  new DataView(file.buffer).setBigUint64(0, BigInt(json.length), true);
+  file.set(json, 8);
+  const data = new Uint16Array(file.buffer, 8 + json.length, offset / 2);
+  let seed = 7;
+  const random = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32) * 2 - 1;
+  for (const [name, dims] of tensors) {
+    const { data_offsets: [from, to] } = header[name];
+    const norm = dims.length === 1;
+    for (let k = from / 2; k < to / 2; k++) data[k] = bf16(norm ? 1 : 0.05 * random());
+  }
+  return { config: new TextEncoder().encode(JSON.stringify(config)), weights: file };
+}
+
