@@ -4,9 +4,9 @@
 
 import { formatBytes } from "../i18n.js";
 import { drawLegend as paintLegend, paintHeatmap } from "../render/heatmap.js";
-import { coverageNote } from "../views/coverage.js";
 import { el, sizeCanvas } from "../views/dom.js";
 import { headNotes } from "../views/head-grid.js";
+import { figureNotes } from "../views/notes.js";
 
 /** What the built-in models read, for the note on a text a model read badly. */
 const READS = { trained: "reads.trained", minilm: "reads.minilm" };
@@ -35,26 +35,15 @@ export function showGridNote(app, modelPlace) {
   app.$("grid-note").textContent = lines.join(" ");
 }
 
-/** The what-if, no-scaling, decoder-rows and coverage notes above the heatmap. */
+/** The what-if, no-scaling, decoder-rows and coverage notes above the heatmap, each in its box. */
 export function showNotes(app, place, tokens) {
   const $ = app.$;
-  const info = app.model.info;
-  const trained = info.places.find((p) => p.place === place.place).mask;
-  $("what-if").hidden = !place.whatIf;
-  if (place.whatIf) {
-    const key = info.trained ? "whatIfNote" : "comparisonNote";
-    $("what-if").textContent = app.T(key, { model: app.model.name, trained: app.T(`maskInline.${trained}`), mask: app.T(`maskInline.${place.mask}`) });
+  const notes = figureNotes({ T: app.T, info: app.model.info, place, tokens, model: app.model.name, reads: READS[app.model.choice] ?? null, script: app.model.choice !== "trained" });
+  for (const [id, text] of [["what-if", notes.whatIf], ["scale-note", notes.scale], ["decoder-note", notes.decoder], ["coverage-text", notes.coverage]]) {
+    $(id).textContent = text ?? "";
+    $(id === "coverage-text" ? "coverage" : id).hidden = !text;
   }
-  $("scale-note").hidden = place.scale;
-  $("scale-note").textContent = app.T("scaleOffNote");
-  // a trained decoder fed its target: a row predicts the next word
-  $("decoder-note").hidden = !(info.trained && info.encoderDecoder && place.place !== "encoder_self");
-  $("decoder-note").textContent = app.T("decoderRowsNote");
-  // how much of the text the model read; below enough, what it reads and where else to look
-  // (the trained model reads Hangul: what it lacks is words, not the script)
-  const note = coverageNote(tokens, app.T, app.model.name, READS[app.model.choice] ?? null, app.model.choice !== "trained");
-  $("coverage").hidden = !note;
-  $("coverage-text").textContent = note ?? "";
+  const note = notes.coverage;
   const text = [tokens.queries, tokens.keys].flat().map((t) => t.text).join("");
   const order = /[\uac00-\ud7a3]/.test(text) ? ["trained", "minilm", "toy"] : ["minilm", "trained", "toy"];
   const choices = note ? order.filter((c) => c !== app.model.choice) : [];

@@ -4,11 +4,11 @@
 
 import { el } from "../views/dom.js";
 import { HeadGrid, kvHeadOf, thumbSize } from "../views/head-grid.js";
+import { deviceRatio, drawHead, drawHeadTable, headLayout, plotOf } from "../views/head-figure.js";
 import { HeatmapView } from "../views/heatmap-view.js";
 import { MixingView } from "../views/mixing.js";
 import { readoutText } from "../views/readout.js";
 import { STEPS_LIMIT, drawSteps } from "../views/steps.js";
-import { drawTable } from "../views/table.js";
 import { drawLegend, showCost, showGridNote, showNotes } from "./notes.js";
 
 export class Viewer {
@@ -154,8 +154,8 @@ export class Viewer {
     // a long text has cells below a few pixels: zoom makes them big enough to read and to tap,
     // the frame scrolling sideways, up to a plot of 4,096 device pixels a side (a phone's
     // canvas and the worker's bitmap stay a few tens of megabytes)
-    const deviceRatio = Math.min(globalThis.devicePixelRatio || 1, 3);
-    this.maxZoom = 2 ** Math.max(0, Math.floor(Math.log2(4096 / (fitted * deviceRatio))));
+    const dpr = deviceRatio();
+    this.maxZoom = 2 ** Math.max(0, Math.floor(Math.log2(4096 / (fitted * dpr))));
     if (Math.max(tq, tk) * 6 < fitted) this.zoom = 1;
     this.zoom = Math.min(this.zoom, this.maxZoom);
     const zoom = this.zoom;
@@ -165,27 +165,16 @@ export class Viewer {
     $("zoom-in").disabled = zoom >= this.maxZoom;
     $("zoom-out").disabled = zoom <= 1;
     $("heatmap").parentElement.classList.toggle("zoomed", zoom > 1);
-    const layout = this.heatmap.layoutFor({
-      tq,
-      tk,
-      width,
-      // the plot fits the window, so the read-out above and the colour bar below stay in view
-      height: zoom > 1 ? width : Math.min(Math.max(width, 260), 760, Math.max(320, innerHeight - 200)),
-      queries: labels.queries,
-      keys: labels.keys,
-      fontPx: narrow ? 11 : 13,
-      gutterRight: narrow ? 30 : 56,
-      maxLabelChars: narrow ? 8 : 12,
-    });
+    // the plot fits the window, so the read-out above and the colour bar below stay in view
+    const height = zoom > 1 ? width : Math.min(Math.max(width, 260), 760, Math.max(320, innerHeight - 200));
+    const layout = headLayout(this.heatmap, { place, labels, width, height, narrow, gutters: [30, 56] });
     // 2. the cells and thumbnails, painted in the worker
-    const dpr = Math.min(globalThis.devicePixelRatio || 1, 3);
-    const plot = { width: Math.max(1, Math.round(layout.plotWidth * dpr)), height: Math.max(1, Math.round(layout.plotHeight * dpr)), cell: layout.cell * dpr };
     const thumb = thumbSize($("grid").parentElement.clientWidth || 600, heads, narrow ? 48 : 72);
     const gridKey = `${r.id}|${sel.row}|${state.range}|${thumb}|${dpr}|${app.lang}`;
     const wantThumbs = gridKey !== this.gridKey;
     let v;
     try {
-      v = await app.client.view(r.id, sel, { plot, thumbs: wantThumbs ? { size: Math.max(1, Math.round(thumb * dpr)) } : null, range: state.range });
+      v = await app.client.view(r.id, sel, { plot: plotOf(layout), thumbs: wantThumbs ? { size: Math.max(1, Math.round(thumb * dpr)) } : null, range: state.range });
     } catch (e) {
       if (seq === this.seq) app.showStatus(app.errorText(e), "error");
       return;
@@ -195,23 +184,7 @@ export class Viewer {
       v.thumbs?.forEach((b) => b.close());
       return; // a newer render started while this one waited
     }
-    const { head } = v;
-    const max = state.range === "one" ? 1 : head.maxima[sel.layer * heads + sel.head] || 1;
-    const entropyMax = head.entropyLimits;
-    this.heatmap.draw({
-      image: v.image,
-      layout,
-      tq,
-      tk,
-      queries: labels.queries,
-      keys: labels.keys,
-      queryValid: tokens.queryValid,
-      keyValid: tokens.keyValid,
-      entropies: head.entropies,
-      entropyMax,
-      label: app.T("heatmapLabel", { place: app.T(`place.${sel.place}`), layer: sel.layer + 1, head: sel.head + 1, tq, tk }),
-    });
-    v.image.close();
+    const drawn = drawHead(this.heatmap, v, { layout, place, sel, labels, tokens, T: app.T, range: state.range });
     if (wantThumbs) {
       this.grid.draw({ thumbs: v.thumbs, layers, heads, selected: sel, dpr });
       this.gridKey = gridKey;
@@ -220,9 +193,9 @@ export class Viewer {
     } else {
       this.grid.select(sel.layer, sel.head);
     }
-    this.shown = { ...sel, result: r, place, tq, tk, tokens, labels, weights: head.weights, allowed: head.allowed, entropies: head.entropies, entropyMax, max, layout };
+    this.shown = { ...drawn, result: r, place };
     app.shown = this.shown;
-    drawLegend(app, max);
+    drawLegend(app, drawn.max);
     showNotes(app, place, tokens);
     showGridNote(app, this.modelPlace());
     showCost(app, place);
@@ -255,7 +228,7 @@ export class Viewer {
       tokens,
     };
     probe.layout = layout;
-    probe.shownWeights = head.weights;
+    probe.shownWeights = drawn.weights;
     probe.state = { ...state, layer: sel.layer, head: sel.head };
     this.loadTrace(seq);
     app.finder.render();
@@ -301,25 +274,7 @@ export class Viewer {
   drawTable() {
     const { app, shown } = this;
     if (!shown || !app.$("table-details").open) return;
-    const { tq, tk, tokens, weights, allowed } = shown;
-    drawTable(app.$("table"), {
-      captionEl: app.$("table-caption"),
-      weights,
-      tq,
-      tk,
-      queries: tokens.queries,
-      keys: tokens.keys,
-      allowed,
-      corner: `${app.T("query")} \\ ${app.T("key")}`,
-      masked: app.T("masked"),
-      caption: app.T("tableCaption", {
-        sentence: `${app.T("sentence")} ${shown.row + 1}`,
-        place: app.T(`place.${shown.place.place}`),
-        layer: shown.layer + 1,
-        head: shown.head + 1,
-      }),
-      clipped: (rows, cols) => app.T("tableClipped", { rows, cols, tq, tk }),
-    });
+    drawHeadTable(app.$("table"), shown, app.T, { captionEl: app.$("table-caption") });
   }
 
   async loadTrace(seq) {

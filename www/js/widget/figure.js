@@ -10,10 +10,10 @@ import { drawLegend } from "../render/heatmap.js";
 import { heatmapSvg } from "../render/svg.js";
 import { el, sizeCanvas } from "../views/dom.js";
 import { HeadGrid, kvHeadOf, thumbSize } from "../views/head-grid.js";
+import { deviceRatio, drawHead, drawHeadTable, headLayout, plotOf } from "../views/head-figure.js";
 import { HeatmapView } from "../views/heatmap-view.js";
 import { readoutText } from "../views/readout.js";
 import { cssSize } from "../views/sizes.js";
-import { drawTable } from "../views/table.js";
 
 /** The views a widget loads on first use; a chunk that cannot be fetched is said as such. */
 const chunks = {
@@ -85,32 +85,13 @@ export class WidgetFigure {
     const canvas = el("canvas", { class: "heatmap" });
     const overlay = el("canvas", { class: "overlay", "aria-hidden": "true" });
     const heatmap = new HeatmapView(canvas, overlay, { onHover: (hit) => this.readout(hit) });
-    const layout = heatmap.layoutFor({ tq: place.tq, tk: place.tk, width, height: Math.min(Math.max(width, 240), 640), queries: labels.queries, keys: labels.keys, fontPx: narrow ? 11 : 13, gutterRight: narrow ? 26 : 48, maxLabelChars: narrow ? 8 : 12 });
-    const dpr = Math.min(globalThis.devicePixelRatio || 1, 3);
-    const plot = { width: Math.max(1, Math.round(layout.plotWidth * dpr)), height: Math.max(1, Math.round(layout.plotHeight * dpr)), cell: layout.cell * dpr };
+    const layout = headLayout(heatmap, { place, labels, width, height: Math.min(Math.max(width, 240), 640), narrow, gutters: [26, 48] });
     const thumb = thumbSize(width, place.heads, narrow ? 40 : 64);
-    const v = await client.view(r.id, sel, { plot, thumbs: view === "grid" ? { size: Math.max(1, Math.round(thumb * dpr)) } : null, range: "max", colormap: settings.colormap });
+    const thumbs = view === "grid" ? { size: Math.max(1, Math.round(thumb * deviceRatio())) } : null;
+    const v = await client.view(r.id, sel, { plot: plotOf(layout), thumbs, range: "max", colormap: settings.colormap });
     if (r !== this.run) return;
-    const { head } = v;
-    const max = head.maxima[sel.layer * place.heads + sel.head] || 1;
-    const { ink, faded } = this.host.colors();
-    heatmap.draw({
-      image: v.image,
-      layout,
-      tq: place.tq,
-      tk: place.tk,
-      queries: labels.queries,
-      keys: labels.keys,
-      queryValid: tokens.queryValid,
-      keyValid: tokens.keyValid,
-      entropies: head.entropies,
-      entropyMax: head.entropyLimits,
-      label: T("heatmapLabel", { place: T(`place.${sel.place}`), layer: sel.layer + 1, head: sel.head + 1, tq: place.tq, tk: place.tk }),
-      ink,
-      faded,
-    });
-    v.image.close();
-    this.shown = { ...sel, tq: place.tq, tk: place.tk, tokens, labels, weights: head.weights, allowed: head.allowed, entropies: head.entropies, entropyMax: head.entropyLimits, max, canvas, layout };
+    this.shown = { ...drawHead(heatmap, v, { layout, place, sel, labels, tokens, T, ...this.host.colors() }), canvas };
+    const { max } = this.shown;
     this.trace = null;
     const figure = el("div", { class: "stage" }, canvas, overlay);
     const children = [];
@@ -127,7 +108,7 @@ export class WidgetFigure {
         },
         corner: () => T("gridCorner"),
         onSelect: (layer, h) => this.host.onSelect(layer, h),
-      }).draw({ thumbs: v.thumbs, layers: place.layers, heads: place.heads, selected: sel, dpr });
+      }).draw({ thumbs: v.thumbs, layers: place.layers, heads: place.heads, selected: sel, dpr: deviceRatio() });
       children.push(el("div", { class: "grid-scroll" }, grid), figure);
     } else if (view === "steps") {
       const steps = el("div", { class: "steps" });
@@ -227,7 +208,7 @@ export class WidgetFigure {
 
   async #pipeline({ r, place, sel }) {
     const { client, settings, modelInfo, lang, parts } = this.host;
-    const dpr = Math.min(globalThis.devicePixelRatio || 1, 3);
+    const dpr = deviceRatio();
     const [v, { drawPipeline }] = await Promise.all([client.view(r.id, sel, { thumbs: { size: Math.round(40 * dpr) }, colormap: settings.colormap }), lazy.pipeline()]);
     if (r !== this.run) return;
     const canvases = v.thumbs.slice(sel.layer * place.heads, (sel.layer + 1) * place.heads).map((bitmap) => {
@@ -277,22 +258,8 @@ export class WidgetFigure {
 
   /** The values as a table for screen readers, named by the sentence it shows. */
   #table() {
-    const s = this.shown;
-    const { T } = this.host;
     const table = el("table");
-    drawTable(table, {
-      weights: s.weights,
-      tq: s.tq,
-      tk: s.tk,
-      queries: s.tokens.queries,
-      keys: s.tokens.keys,
-      allowed: s.allowed,
-      corner: `${T("query")} \\ ${T("key")}`,
-      masked: T("masked"),
-      limit: TABLE_CELLS,
-      caption: T("tableCaption", { sentence: `${T("sentence")} ${s.row + 1}`, place: T(`place.${s.place}`), layer: s.layer + 1, head: s.head + 1 }),
-      clipped: (rows, cols) => T("tableClipped", { rows, cols, tq: s.tq, tk: s.tk }),
-    });
+    drawHeadTable(table, this.shown, this.host.T, { limit: TABLE_CELLS });
     this.host.parts.table.replaceChildren(table);
   }
 

@@ -1,9 +1,9 @@
 // The widget's frame and what it says around the figure: title, controls, status, errors,
 // notes, the view's stage, read-out, legend, save buttons and the table for screen readers.
 
-import { coverageNote } from "../views/coverage.js";
 import { el } from "../views/dom.js";
 import { headNotes } from "../views/head-grid.js";
+import { figureNotes } from "../views/notes.js";
 
 /** The frame's parts for `settings`, saving offered in `formats`; `save(format)` on a tap. */
 export function buildFrame({ T, settings: s, formats, save }) {
@@ -32,13 +32,9 @@ export function buildFrame({ T, settings: s, formats, save }) {
  */
 export function frameNotes({ T, info, place, sel, tokens, architecture, settings }) {
   const modelPlace = info.places.find((p) => p.place === sel.place);
-  const notes = [];
-  if (place.whatIf) notes.push(T(info.trained ? "whatIfNote" : "comparisonNote", { model: architecture, trained: T(`mask.${modelPlace.mask}`), mask: T(`mask.${place.mask}`) }));
-  if (!place.scale) notes.push(T("scaleOffNote"));
-  if (info.trained && info.encoderDecoder && sel.place !== "encoder_self") notes.push(T("decoderRowsNote"));
   const trained = settings.model.from === "trained";
-  const coverage = coverageNote(tokens, T, trained ? "headmap-tiny-ko-en" : architecture, trained ? "reads.trained" : null, !trained);
-  if (coverage) notes.push(coverage);
+  const said = figureNotes({ T, info, place, tokens, model: trained ? "headmap-tiny-ko-en" : architecture, reads: trained ? "reads.trained" : null, script: !trained });
+  const notes = [said.whatIf, said.scale, said.decoder, said.coverage].filter(Boolean);
   // shared key/value heads and local layers: said where they shape what is drawn
   const allHeads = ["lines", "pipeline", "grid", "atlas"].includes(settings.view);
   if (allHeads || settings.view === "steps" || modelPlace.windows?.[sel.layer]) notes.push(...headNotes(modelPlace, T));

@@ -10,12 +10,14 @@ export class Problems {
     Object.assign(this, { box, T, lang, emit });
     this.attributes = []; // [{ attribute, value, expected, text?, message? }]
     this.error = null;
+    this.failing = null; // an error waiting for its words
     this.announced = "";
   }
 
   /** The attributes' problems of this update, and no error yet. */
   reset(attributes) {
     this.attributes = attributes;
+    this.failing = null;
     this.error = null;
     this.show();
   }
@@ -36,20 +38,22 @@ export class Problems {
 
   /**
    * Shows `e` below the attributes' problems and fires the `error` event, once the error words
-   * are there (a widget fetches them at its first error; until then, or if they cannot come,
-   * the core's English message is shown).
+   * are there (a widget fetches them at its first error; if they cannot come, the core's English
+   * message is shown). An error cleared or replaced meanwhile is not shown.
    */
   fail(e) {
-    this.error = e;
-    this.show();
+    this.failing = e;
     const said = () => {
-      if (this.error === e) this.show();
+      if (this.failing !== e) return;
+      this.error = e;
+      this.show();
       this.emit({ message: e?.message ?? String(e), code: e?.code ?? "error" });
     };
     loadErrors().then(said, said);
   }
 
   clearError() {
+    this.failing = null;
     this.error = null;
     this.show();
   }
