@@ -94,6 +94,31 @@ fn scores_equal_transformer_lens_on_bert() {
     check_scores("bert", Place::EncoderSelf);
 }
 
+#[test]
+fn scores_equal_transformer_lens_on_the_trained_induction_model() {
+    check_scores("headmap-tiny-induction", Place::DecoderSelf);
+}
+
+/// The model trained here to show induction: its card names three induction heads in layer 1
+/// (heads 0, 1 and 3, 0.97 on the second half through transformers) and none in layer 0; the
+/// probe finds the same, whatever the seed.
+#[test]
+fn the_probe_finds_the_trained_model_s_induction_heads() {
+    let model = common::load(&root("www/models/headmap-tiny-induction"));
+    let card: Value = serde_json::from_slice(&common::read(&root("www/models/headmap-tiny-induction/headmap.json"))).unwrap();
+    assert_eq!(card["induction"]["layer"], 1);
+    for seed in [0, 1, 2] {
+        let probe = induction_probe(&model, None, 25, seed).unwrap();
+        let (layer, head, score) = probe.best();
+        assert!(layer == 1 && head != 2 && score > 0.6, "seed {seed}: {:?}", probe.scores);
+        for h in [0, 1, 3] {
+            assert!(probe.scores[[1, h]] > 0.5, "seed {seed}: {:?}", probe.scores);
+        }
+        assert!(probe.scores.row(0).iter().all(|&s| s < 0.05), "seed {seed}: {:?}", probe.scores);
+        assert!(probe.scores[[1, 2]] < 0.1, "seed {seed}: {:?}", probe.scores);
+    }
+}
+
 fn check_rollout(name: &str, place: Place) {
     let reference = reference(name);
     let model = common::load(&root(reference["model"].as_str().unwrap()));
