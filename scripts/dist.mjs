@@ -25,6 +25,11 @@ const FILES = [
   "models/headmap-tiny-ko-en/tokenizer.json",
   "models/headmap-tiny-ko-en/headmap.json",
   "models/headmap-tiny-ko-en/README.md",
+  "models/headmap-tiny-induction/config.json",
+  "models/headmap-tiny-induction/model.safetensors",
+  "models/headmap-tiny-induction/tokenizer.json",
+  "models/headmap-tiny-induction/headmap.json",
+  "models/headmap-tiny-induction/README.md",
 ];
 
 const cargo = await readFile(join(ROOT, "Cargo.toml"), "utf8");
@@ -174,4 +179,4 @@ const views = sum(all.filter((f) => /^js\/chunks\/(lines-view|mixing|pipeline|st
 const errorWords = sum(all.filter((f) => /^js\/chunks\/errors-/.test(f.path)));
 const real = sum(all.filter((f) => f.path.startsWith("pkg-hf/") && !f.path.endsWith(".d.ts")));
 const model = sum(all.filter((f) => f.path.startsWith("models/")));
-console.log(`[dist] dist/headmap: toy widget ${kib(toy.gz)} gzipped on a Korean page (${kib(toy.raw)}), ${kib(toyEn.gz)} on an English one, JS + toy wasm; the steps, mixing, pipeline and lines views add ${kib(views.gz)} on first use, the error words ${kib(errorWords.gz)} at the first error; real models add ${kib(real.gz)} gzipped; the trained model ${kib(model.raw)}`);
+console.log(`[dist] dist/headmap: toy widget ${kib(toy.gz)} gzipped on a Korean page (${kib(toy.raw)}), ${kib(toyEn.gz)} on an English one, JS + toy wasm; the steps, mixing, pipeline and lines views add ${kib(views.gz)} on first use, the error words ${kib(errorWords.gz)} at the first error; real models add ${kib(real.gz)} gzipped; the trained models ${kib(model.raw)}`);

@@ -112,6 +112,24 @@ describe("find heads in the explorer", () => {
     assert.deepEqual(page.consoleErrors, []);
   });
 
+  it("finds the trained language model's induction heads, on a repeated sentence and with the probe", async () => {
+    const text = "민수 가 사과 를 먹는다 . 민수 가 사과 를 먹는다 .";
+    const page = await openExplorer(h, `?model=induction&text=${encodeURIComponent(text)}&find=induction`, { locale: "en-US" });
+    await found(page, "induction");
+    // the model opens on the head its card names (headmap.json), in layer 2 (1 from 0)
+    const { state, find } = await page.evaluate(() => globalThis.__headmap);
+    assert.equal(state.layer, 1);
+    assert.ok(find.top[0].layer === 1 && find.top[0].value > 0.15, JSON.stringify(find.top));
+    await page.locator("#find-probe").click();
+    await page.waitForFunction(() => globalThis.__headmap.induction);
+    const probe = await page.evaluate(() => globalThis.__headmap.induction);
+    assert.ok(probe.causal);
+    assert.ok(probe.best.layer === 1 && probe.best.value > 0.6, JSON.stringify(probe.best));
+    assert.match(await page.locator("#probe-text").textContent(), /Induction probe on 101 tokens \(<bos> /);
+    await page.locator("#find").screenshot({ path: join(SHOTS, "find-induction-en-1280.png") });
+    assert.deepEqual(page.consoleErrors, []);
+  });
+
   it("reads in Korean on a phone, without sideways scrolling", async () => {
     const page = await openExplorer(h, "?lang=ko", { locale: "ko-KR", width: 390, height: 844, touch: true });
     await found(page, "previous_token");

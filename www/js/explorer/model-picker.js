@@ -10,6 +10,7 @@ const DEFAULT_MODEL = "trained";
 /** Built-in model folders, served with the page. */
 const FOLDERS = {
   trained: { base: "models/headmap-tiny-ko-en/", name: "headmap-tiny-ko-en", languages: ["ko"] },
+  induction: { base: "models/headmap-tiny-induction/", name: "headmap-tiny-induction", languages: ["ko", "en"] },
   minilm: { base: "models/all-MiniLM-L6-v2/", name: "all-MiniLM-L6-v2" },
 };
 

@@ -83,7 +83,7 @@ export function parseAttributes(attrs, base) {
   }
   if (has("model")) {
     const model = attrs.model.trim();
-    if (model === "trained") s.model = { from: "trained" };
+    if (model === "trained" || model === "induction") s.model = { from: model };
     else if (model === "toy" || TOY_PRESETS.includes(model)) s.model = { from: "toy", preset: model === "toy" ? "small" : model };
     else {
       try {
@@ -91,7 +91,7 @@ export function parseAttributes(attrs, base) {
         if (url.protocol !== "https:" && url.protocol !== "http:") throw new Error("not http");
         s.model = { from: "url", base: url.href };
       } catch {
-        bad("model", "trained | small | base | the URL of a folder of Hugging Face files");
+        bad("model", "trained | induction | small | base | the URL of a folder of Hugging Face files");
       }
     }
   }
@@ -152,6 +152,7 @@ export function parseAttributes(attrs, base) {
 export function sourceOf(model, seed, assets) {
   if (model.from === "toy") return { from: "toy", preset: model.preset, seed, layers: model.preset === "base" ? 6 : 2 };
   if (model.from === "trained") return { from: "url", base: new URL("models/headmap-tiny-ko-en/", assets).href };
+  if (model.from === "induction") return { from: "url", base: new URL("models/headmap-tiny-induction/", assets).href };
   return { from: "url", base: model.base };
 }
 
