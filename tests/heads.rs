@@ -105,7 +105,8 @@ fn scores_equal_transformer_lens_on_the_trained_induction_model() {
 #[test]
 fn the_probe_finds_the_trained_model_s_induction_heads() {
     let model = common::load(&root("www/models/headmap-tiny-induction"));
-    let card: Value = serde_json::from_slice(&common::read(&root("www/models/headmap-tiny-induction/headmap.json"))).unwrap();
+    let card: Value =
+        serde_json::from_slice(&common::read(&root("www/models/headmap-tiny-induction/headmap.json"))).unwrap();
     assert_eq!(card["induction"]["layer"], 1);
     for seed in [0, 1, 2] {
         let probe = induction_probe(&model, None, 25, seed).unwrap();
@@ -199,6 +200,17 @@ fn mass_is_the_mean_weight_from_chosen_queries_to_chosen_keys() {
     assert!(matches!(mass(row, &[], &[1]), Err(Error::EmptySelection { .. })));
     assert!(matches!(mass(row, &[3], &[]), Err(Error::EmptySelection { .. })));
     assert!(matches!(mass(row, &[99], &[1]), Err(Error::PositionOutOfRange { .. })));
+    // a position given twice counts once
+    assert_eq!(mass(row, &[3, 3], &[1, 1]).unwrap(), one);
+    // PAD positions are no tokens of the sentence: left out, and a selection of PAD alone is empty
+    let padded = model
+        .run_weights(&headmap::Request { texts: vec!["a".into(), "a b c d e f".into()], ..Default::default() })
+        .unwrap();
+    let short = first_row(&padded, Place::EncoderSelf);
+    let last = short.size().0 - 1;
+    assert!(!short.query_valid[last]);
+    assert_eq!(mass(short, &[1, last], &[0]).unwrap(), mass(short, &[1], &[0]).unwrap());
+    assert!(matches!(mass(short, &[last], &[0]), Err(Error::EmptySelection { .. })));
     // positional scores and rollout need one sentence on both sides
     let bart = common::load(&root("tests/fixtures/hf/bart"));
     let run = bart.run_weights(&headmap::Request { texts: vec!["a b c".into()], ..Default::default() }).unwrap();

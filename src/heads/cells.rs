@@ -46,7 +46,8 @@ impl<'a> RowTokens<'a> {
     pub fn patterns(&self, wanted: &[Score]) -> Patterns {
         let (tq, tk) = (self.queries.len(), self.keys.len());
         let ids = Self::identities(self.queries);
-        let keys_where = |mark: &dyn Fn(usize) -> bool| (0..tk).filter(|&j| mark(j)).map(|j| j as u32).collect::<Vec<_>>();
+        let keys_where =
+            |mark: &dyn Fn(usize) -> bool| (0..tk).filter(|&j| mark(j)).map(|j| j as u32).collect::<Vec<_>>();
         let special = keys_where(&|j| self.keys[j].kind == TokenKind::Special);
         let punctuation = keys_where(&|j| is_punctuation(&self.keys[j]));
         let per_query = |marks: &dyn Fn(usize) -> Vec<u32>| (0..tq).map(marks).collect::<Vec<_>>();
@@ -62,9 +63,13 @@ impl<'a> RowTokens<'a> {
                     Score::Special => per_query(&|_| special.clone()),
                     Score::Punctuation => per_query(&|_| punctuation.clone()),
                     // an earlier copy of this token
-                    Score::DuplicateToken => per_query(&|i| (0..i.min(tk)).filter(|&j| ids[j] == ids[i]).map(|j| j as u32).collect()),
+                    Score::DuplicateToken => {
+                        per_query(&|i| (0..i.min(tk)).filter(|&j| ids[j] == ids[i]).map(|j| j as u32).collect())
+                    }
                     // the token after an earlier copy: 1 ≤ j ≤ i, token j − 1 is token i
-                    Score::Induction => per_query(&|i| (1..=i.min(tk - 1)).filter(|&j| ids[j - 1] == ids[i]).map(|j| j as u32).collect()),
+                    Score::Induction => {
+                        per_query(&|i| (1..tk.min(i + 1)).filter(|&j| ids[j - 1] == ids[i]).map(|j| j as u32).collect())
+                    }
                     Score::Broad | Score::Distance => return None,
                 })
             })
@@ -165,19 +170,25 @@ impl Cells {
         let seen: Vec<Keys> = rows
             .iter()
             .map(|&i| {
-                let list: Vec<u32> = (0..tk).filter(|&j| tokens.key_valid[j] && allowed[[i, j]]).map(|j| j as u32).collect();
+                let list: Vec<u32> =
+                    (0..tk).filter(|&j| tokens.key_valid[j] && allowed[[i, j]]).map(|j| j as u32).collect();
                 match (list.first(), list.last()) {
-                    (Some(&lo), Some(&hi)) if (hi - lo) as usize + 1 == list.len() => Keys::Range(lo as usize, hi as usize + 1),
+                    (Some(&lo), Some(&hi)) if (hi - lo) as usize + 1 == list.len() => {
+                        Keys::Range(lo as usize, hi as usize + 1)
+                    }
                     (None, _) | (_, None) => Keys::Range(0, 0),
                     _ => Keys::List(list),
                 }
             })
             .collect();
-        let excluded = |i: usize, j: u32| (options.exclude_bos && j == 0) || (options.exclude_current_token && i == j as usize);
+        let excluded =
+            |i: usize, j: u32| (options.exclude_bos && j == 0) || (options.exclude_current_token && i == j as usize);
         let left_out: Vec<Vec<u32>> = rows
             .iter()
             .zip(&seen)
-            .map(|(&i, keys)| [0, i as u32].into_iter().filter(|&j| excluded(i, j) && keys.contains(j)).collect::<Vec<_>>())
+            .map(|(&i, keys)| {
+                [0, i as u32].into_iter().filter(|&j| excluded(i, j) && keys.contains(j)).collect::<Vec<_>>()
+            })
             .map(|mut v| {
                 v.dedup();
                 v
@@ -189,7 +200,9 @@ impl Cells {
                 pattern.as_ref().map(|marks| {
                     rows.iter()
                         .zip(&seen)
-                        .map(|(&i, keys)| marks[i].iter().copied().filter(|&j| keys.contains(j) && !excluded(i, j)).collect())
+                        .map(|(&i, keys)| {
+                            marks[i].iter().copied().filter(|&j| keys.contains(j) && !excluded(i, j)).collect()
+                        })
                         .collect()
                 })
             })

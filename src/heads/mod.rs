@@ -147,8 +147,15 @@ fn table(row: &RowAttention, wanted: &[Score], options: &ScoreOptions) -> Result
     let tokens = RowTokens::of(row);
     let tq = tokens.queries.len();
     if let Some(range) = &options.queries {
-        if range.is_empty() || range.end > tq {
-            return Err(Error::PositionOutOfRange { side: "queries".into(), position: range.end.saturating_sub(1), count: tq });
+        if range.is_empty() {
+            return Err(Error::EmptySelection { side: "queries".into() });
+        }
+        if range.end > tq {
+            return Err(Error::PositionOutOfRange {
+                side: "queries".into(),
+                position: range.end.saturating_sub(1),
+                count: tq,
+            });
         }
     }
     let patterns = tokens.patterns(wanted);
@@ -167,17 +174,26 @@ fn table(row: &RowAttention, wanted: &[Score], options: &ScoreOptions) -> Result
 }
 
 /// For every layer and head of one row, the mean over `queries` of the weight each puts on
-/// `keys`: (L, H). How much a head moves from these tokens to those (그것 → 동물).
+/// `keys`: (L, H). How much a head moves from these tokens to those (그것 → 동물). A position
+/// given twice counts once; PAD positions are no tokens of the sentence and are left out.
 pub fn mass(row: &RowAttention, queries: &[usize], keys: &[usize]) -> Result<Array2<f32>> {
     let (tq, tk) = row.size();
-    for (side, positions, count) in [("queries", queries, tq), ("keys", keys, tk)] {
-        if positions.is_empty() {
-            return Err(Error::EmptySelection { side: side.into() });
-        }
+    let mut chosen = Vec::with_capacity(2);
+    for (side, positions, count, valid) in
+        [("queries", queries, tq, &row.query_valid), ("keys", keys, tk, &row.key_valid)]
+    {
         if let Some(&p) = positions.iter().find(|&&p| p >= count) {
             return Err(Error::PositionOutOfRange { side: side.into(), position: p, count });
         }
+        let mut kept: Vec<usize> = positions.iter().copied().filter(|&p| valid[p]).collect();
+        kept.sort_unstable();
+        kept.dedup();
+        if kept.is_empty() {
+            return Err(Error::EmptySelection { side: side.into() });
+        }
+        chosen.push(kept);
     }
+    let (queries, keys) = (&chosen[0], &chosen[1]);
     let mut out = Array2::zeros((row.layers(), row.heads())); // (L, H)
     for layer in 0..row.layers() {
         let weights = row.layer(layer)?; // (H, Tq, Tk)

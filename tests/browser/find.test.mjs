@@ -100,6 +100,23 @@ describe("find heads in the explorer", () => {
     assert.deepEqual(cross.consoleErrors, []);
   });
 
+  it("probes an encoder–decoder in its decoder, from its encoder's view", async () => {
+    const page = await openExplorer(h, "", { locale: "en-US" });
+    await found(page, "previous_token");
+    assert.equal(await page.evaluate(() => globalThis.__headmap.meta.place), "encoder_self");
+    await page.locator("#find-probe").click();
+    await page.waitForFunction(() => globalThis.__headmap.induction);
+    assert.ok(await page.evaluate(() => globalThis.__headmap.induction.causal), "the decoder's masked self-attention is causal");
+    assert.doesNotMatch(await page.locator("#probe-text").textContent(), /not causal|needs causal/);
+    // "chosen tokens" before any is tapped: the hint, no map of another score
+    await page.locator("#find-score").selectOption("mass");
+    await page.waitForFunction(() => !document.getElementById("find-note").hidden);
+    assert.match(await page.locator("#find-note").textContent(), /Tap tokens to choose them/);
+    assert.ok(await page.locator("#atlas").isHidden());
+    assert.equal(await page.locator("#find-score").inputValue(), "mass");
+    assert.deepEqual(page.consoleErrors, []);
+  });
+
   it("runs the induction probe, and says an encoder is not causal", async () => {
     const page = await openExplorer(h, "?model=minilm", { locale: "en-US" });
     await page.waitForFunction(() => globalThis.__headmap.meta.heads === 12);

@@ -17,7 +17,7 @@ const NAMES = new Set([
   "BART", "Marian", "T5", "RoPE", "CSP", "JSON", "CSV", "PNG", "SVG", "URL", "MB", "Helsinki-NLP/opus-mt-ko-en", "trusted-types", "http", "https",
 ]);
 /** Values an author writes in an attribute, quoted as such: code, not words. */
-const VALUES = new Set(["trained", "small", "base", "all", "none", "padding", "causal", "cross"]);
+const VALUES = new Set(["trained", "induction", "small", "base", "all", "none", "padding", "causal", "cross"]);
 
 /** The Latin words of `text` that are none of the above. */
 function foreignWords(text) {

@@ -5,12 +5,15 @@
 
 import { lutFor } from "../render/colormap.js";
 import { FUSIONS, POSITIONAL, SCORES } from "../find-names.js";
-import { AtlasView, formatValue, topHeads } from "../views/atlas.js";
+import { AtlasView, formatValue, scoreAt, topHeads, unitOf } from "../views/atlas.js";
 import { el } from "../views/dom.js";
 import { RolloutView } from "../views/rollout-view.js";
 
-/** Positions from a link's "3,4", those a row of `count` tokens has. */
-const positions = (text, count) => [...new Set(text.split(",").filter(Boolean).map(Number))].filter((p) => p < count).sort((a, b) => a - b);
+/** Positions from a link's "3,4", those of the row's tokens (`valid`: no PAD) it names. */
+const positions = (text, valid) => [...new Set(text.split(",").filter(Boolean).map(Number))].filter((p) => valid[p]).sort((a, b) => a - b);
+
+/** The most tokens a side's selection keeps (what a link holds). */
+const MAX_CHOSEN = 64;
 
 export class Finder {
   /** `onSelect(layer, head)` opens a head in the main view. */
@@ -23,7 +26,7 @@ export class Finder {
     this.rollout = new RolloutView($("rollout"), { T });
     this.scores = { key: "", value: null }; // every score of the row on show
     this.rolled = { key: "", value: null }; // its rollout
-    this.probe = null; // the last probe's result, for its model
+    this.probed = null; // the last induction probe's result, for its model
     this.seq = 0;
   }
 
@@ -60,19 +63,26 @@ export class Finder {
     };
     options($("find-score"), [...SCORES, "mass"], "score");
     options($("rollout-fusion"), FUSIONS, "fusion");
-    if (this.probe) this.showProbe(this.probe);
+    for (const option of $("rollout-layer").options) option.textContent = `${app.T("layer")} ${Number(option.value) + 1}`;
+    if (this.probed) this.showProbe(this.probed);
   }
 
   afterModelChange() {
-    this.probe && this.app.client.free(this.probe.id);
-    this.probe = null;
+    if (this.probed) this.app.client.free(this.probed.id);
+    this.probed = null;
     this.app.$("probe-out").hidden = true;
   }
 
+  /** Nothing to show: what spoke of the last sentence goes (its tokens, scores and rollout). */
   clear() {
+    const $ = this.app.$;
     this.seq += 1;
     this.scores = { key: "", value: null };
     this.rolled = { key: "", value: null };
+    for (const id of ["find-queries", "find-keys", "rollout"]) $(id).replaceChildren();
+    this.atlas = new AtlasView($("atlas"), { T: this.atlas.T, onSelect: this.atlas.onSelect });
+    this.rollout = new RolloutView($("rollout"), { T: this.rollout.T });
+    for (const id of ["find-note", "rollout-note", "find-clear"]) $(id).hidden = true;
   }
 
   /** Draws both panels for what the main view shows (`viewer.shown`). */
@@ -88,12 +98,14 @@ export class Finder {
     const cross = place === "cross";
     $("find-probe").hidden = app.model.choice === "toy";
     // the tokens to tap: both sides of the row
-    const from = positions(app.state.from, tq);
-    const to = positions(app.state.to, tk);
+    const from = positions(app.state.from, shown.tokens.queryValid);
+    const to = positions(app.state.to, shown.tokens.keyValid);
     this.chips($("find-queries"), shown.labels.queries, shown.tokens.queryValid, from, "from");
     this.chips($("find-keys"), shown.labels.keys, shown.tokens.keyValid, to, "to");
     const mass = from.length > 0 && to.length > 0;
-    const score = mass ? "mass" : app.state.find === "mass" || (cross && POSITIONAL.has(app.state.find)) ? "first_token" : app.state.find;
+    // "chosen tokens" with a side not chosen yet: the hint says what to tap, and no map is drawn
+    const waiting = app.state.find === "mass" && !mass;
+    const score = mass || waiting ? "mass" : scoreAt(place, app.state.find);
     $("find-score").value = score;
     for (const option of $("find-score").options) option.disabled = cross && POSITIONAL.has(option.value);
     $("find-clear").hidden = !(from.length || to.length);
@@ -103,6 +115,13 @@ export class Finder {
     };
     const width = Math.max(240, ($("find").clientWidth || 600) - 30);
     const look = { lut: lutFor("viridis"), selected: { layer: shown.layer, head: shown.head }, width, layers, heads };
+    if (waiting) {
+      note("find-note", app.T("find.selectHint"));
+      $("atlas").hidden = true;
+      await this.drawRollout(seq, shown, sel, width);
+      return;
+    }
+    $("atlas").hidden = false;
     try {
       const key = `${shown.result.id}|${place}|${shown.row}`;
       let values;
@@ -117,11 +136,11 @@ export class Finder {
       }
       if (seq !== this.seq) return;
       note("find-note", null);
-      this.atlas.draw({ ...look, values, name, unit: score === "distance" ? "tokens" : "share" });
+      this.atlas.draw({ ...look, values, name, unit: unitOf(score) });
       app.probe.find = { score, name, values: Array.from(values), top: topHeads(values, layers, heads, 5) };
     } catch (e) {
       if (seq !== this.seq) return;
-      note("find-note", e.code === "untrained_heads" ? app.T("find.untrained") : app.errorText(e));
+      note("find-note", app.errorText(e));
       $("atlas").replaceChildren();
       this.atlas = new AtlasView($("atlas"), { T: (k, v) => app.T(k, v), onSelect: this.atlas.onSelect });
     }
@@ -160,7 +179,7 @@ export class Finder {
         width: Math.min(width, 760),
       });
     } catch (e) {
-      if (seq === this.seq) say(e.code === "untrained_heads" ? app.T("find.untrained") : app.errorText(e));
+      if (seq === this.seq) say(app.errorText(e));
     }
   }
 
@@ -175,10 +194,11 @@ export class Finder {
         disabled: !valid[i],
         text: label,
         onclick: () => {
-          const now = new Set(positions(app.state[side], labels.length));
+          const now = new Set(positions(app.state[side], valid));
           if (now.has(i)) now.delete(i);
-          else now.add(i);
+          else if (now.size < MAX_CHOSEN) now.add(i);
           app.state[side] = [...now].sort((a, b) => a - b).join(",");
+          app.state.find = "mass";
           app.syncUrl();
           this.render();
         },
@@ -194,13 +214,18 @@ export class Finder {
     button.disabled = true;
     app.busy(true);
     try {
-      const result = await app.client.probe(app.model.key, { place: app.shown?.place.place === "cross" ? undefined : app.shown?.place.place });
-      if (this.probe) app.client.free(this.probe.id);
-      this.probe = result;
+      // the place on show when it is causal; else the model's causal place (an encoder–decoder's
+      // decoder), or its encoder, which the probe says is not causal
+      const shownPlace = app.shown?.place;
+      // TransformerLens's 50 random tokens, fewer where the model reads fewer than 1 + 2 × 50
+      const length = Math.min(50, Math.floor((app.model.info.maxTokens - 1) / 2));
+      const result = await app.client.probe(app.model.key, { place: shownPlace?.mask === "causal" ? shownPlace.place : undefined, length });
+      if (this.probed) app.client.free(this.probed.id);
+      this.probed = result;
       this.showProbe(result);
     } catch (e) {
       $("probe-out").hidden = false;
-      $("probe-text").textContent = e.code === "untrained_heads" ? app.T("find.untrained") : app.errorText(e);
+      $("probe-text").textContent = app.errorText(e);
       $("probe-atlas").hidden = true;
     } finally {
       button.disabled = false;

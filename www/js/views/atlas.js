@@ -11,7 +11,22 @@ import { FONT } from "./heatmap-view.js";
 
 addStrings(FIND); // the words come with the view
 
+import { POSITIONAL } from "../find-names.js";
+
 export { POSITIONAL, SCORES } from "../find-names.js";
+
+/**
+ * The score drawn for `score` at `place`: cross-attention has no positions of its own to
+ * compare, and shows its share on the first token instead.
+ */
+export function scoreAt(place, score) {
+  return place === "cross" && POSITIONAL.has(score) ? "first_token" : score;
+}
+
+/** What a score's numbers are: shares (0–1), or tokens (`distance`). */
+export function unitOf(score) {
+  return score === "distance" ? "tokens" : "share";
+}
 
 /** The `count` heads with the largest values, largest first: [{ layer, head, value }]. */
 export function topHeads(values, layers, heads, count = 5) {
@@ -37,9 +52,10 @@ export class AtlasView {
     this.canvas = el("canvas", { class: "atlas", tabindex: "0" });
     this.list = el("ol", { class: "atlas-top" });
     this.scale = el("p", { class: "atlas-scale" });
+    this.said = el("p", { class: "visually-hidden", "aria-live": "polite" }); // the keyboard cursor's head
     this.table = el("table", { class: "atlas-table" });
     this.details = el("details", { class: "atlas-details" }, el("summary", { text: T("atlas.table") }), el("div", { class: "table-scroll" }, this.table));
-    container.replaceChildren(el("div", { class: "atlas-scroll" }, this.canvas), this.scale, this.list, this.details);
+    container.replaceChildren(el("div", { class: "atlas-scroll" }, this.canvas), this.said, this.scale, this.list, this.details);
     this.shown = null;
     this.cursor = null;
     this.canvas.addEventListener("click", (e) => {
@@ -56,6 +72,8 @@ export class AtlasView {
   draw(data) {
     this.shown = data;
     const { values, layers, heads, name, unit = "share", width, selected } = data;
+    // a cursor from a larger model's map is off this one
+    if (this.cursor && (this.cursor.layer >= layers || this.cursor.head >= heads)) this.cursor = null;
     // the brightest colour is the map's largest value: a score whose heads all stay small
     // still shows which is largest (the numbers, the list and the table say how large)
     let max = 1e-6;
@@ -135,6 +153,7 @@ export class AtlasView {
       this.draw(this.shown);
       const v = this.shown.values[this.cursor.layer * heads + this.cursor.head];
       this.canvas.title = `${this.T("gridLabel", { layer: this.cursor.layer + 1, head: this.cursor.head + 1 })} · ${formatValue(v, this.shown.unit)}`;
+      this.said.textContent = this.canvas.title;
     } else if ((e.key === "Enter" || e.key === " ") && this.cursor) {
       e.preventDefault();
       this.onSelect(this.cursor.layer, this.cursor.head);

@@ -9,6 +9,7 @@ import { addStrings } from "../i18n.js";
 import { FIND } from "../strings/find.js";
 import { el } from "./dom.js";
 import { HeatmapView } from "./heatmap-view.js";
+import { drawTable } from "./table.js";
 
 addStrings(FIND); // the words come with the view
 
@@ -22,8 +23,11 @@ export class RolloutView {
     const canvas = el("canvas", { class: "heatmap" });
     const overlay = el("canvas", { class: "overlay", "aria-hidden": "true" });
     this.heatmap = new HeatmapView(canvas, overlay, { onHover: (hit) => this.say(hit) });
-    container.replaceChildren(this.readout, el("div", { class: "heatmap-wrap" }, canvas, overlay));
+    this.table = el("table");
+    const details = el("details", { class: "atlas-details" }, el("summary", { text: T("atlas.table") }), el("div", { class: "table-scroll" }, this.table));
+    container.replaceChildren(this.readout, el("div", { class: "heatmap-wrap" }, canvas, overlay), details);
     this.shown = null;
+    this.drawing = 0; // counts draws: one that waited for its bitmap gives way to a newer one
   }
 
   /**
@@ -42,10 +46,29 @@ export class RolloutView {
     let max = 0;
     for (const v of weights) if (v > max) max = v;
     paintHeatmap(image.data, w, h, weights, t, t, layout.cell * dpr, { max: max || 1, lut: lutFor(data.colormap), queryValid: data.queryValid });
+    const mine = ++this.drawing;
     const bitmap = await createImageBitmap(image);
+    if (mine !== this.drawing) {
+      bitmap.close();
+      return layout;
+    }
     this.shown = { ...data, weights, max };
     this.heatmap.draw({ image: bitmap, layout, tq: t, tk: t, queries: data.queries, keys: data.keys, queryValid: data.queryValid, keyValid: data.keyValid, label: this.T("rollout.label", { layer: layer + 1, t }), ink: data.ink, faded: data.faded });
     bitmap.close();
+    // the numbers, for screen readers and for copying: every cell is a share (no mask)
+    const tokens = (labels) => labels.map((label) => ({ label }));
+    drawTable(this.table, {
+      weights,
+      tq: t,
+      tk: t,
+      queries: tokens(data.queries),
+      keys: tokens(data.keys),
+      allowed: new Uint8Array(t * t).fill(1),
+      caption: this.T("rollout.caption", { layer: layer + 1 }),
+      clipped: (rows, cols) => this.T("tableClipped", { rows, cols, tq: t, tk: t }),
+      corner: "",
+      masked: "",
+    });
     this.say(null);
     return layout;
   }

@@ -96,7 +96,9 @@ export class WidgetFigure {
     const figure = el("div", { class: "stage" }, canvas, overlay);
     const children = [];
     if (view === "atlas") {
-      children.push(await this.#atlas(r, sel, place, width), figure);
+      const atlas = await this.#atlas(r, sel, place, width);
+      if (r !== this.run) return; // a newer run is drawn meanwhile
+      children.push(atlas, figure);
     } else if (view === "grid") {
       const grid = el("div", { class: "grid", role: "group", "aria-label": T("heads") });
       const modelPlace = this.host.modelInfo.places.find((p) => p.place === sel.place);
@@ -171,16 +173,15 @@ export class WidgetFigure {
   /** Every head coloured by the author's score (`score`); a tap opens a head below it. */
   async #atlas(r, sel, place, width) {
     const { T, client, settings } = this.host;
-    const [{ AtlasView, POSITIONAL }, found] = await Promise.all([lazy.atlas(), client.scores(r.id, { place: sel.place, row: sel.row })]);
-    // cross-attention has no positions of its own to compare: its share on the first token instead
-    const score = sel.place === "cross" && POSITIONAL.has(settings.score) ? "first_token" : settings.score;
+    const [{ AtlasView, scoreAt, unitOf }, found] = await Promise.all([lazy.atlas(), client.scores(r.id, { place: sel.place, row: sel.row })]);
+    const score = scoreAt(sel.place, settings.score);
     const box = el("div", { class: "atlas-box" });
     new AtlasView(box, { T, onSelect: (layer, head) => this.host.onSelect(layer, head) }).draw({
       values: found.scores[score],
       layers: place.layers,
       heads: place.heads,
       name: T(`score.${score}`),
-      unit: score === "distance" ? "tokens" : "share",
+      unit: unitOf(score),
       selected: { layer: sel.layer, head: sel.head },
       width,
       lut: lutFor(settings.colormap),
