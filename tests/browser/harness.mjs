@@ -145,7 +145,8 @@ export async function hoverCell(page, i, j) {
 /**
  * A blog of widgets (tests/widget/) served under the strict blog CSP, the widget at
  * /assets/headmap/ and `mounts` beside it; `open(path, options)` gives a page that records
- * every widget's `render` and `error` events and every CSP violation.
+ * every widget's `load`, `render` and `error` events, every CSP violation and how many workers
+ * the page started. `browser` is there for a page of a test's own.
  */
 export async function openBlog(mounts = {}) {
   const dist = join(ROOT, "dist", "headmap");
@@ -161,8 +162,9 @@ export async function openBlog(mounts = {}) {
     throw e;
   }
   return {
-    async open(path, { width = 1000, height = 900, touch = false, locale = "ko-KR" } = {}) {
-      const context = await browser.newContext({ viewport: { width, height }, locale, hasTouch: touch, isMobile: touch, acceptDownloads: true });
+    browser,
+    async open(path, { width = 1000, height = 900, touch = false, locale = "ko-KR", javaScript = true } = {}) {
+      const context = await browser.newContext({ viewport: { width, height }, locale, hasTouch: touch, isMobile: touch, javaScriptEnabled: javaScript, acceptDownloads: true });
       const page = await context.newPage();
       page.consoleErrors = [];
       page.on("console", (m) => m.type() === "error" && page.consoleErrors.push(m.text()));
@@ -170,8 +172,16 @@ export async function openBlog(mounts = {}) {
       await page.addInitScript(() => {
         globalThis.__csp = [];
         globalThis.__events = [];
+        globalThis.__workers = 0;
+        const Native = globalThis.Worker;
+        globalThis.Worker = class extends Native {
+          constructor(...args) {
+            super(...args);
+            globalThis.__workers += 1;
+          }
+        };
         addEventListener("securitypolicyviolation", (e) => globalThis.__csp.push(`${e.violatedDirective} ${e.blockedURI} ${e.sample}`));
-        for (const type of ["render", "error"]) {
+        for (const type of ["load", "render", "error"]) {
           document.addEventListener(type, (e) => e.target?.localName === "attention-heatmap" && globalThis.__events.push({ id: e.target.id, type, detail: e.detail }), true);
         }
       });

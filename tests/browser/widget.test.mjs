@@ -3,62 +3,33 @@
 // Content-Security-Policy with Trusted Types enforced, beside a hostile stylesheet.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 
-import { launchChromium } from "../../scripts/browser.mjs";
 import { serve } from "../../scripts/serve.mjs";
-import { BLOG_CSP, FIXTURES, ROOT, SHOTS } from "./harness.mjs";
+import { BLOG_CSP, FIXTURES, ROOT, SHOTS, openBlog } from "./harness.mjs";
 
 const DIST = join(ROOT, "dist", "headmap");
 const BLOG = join(ROOT, "tests", "widget");
 const CSP = BLOG_CSP;
 
+let blog;
 let browser;
-let server;
-let base;
 let scratch;
 before(async () => {
-  if (!existsSync(join(DIST, "headmap.js"))) throw new Error("dist/headmap is missing: run scripts/build");
   scratch = await mkdtemp(join(tmpdir(), "headmap-widget-"));
-  server = await serve(BLOG, 0, { mounts: { "/assets/headmap/": DIST, "/packed/": join(scratch, "site"), "/models/": FIXTURES }, headers: { "content-security-policy": CSP } });
-  base = `http://127.0.0.1:${server.address().port}/`;
-  browser = await launchChromium();
+  await mkdir(join(scratch, "site"), { recursive: true }); // the npm test installs the package there
+  blog = await openBlog({ "/packed/": join(scratch, "site"), "/models/": FIXTURES });
+  browser = blog.browser;
 });
 after(async () => {
-  await browser?.close();
-  await new Promise((ok) => server?.close(ok));
+  await blog?.close();
   await rm(scratch, { recursive: true, force: true });
 });
 
-async function open(path = "blog.html", { width = 1000, height = 900, touch = false, javaScript = true } = {}) {
-  const context = await browser.newContext({ viewport: { width, height }, locale: "ko-KR", hasTouch: touch, isMobile: touch, javaScriptEnabled: javaScript, acceptDownloads: true });
-  const page = await context.newPage();
-  page.consoleErrors = [];
-  page.on("console", (m) => m.type() === "error" && page.consoleErrors.push(m.text()));
-  page.on("pageerror", (e) => page.consoleErrors.push(e.message));
-  await page.addInitScript(() => {
-    globalThis.__csp = [];
-    globalThis.__events = [];
-    globalThis.__workers = 0;
-    const Native = globalThis.Worker;
-    globalThis.Worker = class extends Native {
-      constructor(...args) {
-        super(...args);
-        globalThis.__workers += 1;
-      }
-    };
-    addEventListener("securitypolicyviolation", (e) => globalThis.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
-    for (const type of ["load", "render", "error"]) {
-      document.addEventListener(type, (e) => e.target?.localName === "attention-heatmap" && globalThis.__events.push({ id: e.target.id, type, detail: e.detail }), true);
-    }
-  });
-  await page.goto(base + path);
-  return page;
-}
+const open = (path = "blog.html", { width = 1000, height = 900, touch = false, javaScript = true } = {}) => blog.open(path, { width, height, touch, javaScript });
 
 /** Scrolls every widget into view and waits until each has drawn. */
 async function renderAll(page) {
