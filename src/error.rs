@@ -95,6 +95,14 @@ pub enum Error {
     #[error("the induction probe draws tokens from a vocabulary: {architecture} has none")]
     NoVocabulary { architecture: String },
 
+    #[cfg(feature = "hf")]
+    #[error("the corpus has no sentence: give at least one line of text")]
+    EmptyCorpus,
+
+    #[cfg(feature = "hf")]
+    #[error("the corpus has {sentences} sentences and {tokens} tokens: at most {max_sentences} sentences and {max_tokens} tokens are drawn at once")]
+    CorpusTooLarge { sentences: usize, tokens: usize, max_sentences: usize, max_tokens: usize },
+
     #[error("this run would keep {megabytes} MB of attention weights, more than the {max} MB headmap allows: use shorter text, fewer sentences or fewer layers")]
     TooLarge { megabytes: usize, max: usize },
 

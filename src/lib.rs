@@ -32,6 +32,8 @@ pub mod heads;
 pub mod math;
 pub mod models;
 pub mod nn;
+#[cfg(feature = "hf")]
+pub mod qk;
 pub mod rng;
 #[cfg(feature = "hf")]
 pub mod rollout;

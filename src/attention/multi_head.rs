@@ -331,6 +331,17 @@ impl MultiHeadAttention {
         Ok(HeadTrace { x_q: x_q.to_owned(), x_kv: x_kv.to_owned(), q, k, v, q_rotated, k_rotated, kv_head: g, steps })
     }
 
+    /// Every query head's Q (H, Tq, d_k) and K (H, Tk, d_k) as its scores use them: rotated
+    /// in a rotary block, each query head with its key/value head's K (grouped-query), before
+    /// the division by [`ScoreScale::divisor`] and any position bias.
+    pub fn queries_keys(&self, x_q: ArrayView2<f32>, x_kv: ArrayView2<f32>) -> Result<(Array3<f32>, Array3<f32>)> {
+        let p = self.project(x_q, x_kv, false)?;
+        let d = self.head_dim;
+        let q = Array3::from_shape_fn((self.heads, p.q.nrows(), d), |(h, t, c)| p.q[[t, h * d + c]]);
+        let k = Array3::from_shape_fn((self.heads, p.k.nrows(), d), |(h, t, c)| p.k[[t, self.kv_head(h) * d + c]]);
+        Ok((q, k))
+    }
+
     /// Head `h`'s query slice and its key/value head's slices.
     fn head_slices<'p>(
         &self,

@@ -205,6 +205,16 @@ impl RowAttention {
         record.block.trace(x_q.view(), x_kv.view(), Some(&record.mask), self.scale_scores, head)
     }
 
+    /// Every head's Q (H, Tq, d_k) and K (H, Tk, d_k) in `layer` as its scores use them, and
+    /// what the scores divide their products by: QKᵀ / divisor (+ a position bias) is what the
+    /// mask and softmax get.
+    pub fn queries_keys(&self, layer: usize) -> Result<(Array3<f32>, Array3<f32>, f32)> {
+        let record = self.record(layer)?;
+        let LayerInputs { x_q, x_kv } = &record.inputs;
+        let (q, k) = record.block.queries_keys(x_q.view(), x_kv.view())?;
+        Ok((q, k, record.block.score_scale.divisor(record.block.head_dim, self.scale_scores)))
+    }
+
     /// Queries that could see no key in `layer`: their weights are all zero.
     pub fn fully_masked_rows(&self, layer: usize) -> Result<Vec<usize>> {
         Ok(self.mask(layer)?.fully_masked_rows())

@@ -1,0 +1,131 @@
+//! AttentionViz's joint embedding of queries and keys (Yeh et al., 2023, §5.1.1): two changes
+//! that leave every softmax as it was, after which distance in the picture follows the dot
+//! product.
+//!
+//! - **Translation.** Adding one vector s to every key adds q·s to a whole row of scores, which
+//!   the softmax ignores. s = mean(Q) − mean(K) puts the keys' centroid on the queries'.
+//! - **Scaling.** Q·c and K/c leave every q·k as it was. c = √(mean‖k‖ / mean‖q‖), after the
+//!   translation, gives both sides the same mean norm.
+//!
+//! Then ‖q − k‖² = ‖q‖² + ‖k‖² − 2 q·k: near in the picture is a large product, as far as
+//! the norms allow. [`correlation`] measures how far, per head.
+
+use ndarray::{Array1, Array2, ArrayView2, Axis};
+
+/// Queries and keys of one head after the two changes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Joint {
+    pub queries: Array2<f32>, // (Nq, d_k)
+    pub keys: Array2<f32>,    // (Nk, d_k)
+    /// What was added to every key, before the scaling: mean(Q) − mean(K).
+    pub shift: Array1<f32>,
+    /// What the queries were multiplied by and the keys divided by.
+    pub scale: f32,
+}
+
+/// The joint embedding of `queries` (Nq, d_k) and `keys` (Nk, d_k).
+pub fn normalize(queries: ArrayView2<f32>, keys: ArrayView2<f32>) -> Joint {
+    let mean = |x: ArrayView2<f32>| x.mean_axis(Axis(0)).unwrap_or_else(|| Array1::zeros(x.ncols()));
+    let shift = mean(queries) - mean(keys);
+    let mut keys = &keys + &shift;
+    let (q_norm, k_norm) = (mean_norm(queries), mean_norm(keys.view()));
+    let scale = if q_norm > 0.0 && k_norm > 0.0 { (k_norm / q_norm).sqrt() as f32 } else { 1.0 };
+    let queries = &queries * scale;
+    keys /= scale;
+    Joint { queries, keys, shift, scale }
+}
+
+fn mean_norm(x: ArrayView2<f32>) -> f64 {
+    if x.nrows() == 0 {
+        return 0.0;
+    }
+    let sum: f64 = x.rows().into_iter().map(|r| f64::from(r.dot(&r)).sqrt()).sum();
+    sum / x.nrows() as f64
+}
+
+/// Pearson's correlation between q·k and −‖q − k‖ over the (query, key) `pairs` (row indices
+/// into `queries` and `keys`): 1 when nearness in the picture orders the pairs as their
+/// products do. None with fewer than two pairs or no spread.
+pub fn correlation(queries: ArrayView2<f32>, keys: ArrayView2<f32>, pairs: &[(usize, usize)]) -> Option<f32> {
+    if pairs.len() < 2 {
+        return None;
+    }
+    let (mut sx, mut sy, mut sxx, mut syy, mut sxy) = (0f64, 0f64, 0f64, 0f64, 0f64);
+    for &(i, j) in pairs {
+        let (q, k) = (queries.row(i), keys.row(j));
+        let dot = f64::from(q.dot(&k));
+        let dist = -q.iter().zip(k.iter()).map(|(a, b)| f64::from(a - b).powi(2)).sum::<f64>().sqrt();
+        sx += dot;
+        sy += dist;
+        sxx += dot * dot;
+        syy += dist * dist;
+        sxy += dot * dist;
+    }
+    let n = pairs.len() as f64;
+    let cov = sxy - sx * sy / n;
+    let (vx, vy) = (sxx - sx * sx / n, syy - sy * sy / n);
+    if vx <= 0.0 || vy <= 0.0 {
+        return None;
+    }
+    Some((cov / (vx * vy).sqrt()).clamp(-1.0, 1.0) as f32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::SplitMix64 as Rng;
+
+    fn random(rng: &mut Rng, rows: usize, cols: usize, offset: f32, spread: f32) -> Array2<f32> {
+        Array2::from_shape_fn((rows, cols), |_| offset + spread * rng.next_signed())
+    }
+
+    fn softmax(row: &[f32]) -> Vec<f32> {
+        let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let e: Vec<f32> = row.iter().map(|x| (x - max).exp()).collect();
+        let sum: f32 = e.iter().sum();
+        e.iter().map(|x| x / sum).collect()
+    }
+
+    #[test]
+    fn the_changes_leave_every_softmax_row_as_it_was() {
+        let mut rng = Rng::new(3);
+        for case in 0..20 {
+            let d = 2 + case % 7;
+            let (q, k) = (random(&mut rng, 9, d, 0.5, 2.0), random(&mut rng, 11, d, -3.0, 0.3 + case as f32));
+            let joint = normalize(q.view(), k.view());
+            for i in 0..q.nrows() {
+                let before: Vec<f32> = (0..k.nrows()).map(|j| q.row(i).dot(&k.row(j))).collect();
+                let after: Vec<f32> = (0..k.nrows()).map(|j| joint.queries.row(i).dot(&joint.keys.row(j))).collect();
+                for (a, b) in softmax(&before).iter().zip(softmax(&after)) {
+                    assert!((a - b).abs() < 1e-5, "case {case} row {i}: {a} vs {b}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn centroids_meet_and_mean_norms_match() {
+        let mut rng = Rng::new(5);
+        let (q, k) = (random(&mut rng, 40, 8, 1.0, 1.0), random(&mut rng, 30, 8, -5.0, 4.0));
+        let joint = normalize(q.view(), k.view());
+        let (mq, mk) = (joint.queries.mean_axis(Axis(0)).unwrap(), joint.keys.mean_axis(Axis(0)).unwrap());
+        for (a, b) in mq.iter().zip(mk.iter()) {
+            assert!((a - b * joint.scale * joint.scale).abs() < 1e-4, "{a} vs {b}");
+        }
+        let (nq, nk) = (mean_norm(joint.queries.view()), mean_norm(joint.keys.view()));
+        assert!((nq - nk).abs() < 1e-4 * nq, "{nq} vs {nk}");
+    }
+
+    #[test]
+    fn correlation_is_near_one_for_unit_vectors_and_none_without_spread() {
+        // On unit vectors ‖q − k‖ = √(2 − 2 q·k): a decreasing function of q·k, so the ranks
+        // agree and Pearson's r is near 1 (not 1: the function is not linear).
+        let angles = [0.0f32, 0.4, 0.9, 1.3, 2.0, 2.6, 3.0];
+        let q = Array2::from_shape_fn((1, 2), |(_, c)| if c == 0 { 1.0 } else { 0.0 });
+        let k = Array2::from_shape_fn((angles.len(), 2), |(j, c)| if c == 0 { angles[j].cos() } else { angles[j].sin() });
+        let pairs: Vec<_> = (0..angles.len()).map(|j| (0, j)).collect();
+        assert!(correlation(q.view(), k.view(), &pairs).unwrap() > 0.95);
+        assert_eq!(correlation(q.view(), k.view(), &pairs[..1]), None);
+        assert_eq!(correlation(q.view(), q.view(), &[(0, 0), (0, 0)]), None);
+    }
+}

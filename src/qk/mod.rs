@@ -1,0 +1,194 @@
+//! Queries and keys in one picture (AttentionViz, Yeh et al., 2023): every token's query and
+//! key vector of a head, over many sentences, in one joint embedding ([`joint`]) projected to
+//! two dimensions ([`pca`]), so that a positional head draws a curve ordered by position and
+//! a token-type head draws clusters.
+//!
+//! The vectors are the ones the scores are made of: after RoPE in a rotary model, each query
+//! head with its shared key head in a grouped-query model, before the division (÷√d_k, none
+//! in T5) and T5's position bias.
+
+use std::ops::Range;
+
+use ndarray::{s, Array2, ArrayView2, Axis};
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::models::run::RowAttention;
+
+pub mod joint;
+pub mod pca;
+
+/// The most sentences and tokens (on either side) a corpus takes.
+pub const MAX_SENTENCES: usize = 200;
+pub const MAX_TOKENS: usize = 4000;
+
+/// One head's query and key vectors in one sentence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeadVectors {
+    pub queries: Array2<f32>, // (Tq, d_k)
+    pub keys: Array2<f32>,    // (Tk, d_k)
+    /// What QKᵀ is divided by before the mask (√d_k mostly; 1 in T5 and GPT-Neo).
+    pub divisor: f32,
+}
+
+impl HeadVectors {
+    /// QKᵀ / divisor, (Tq, Tk): the run's scaled scores (before T5's bias).
+    pub fn scores(&self) -> Array2<f32> {
+        self.queries.dot(&self.keys.t()) / self.divisor
+    }
+}
+
+/// Every head's vectors in `layer` of `row`, head by head.
+pub fn layer_vectors(row: &RowAttention, layer: usize) -> Result<Vec<HeadVectors>> {
+    let (q, k, divisor) = row.queries_keys(layer)?;
+    Ok((0..q.len_of(Axis(0)))
+        .map(|h| HeadVectors {
+            queries: q.index_axis(Axis(0), h).to_owned(),
+            keys: k.index_axis(Axis(0), h).to_owned(),
+            divisor,
+        })
+        .collect())
+}
+
+/// Where one sentence's tokens are in a corpus's rows, and which of its pairs the mask lets
+/// through.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Sentence {
+    /// Rows of the corpus's queries; positions in the sentence are `query_positions`.
+    pub queries: Range<usize>,
+    pub keys: Range<usize>,
+    pub query_positions: Vec<usize>,
+    pub key_positions: Vec<usize>,
+    #[serde(skip)]
+    allowed: Vec<(usize, usize)>,
+}
+
+/// The query and key vectors of every head of one layer over many sentences (PAD left out).
+#[derive(Debug, Clone, Default)]
+pub struct Corpus {
+    /// Per head, (Nq, d_k) and (Nk, d_k), grown sentence by sentence.
+    queries: Vec<Vec<f32>>,
+    keys: Vec<Vec<f32>>,
+    d_k: usize,
+    pub sentences: Vec<Sentence>,
+}
+
+/// One head's picture of a corpus.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Picture {
+    /// (Nq + Nk, 2): the queries' points, then the keys'.
+    pub coords: Array2<f32>,
+    /// The norm of every point's vector after the joint embedding, in the same order.
+    pub norms: Vec<f32>,
+    /// The variance share of the two axes.
+    pub explained: Vec<f32>,
+    /// Pearson's r of q·k against −‖q − k‖ over the pairs the mask lets through, on the raw
+    /// vectors and on the joint embedding's.
+    pub correlation: [Option<f32>; 2],
+    pub scale: f32,
+}
+
+impl Corpus {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn heads(&self) -> usize {
+        self.queries.len()
+    }
+
+    pub fn d_k(&self) -> usize {
+        self.d_k
+    }
+
+    /// Rows of queries and keys over every sentence.
+    pub fn size(&self) -> (usize, usize) {
+        self.sentences.last().map_or((0, 0), |s| (s.queries.end, s.keys.end))
+    }
+
+    /// Adds the valid tokens of `row` in `layer`; refuses a sentence past the limits, keeping
+    /// what it has.
+    pub fn add(&mut self, row: &RowAttention, layer: usize) -> Result<()> {
+        let query_positions: Vec<usize> = (0..row.query_valid.len()).filter(|&i| row.query_valid[i]).collect();
+        let key_positions: Vec<usize> = (0..row.key_valid.len()).filter(|&j| row.key_valid[j]).collect();
+        let (nq, nk) = self.size();
+        let (sentences, tokens) = (self.sentences.len() + 1, (nq + query_positions.len()).max(nk + key_positions.len()));
+        if sentences > MAX_SENTENCES || tokens > MAX_TOKENS {
+            return Err(Error::CorpusTooLarge {
+                sentences,
+                tokens,
+                max_sentences: MAX_SENTENCES,
+                max_tokens: MAX_TOKENS,
+            });
+        }
+        let heads = layer_vectors(row, layer)?;
+        let d_k = heads.first().map_or(0, |h| h.queries.ncols());
+        if self.sentences.is_empty() {
+            self.queries = vec![Vec::new(); heads.len()];
+            self.keys = vec![Vec::new(); heads.len()];
+            self.d_k = d_k;
+        } else if heads.len() != self.heads() || d_k != self.d_k {
+            return Err(Error::shape("a sentence's heads", &[heads.len(), d_k], &[self.heads(), self.d_k]));
+        }
+        for (h, v) in heads.iter().enumerate() {
+            self.queries[h].extend(query_positions.iter().flat_map(|&i| v.queries.row(i).to_vec()));
+            self.keys[h].extend(key_positions.iter().flat_map(|&j| v.keys.row(j).to_vec()));
+        }
+        let mask = row.mask(layer)?;
+        let mut allowed = Vec::new();
+        for (a, &i) in query_positions.iter().enumerate() {
+            for (b, &j) in key_positions.iter().enumerate() {
+                if mask.allows(i, j) {
+                    allowed.push((nq + a, nk + b));
+                }
+            }
+        }
+        self.sentences.push(Sentence {
+            queries: nq..nq + query_positions.len(),
+            keys: nk..nk + key_positions.len(),
+            query_positions,
+            key_positions,
+            allowed,
+        });
+        Ok(())
+    }
+
+    /// Head `head`'s raw queries (Nq, d_k) and keys (Nk, d_k).
+    pub fn vectors(&self, head: usize) -> Result<(ArrayView2<'_, f32>, ArrayView2<'_, f32>)> {
+        if self.sentences.is_empty() {
+            return Err(Error::EmptyCorpus);
+        }
+        Error::check_index("head", head, self.heads())?;
+        let (nq, nk) = self.size();
+        let q = ArrayView2::from_shape((nq, self.d_k), &self.queries[head][..]).expect("rows of d_k");
+        let k = ArrayView2::from_shape((nk, self.d_k), &self.keys[head][..]).expect("rows of d_k");
+        Ok((q, k))
+    }
+
+    /// Every (query row, key row) pair the mask lets through, sentence by sentence.
+    pub fn pairs(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.sentences.iter().flat_map(|s| s.allowed.iter().copied())
+    }
+
+    /// Head `head`'s joint embedding projected on its two principal components.
+    pub fn picture(&self, head: usize) -> Result<Picture> {
+        let (q, k) = self.vectors(head)?;
+        let joint = joint::normalize(q, k);
+        let pairs: Vec<_> = self.pairs().collect();
+        let correlation = [
+            joint::correlation(q, k, &pairs),
+            joint::correlation(joint.queries.view(), joint.keys.view(), &pairs),
+        ];
+        let mut points = Array2::zeros((q.nrows() + k.nrows(), self.d_k));
+        points.slice_mut(s![..q.nrows(), ..]).assign(&joint.queries);
+        points.slice_mut(s![q.nrows().., ..]).assign(&joint.keys);
+        let norms = points.rows().into_iter().map(|r| r.dot(&r).sqrt()).collect();
+        let p = pca::pca(points.view(), 2)?;
+        let mut coords = p.coords;
+        if coords.ncols() < 2 {
+            // d_k of 1: the second axis is 0.
+            coords = ndarray::concatenate![Axis(1), coords, Array2::zeros((points.nrows(), 1))];
+        }
+        Ok(Picture { coords, norms, explained: p.explained, correlation, scale: joint.scale })
+    }
+}
