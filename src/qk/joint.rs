@@ -8,7 +8,8 @@
 //!   translation, gives both sides the same mean norm.
 //!
 //! Then ‖q − k‖² = ‖q‖² + ‖k‖² − 2 q·k: near in the picture is a large product, as far as
-//! the norms allow. [`correlation`] measures how far, per head.
+//! the norms allow. [`correlation`] measures how far, per head: the model's own q·k against
+//! distance in the picture.
 
 use ndarray::{Array1, Array2, ArrayView2, Axis};
 
@@ -43,31 +44,45 @@ fn mean_norm(x: ArrayView2<f32>) -> f64 {
     sum / x.nrows() as f64
 }
 
-/// Pearson's correlation between q·k and −‖q − k‖ over the (query, key) `pairs` (row indices
-/// into `queries` and `keys`): 1 when nearness in the picture orders the pairs as their
-/// products do. None with fewer than two pairs or no spread.
-pub fn correlation(queries: ArrayView2<f32>, keys: ArrayView2<f32>, pairs: &[(usize, usize)]) -> Option<f32> {
-    if pairs.len() < 2 {
-        return None;
+/// How well nearness in a picture follows the model's scores: for each query, Pearson's r
+/// between its q·k and −‖q − k‖ over the keys it may see, averaged over the queries with at
+/// least two such keys (1: the nearest keys are the ones it scores highest). Per query,
+/// because the softmax compares a query's keys with each other only: the translation changes
+/// q·k by a constant per query, which leaves each row's r as it was. `scores` are the vectors
+/// the model multiplies, `points` the ones drawn (the same, or their joint embedding); `pairs`
+/// (query row, key row) come query by query. None when no query has two keys with spread.
+pub fn correlation(scores: [ArrayView2<f32>; 2], points: [ArrayView2<f32>; 2], pairs: &[(usize, usize)]) -> Option<f32> {
+    let (mut sum, mut rows) = (0f64, 0usize);
+    for row in pairs.chunk_by(|a, b| a.0 == b.0) {
+        let r = pearson(row.iter().map(|&(i, j)| {
+            let dot = f64::from(scores[0].row(i).dot(&scores[1].row(j)));
+            let (q, k) = (points[0].row(i), points[1].row(j));
+            (dot, -q.iter().zip(k.iter()).map(|(a, b)| f64::from(a - b).powi(2)).sum::<f64>().sqrt())
+        }));
+        if let Some(r) = r {
+            sum += r;
+            rows += 1;
+        }
     }
-    let (mut sx, mut sy, mut sxx, mut syy, mut sxy) = (0f64, 0f64, 0f64, 0f64, 0f64);
-    for &(i, j) in pairs {
-        let (q, k) = (queries.row(i), keys.row(j));
-        let dot = f64::from(q.dot(&k));
-        let dist = -q.iter().zip(k.iter()).map(|(a, b)| f64::from(a - b).powi(2)).sum::<f64>().sqrt();
-        sx += dot;
-        sy += dist;
-        sxx += dot * dot;
-        syy += dist * dist;
-        sxy += dot * dist;
+    (rows > 0).then(|| (sum / rows as f64) as f32)
+}
+
+/// Pearson's r of (x, y) pairs; None with fewer than two or no spread.
+fn pearson(xy: impl Iterator<Item = (f64, f64)>) -> Option<f64> {
+    let (mut n, mut sx, mut sy, mut sxx, mut syy, mut sxy) = (0f64, 0f64, 0f64, 0f64, 0f64, 0f64);
+    for (x, y) in xy {
+        n += 1.0;
+        sx += x;
+        sy += y;
+        sxx += x * x;
+        syy += y * y;
+        sxy += x * y;
     }
-    let n = pairs.len() as f64;
-    let cov = sxy - sx * sy / n;
     let (vx, vy) = (sxx - sx * sx / n, syy - sy * sy / n);
-    if vx <= 0.0 || vy <= 0.0 {
+    if n < 2.0 || vx <= 1e-12 * sxx.max(1e-30) || vy <= 1e-12 * syy.max(1e-30) {
         return None;
     }
-    Some((cov / (vx * vy).sqrt()).clamp(-1.0, 1.0) as f32)
+    Some(((sxy - sx * sy / n) / (vx * vy).sqrt()).clamp(-1.0, 1.0))
 }
 
 #[cfg(test)]
@@ -124,8 +139,9 @@ mod tests {
         let q = Array2::from_shape_fn((1, 2), |(_, c)| if c == 0 { 1.0 } else { 0.0 });
         let k = Array2::from_shape_fn((angles.len(), 2), |(j, c)| if c == 0 { angles[j].cos() } else { angles[j].sin() });
         let pairs: Vec<_> = (0..angles.len()).map(|j| (0, j)).collect();
-        assert!(correlation(q.view(), k.view(), &pairs).unwrap() > 0.95);
-        assert_eq!(correlation(q.view(), k.view(), &pairs[..1]), None);
-        assert_eq!(correlation(q.view(), q.view(), &[(0, 0), (0, 0)]), None);
+        let both = [q.view(), k.view()];
+        assert!(correlation(both, both, &pairs).unwrap() > 0.95);
+        assert_eq!(correlation(both, both, &pairs[..1]), None);
+        assert_eq!(correlation([q.view(), q.view()], [q.view(), q.view()], &[(0, 0), (0, 0)]), None);
     }
 }

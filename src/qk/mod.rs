@@ -82,8 +82,8 @@ pub struct Picture {
     pub norms: Vec<f32>,
     /// The variance share of the two axes.
     pub explained: Vec<f32>,
-    /// Pearson's r of q·k against −‖q − k‖ over the pairs the mask lets through, on the raw
-    /// vectors and on the joint embedding's.
+    /// Pearson's r of the model's q·k against −‖q − k‖ over the pairs the mask lets through,
+    /// the distance between the raw vectors and between the joint embedding's.
     pub correlation: [Option<f32>; 2],
     pub scale: f32,
 }
@@ -176,8 +176,8 @@ impl Corpus {
         let joint = joint::normalize(q, k);
         let pairs: Vec<_> = self.pairs().collect();
         let correlation = [
-            joint::correlation(q, k, &pairs),
-            joint::correlation(joint.queries.view(), joint.keys.view(), &pairs),
+            joint::correlation([q, k], [q, k], &pairs),
+            joint::correlation([q, k], [joint.queries.view(), joint.keys.view()], &pairs),
         ];
         let mut points = Array2::zeros((q.nrows() + k.nrows(), self.d_k));
         points.slice_mut(s![..q.nrows(), ..]).assign(&joint.queries);

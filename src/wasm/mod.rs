@@ -35,6 +35,8 @@ use crate::models::toy::ToyConfig;
 mod find;
 #[cfg(feature = "hf")]
 pub mod hf;
+#[cfg(feature = "hf")]
+mod qk;
 mod run;
 mod trace;
 

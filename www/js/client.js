@@ -63,9 +63,11 @@ class Connection {
     };
   }
 
-  call(op, payload = {}, { onProgress = null, transfer = [] } = {}) {
+  /** `signal` (an AbortSignal) asks the worker to stop a long job; it then rejects `cancelled`. */
+  call(op, payload = {}, { onProgress = null, transfer = [], signal = null } = {}) {
     if (this.failed) return Promise.reject(this.failed);
     const id = this.nextId++;
+    signal?.addEventListener("abort", () => this.worker.postMessage({ id: this.nextId++, op: "cancel", target: id }), { once: true });
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, onProgress });
       this.worker.postMessage({ id, op, ...payload }, transfer);
@@ -213,6 +215,15 @@ export class AttentionClient {
    */
   probe(key, options = {}) {
     return this.withModel(key, () => this.call("probe", { key, options }));
+  }
+
+  /**
+   * Every head's queries and keys of `corpus` ({ lines, place, layer }) on model `key`, in one
+   * joint embedding per head; `onProgress({ done, total })` after each sentence, `signal`
+   * stops it (rejected with code `cancelled`).
+   */
+  queryKeys(key, corpus, { onProgress = null, signal = null } = {}) {
+    return this.withModel(key, () => this.call("queryKeys", { key, corpus }, { onProgress, signal }));
   }
 
   /** The run as the command line writes it: "json" or "csv" text. */

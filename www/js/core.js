@@ -225,6 +225,63 @@ export function probe(key, { place, length, seed } = {}) {
   return { id, info, tokens, probe: found };
 }
 
+/**
+ * Queries and keys of every head of `layer` at `place` over `lines` (one sentence each; a
+ * tab splits an encoder–decoder's source from its target), in one joint embedding per head
+ * (src/qk): { heads, sentences: [{ queries: [token], keys: [token], queryPositions,
+ * keyPositions }], pictures: [{ queries, keys, coords, norms, explained, correlation, scale }] }.
+ * Each sentence runs alone (no padding); `progress(done)` after each, and `stopped()` is asked
+ * between them. The vectors live only in here: what leaves is two numbers per token.
+ */
+export async function queryKeys(key, { lines, place, layer }, progress, stopped) {
+  const entry = modelAt(key);
+  const Corpus = entry.pkg.QkCorpus;
+  if (key.startsWith("toy:") || typeof Corpus !== "function") {
+    throw coded("the toy model is untrained: its heads have no roles to find; choose the trained model or a real one", "untrained_heads");
+  }
+  const { sentences: maxSentences } = Corpus.limits();
+  if (!lines.length) throw coded("the corpus has no sentence: give at least one line of text", "empty_corpus");
+  if (lines.length > maxSentences) {
+    const limits = Corpus.limits();
+    throw coded(`the corpus has ${lines.length} sentences: at most ${limits.sentences} are drawn at once`, "corpus_too_large", {
+      sentences: lines.length, tokens: "–", max_sentences: limits.sentences, max_tokens: limits.tokens,
+    });
+  }
+  const corpus = new Corpus();
+  const sentences = [];
+  try {
+    for (const [i, line] of lines.entries()) {
+      if (await stopped()) throw coded("stopped", "cancelled");
+      const [text, target] = line.split("\t");
+      const request = { texts: [text], place, ...(target?.trim() ? { targets: [target] } : {}) };
+      const r = entry.model.run(request);
+      try {
+        const tokens = r.tokens(place, 0);
+        corpus.add(r, place, 0, layer);
+        sentences.push(tokens);
+      } finally {
+        r.free();
+      }
+      progress(i + 1);
+    }
+    const where = corpus.sentences();
+    const pictures = Array.from({ length: corpus.heads() }, (_, h) => corpus.picture(h));
+    const label = (t) => ({ label: t.label, kind: t.kind, text: t.text });
+    return {
+      heads: corpus.heads(),
+      pictures,
+      sentences: where.map((w, i) => ({
+        queryPositions: w.query_positions ?? w.queryPositions,
+        keyPositions: w.key_positions ?? w.keyPositions,
+        queries: (w.query_positions ?? w.queryPositions).map((p) => label(sentences[i].queries[p])),
+        keys: (w.key_positions ?? w.keyPositions).map((p) => label(sentences[i].keys[p])),
+      })),
+    };
+  } finally {
+    corpus.free();
+  }
+}
+
 /** The loaded encoder–decoder model's greedy output for `text`. */
 export function generate(key, text, maxNewTokens) {
   return modelAt(key).model.generate(text, maxNewTokens);

@@ -25,6 +25,10 @@ export const JS_CODES = [
   "files_gone",
   "chunk_failed",
   "untrained_heads",
+  "empty_corpus",
+  "corpus_too_large",
+  "cancelled",
+  "not_text",
 ];
 
 export class CodedError extends Error {

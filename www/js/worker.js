@@ -12,6 +12,8 @@
 //   view { run, sel, plot?, thumbs?, range, colormap } → { head, image?, thumbs? }
 //   layer { run, sel } (every head, [H, Tq, Tk]) · trace { run, sel } · export { run, format } · free { run }
 //   generate { key, text, maxNewTokens } · weightedSum { weights, v, dV }
+//   queryKeys { key, corpus: { lines, place, layer } } → the joint embedding of every head
+//     (progress: sentences done) · cancel { target } stops a queryKeys between two sentences
 // `sel` is { place, row, layer, head }.
 
 import * as core from "./core.js";
@@ -127,8 +129,17 @@ function view(id, sel, plot, thumbs, range, colormap) {
   return out;
 }
 
+const cancelled = new Set(); // ids of queryKeys requests asked to stop
+
+/** Lets messages in (a cancel) between two sentences of a long job. */
+const breathe = () => new Promise((resolve) => setTimeout(resolve, 0));
+
 self.onmessage = async ({ data }) => {
   const { id, op } = data;
+  if (op === "cancel") {
+    cancelled.add(data.target);
+    return;
+  }
   try {
     let result;
     if (op === "start") result = await core.start();
@@ -143,7 +154,15 @@ self.onmessage = async ({ data }) => {
     else if (op === "mass") result = core.mass(data.run, data.sel, data.queries, data.keys);
     else if (op === "rollout") result = core.rollout(data.run, data.sel, data.fusion);
     else if (op === "probe") result = core.probe(data.key, data.options);
-    else if (op === "generate") result = core.generate(data.key, data.text, data.maxNewTokens);
+    else if (op === "queryKeys") {
+      const progress = (done) => self.postMessage({ id, progress: { done, total: data.corpus.lines.length } });
+      const stopped = async () => (await breathe(), cancelled.has(id));
+      try {
+        result = await core.queryKeys(data.key, data.corpus, progress, stopped);
+      } finally {
+        cancelled.delete(id);
+      }
+    } else if (op === "generate") result = core.generate(data.key, data.text, data.maxNewTokens);
     else if (op === "weightedSum") result = await core.weightedSum(data.weights, data.v, data.dV);
     else throw coded(`unknown operation ${op}`, "bad_operation", {});
     self.postMessage({ id, ok: true, result }, [...new Set(buffersOf(result))]);

@@ -11,6 +11,7 @@ import { Controls } from "./controls.js";
 import { Exporter } from "./export.js";
 import { Finder } from "./find.js";
 import { ModelPicker } from "./model-picker.js";
+import { QueryKeys } from "./qk.js";
 import { EXPLORER_STRINGS } from "./strings.js";
 import { Viewer } from "./viewer.js";
 
@@ -65,6 +66,18 @@ const openHead = (layer, head) => {
   $("heatmap").scrollIntoView({ block: "nearest" });
 };
 app.finder = new Finder(app, { onSelect: openHead });
+/** Opens a corpus sentence (a query–key point) in the main view, its head shown and the token's row lit. */
+async function openSentence(line, { place, layer, head, position }) {
+  const [text, target] = line.split("\t");
+  Object.assign(state, { text, layer, head, place, row: 0 });
+  $("text").value = text;
+  if (target?.trim()) $("target").value = state.target = target;
+  syncUrl({ step: true });
+  await recompute();
+  viewer.heatmap.show({ axis: "query", index: position });
+  $("heatmap").scrollIntoView({ block: "nearest" });
+}
+app.qk = new QueryKeys(app, { onOpen: openSentence });
 const controls = new Controls(app);
 const picker = new ModelPicker(app, { onLoaded: afterModelChange });
 const exporter = new Exporter(app);
@@ -156,6 +169,7 @@ function afterModelChange() {
   controls.afterModelChange();
   viewer.afterModelChange();
   app.finder.afterModelChange();
+  app.qk.afterModelChange();
   return recompute();
 }
 
@@ -167,6 +181,7 @@ app.setLang = (lang) => {
   picker.applyLanguage();
   exporter.applyLanguage();
   app.finder.applyLanguage();
+  app.qk.applyLanguage();
   viewer.applyLanguage();
   syncUrl();
   if (lastError) showStatus(app.errorText(lastError), "error");
@@ -181,6 +196,8 @@ async function main() {
   viewer.bind();
   app.finder.bind();
   app.finder.applyLanguage();
+  app.qk.bind();
+  app.qk.applyLanguage();
   exporter.bind();
   try {
     const { examples } = await app.client.start();

@@ -232,6 +232,7 @@ export class Viewer {
     probe.state = { ...state, layer: sel.layer, head: sel.head };
     this.loadTrace(seq);
     app.finder.render();
+    app.qk.refresh(place.layers);
   }
 
   /** "Sentence 1 · 동물이 길을…" per batch row; the one shown is pressed. */

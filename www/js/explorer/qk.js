@@ -1,0 +1,157 @@
+// The explorer's query–key panel: a corpus (the example sentences, lines typed or a .txt file),
+// run sentence by sentence in the worker with a progress bar and a stop button, then every head
+// of a layer in AttentionViz's joint embedding (views/qk-view.js). A failed or stopped corpus
+// leaves the picture before it as it was. A point opens its sentence in the main view, the
+// head chosen and the token's row lit.
+
+import { coded } from "../errors.js";
+import { QkView } from "../views/qk-view.js";
+
+/** The most bytes a corpus file may have: far more than 4,000 tokens of text. */
+const MAX_FILE_BYTES = 1 << 20;
+
+/** The lines of a corpus: trimmed, the empty ones left out. */
+export const linesOf = (text) => text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+
+/** `bytes` of file `name` as text, or a `not_text` refusal (NUL bytes, not UTF-8). */
+export function textOf(bytes, name) {
+  const refuse = () => coded(`${name} is not a text file: choose UTF-8 text (.txt)`, "not_text", { file: name });
+  if (bytes.includes(0)) throw refuse();
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw refuse();
+  }
+}
+
+export class QueryKeys {
+  /** `onOpen(line, { layer, head, position })` shows a sentence's head with a row lit. */
+  constructor(app, { onOpen }) {
+    this.app = app;
+    const $ = app.$;
+    this.view = new QkView($("qk"), { T: (k, v) => app.T(k, v), onOpen: (p) => this.open(p) });
+    this.onOpen = onOpen;
+    this.examples = new Map(); // language → lines
+    this.lines = null; // the lines of the picture shown
+    this.abort = null;
+  }
+
+  bind() {
+    const $ = this.app.$;
+    $("qk-source").addEventListener("change", () => {
+      $("qk-text").hidden = $("qk-source").value !== "text";
+    });
+    $("qk-draw").addEventListener("click", () => this.draw());
+    $("qk-cancel").addEventListener("click", () => this.abort?.abort());
+    $("qk-file").addEventListener("change", async () => {
+      const file = $("qk-file").files[0];
+      if (!file) return;
+      try {
+        if (file.size > MAX_FILE_BYTES) throw coded(`${file.name} is too large for a corpus`, "corpus_too_large", { sentences: "–", tokens: "–", max_sentences: 200, max_tokens: 4000 });
+        const text = textOf(new Uint8Array(await file.arrayBuffer()), file.name);
+        $("qk-text").value = linesOf(text).join("\n");
+        $("qk-source").value = "text";
+        $("qk-text").hidden = false;
+        this.say(null);
+      } catch (e) {
+        this.say(e);
+      } finally {
+        $("qk-file").value = "";
+      }
+    });
+  }
+
+  applyLanguage() {
+    this.view.applyLanguage();
+    this.app.$("qk-limits").textContent = this.app.T("qk.limits", { sentences: 200, tokens: "4,000" });
+    if (this.error) this.say(this.error);
+  }
+
+  /** The layers of the model on show, in the panel's menu. */
+  afterModelChange() {
+    this.abort?.abort();
+    this.view.clear();
+    this.lines = null;
+    this.say(null);
+  }
+
+  /** Keeps the layer menu to the place on show. */
+  refresh(layers) {
+    const select = this.app.$("qk-layer");
+    if (select.options.length === layers) return;
+    const chosen = Math.min(Number(select.value) || 0, layers - 1);
+    select.replaceChildren(...Array.from({ length: layers }, (_, l) => new Option(`${l + 1}`, String(l))));
+    select.value = String(chosen);
+  }
+
+  async exampleLines() {
+    const languages = this.app.model?.languages ?? ["en", "ko"];
+    const out = [];
+    for (const lang of ["en", "ko"].filter((l) => languages.includes(l))) {
+      if (!this.examples.has(lang)) {
+        const response = await fetch(new URL(`../../data/sentences.${lang}.txt`, import.meta.url));
+        if (!response.ok) throw coded(`sentences.${lang}.txt: ${response.status}`, "fetch_status", { file: `sentences.${lang}.txt`, url: response.url, status: response.status });
+        this.examples.set(lang, linesOf(await response.text()));
+      }
+      out.push(...this.examples.get(lang));
+    }
+    return out;
+  }
+
+  say(error) {
+    const $ = this.app.$;
+    this.error = error;
+    $("qk-error").hidden = !error;
+    $("qk-error").textContent = error ? this.app.errorText(error) : "";
+  }
+
+  async draw() {
+    const { app } = this;
+    const $ = app.$;
+    if (!app.model || !app.result) return;
+    this.abort?.abort();
+    const abort = (this.abort = new AbortController());
+    const place = app.state.place ?? app.result.info.places[0].place;
+    const layer = Number($("qk-layer").value) || 0;
+    const progress = $("qk-progress");
+    this.say(null);
+    $("qk-status").textContent = "";
+    try {
+      const lines = $("qk-source").value === "text" ? linesOf($("qk-text").value) : await this.exampleLines();
+      progress.max = Math.max(1, lines.length);
+      progress.value = 0;
+      progress.hidden = false;
+      $("qk-cancel").hidden = false;
+      const onProgress = ({ done, total }) => {
+        progress.value = done;
+        $("qk-status").textContent = app.T("qk.progress", { done, total });
+      };
+      const corpus = await app.client.queryKeys(app.model.key, { lines, place, layer }, { onProgress, signal: abort.signal });
+      if (abort !== this.abort) return;
+      this.lines = lines;
+      this.place = place;
+      const width = $("qk").clientWidth || 320;
+      this.view.show(corpus, { layer, head: Math.min(app.state.head, corpus.heads - 1), width });
+      const tokens = corpus.pictures[0]?.queries ?? 0;
+      $("qk-status").textContent = app.T("qk.count", { sentences: lines.length, tokens });
+    } catch (e) {
+      if (abort !== this.abort) return;
+      if (e.code === "cancelled") $("qk-status").textContent = app.T("qk.stopped");
+      else {
+        $("qk-status").textContent = "";
+        this.say(e);
+      }
+    } finally {
+      if (abort === this.abort) {
+        progress.hidden = true;
+        $("qk-cancel").hidden = true;
+        this.abort = null;
+      }
+    }
+  }
+
+  open({ sentence, position, layer, head }) {
+    if (!this.lines) return;
+    this.onOpen(this.lines[sentence], { place: this.place, layer, head, position });
+  }
+}

@@ -1,0 +1,335 @@
+// Queries and keys in one picture (AttentionViz): every token's query and key of a head over a
+// corpus, as the core placed them (src/qk: joint embedding, then principal components). Every
+// head of the layer small (the matrix view), one head large; points coloured by query/key, by
+// position or by kind of token, sized by length if asked; the pointer, a tap or the arrow keys
+// read a point's token in its sentence; "Open" (or Enter) asks the host for that sentence's
+// heatmap. Used by the explorer's panel and the widget's `view="qk"`.
+
+import { addStrings } from "../i18n.js";
+import { cssColorOf, VIRIDIS } from "../render/colormap.js";
+import { QK } from "../strings/qk.js";
+import { el, sizeCanvas } from "./dom.js";
+import { FONT } from "./heatmap-view.js";
+
+addStrings(QK); // the words come with the view
+
+export const COLOURINGS = ["role", "position", "kind"];
+const ROLE_COLOURS = { query: "#1a9e77", key: "#d9467a" };
+export const KINDS = ["word", "continuation", "part", "special", "unknown", "punctuation"];
+const KIND_COLOURS = ["#4477aa", "#66ccee", "#228833", "#ee6677", "#aa3377", "#ccbb44"];
+const PUNCTUATION = /^[\p{P}\p{S}]+$/u;
+
+/** A token's kind as the picture colours it: punctuation apart from other words. */
+export function kindOf(token) {
+  const bare = token.label.replace(/^##|^▁|^Ġ/, "").trim();
+  return (token.kind === "word" || token.kind === "continuation") && bare && PUNCTUATION.test(bare) ? "punctuation" : token.kind;
+}
+
+/** What a search compares: the token's label without its piece marks, in lower case. */
+const bareOf = (label) => label.replace(/^##|^▁|^Ġ/, "").trim().toLowerCase();
+
+/**
+ * The points of a corpus in the order of a picture's coordinates (queries, then keys):
+ * [{ side, sentence, index, position, token, count }] (`index` in the sentence's list of that
+ * side, `count` the list's length).
+ */
+export function pointsOf(corpus) {
+  const points = [];
+  for (const side of ["query", "key"]) {
+    corpus.sentences.forEach((s, sentence) => {
+      const tokens = side === "query" ? s.queries : s.keys;
+      const positions = side === "query" ? s.queryPositions : s.keyPositions;
+      tokens.forEach((token, index) => points.push({ side, sentence, index, position: positions[index], token, count: tokens.length }));
+    });
+  }
+  return points;
+}
+
+/** r as the view writes it, or a dash where it has none. */
+export const formatR = (r) => (r === null || r === undefined || !Number.isFinite(r) ? "–" : r.toFixed(2));
+
+export class QkView {
+  /** `onOpen({ sentence, side, position, layer, head })` opens a point's sentence; `T` words the labels. */
+  constructor(container, { T, onOpen }) {
+    this.T = T;
+    this.onOpen = onOpen;
+    this.colour = el("select", {});
+    this.sized = el("input", { type: "checkbox" });
+    this.search = el("input", { type: "search", class: "qk-search", spellcheck: "false" });
+    this.colourLabel = el("span", {});
+    this.sizedLabel = el("span", {});
+    this.searchLabel = el("span", {});
+    const bar = el("div", { class: "row qk-bar" }, el("label", {}, this.colourLabel, " ", this.colour), el("label", { class: "check" }, this.sized, " ", this.sizedLabel), el("label", {}, this.searchLabel, " ", this.search));
+    this.matrixNote = el("p", { class: "small-label" });
+    this.matrix = el("div", { class: "qk-matrix", role: "group" });
+    this.canvas = el("canvas", { class: "qk-plot", tabindex: "0", role: "img" });
+    this.legend = el("canvas", { class: "qk-legend", "aria-hidden": "true" });
+    this.found = el("p", { class: "small-label", role: "status" });
+    this.stats = el("p", { class: "small-label qk-stats" });
+    this.readout = el("p", { class: "readout qk-readout", "aria-live": "polite" });
+    this.open = el("button", { type: "button", class: "small-button", hidden: true });
+    container.replaceChildren(this.matrixNote, this.matrix, bar, this.found, el("div", { class: "qk-plot-wrap" }, this.canvas), this.legend, this.readout, this.open, this.stats);
+    this.shown = null;
+    this.selected = null; // index of the point read out
+    this.screen = null; // each point's place on the canvas, CSS pixels
+    this.colour.addEventListener("change", () => this.redraw());
+    this.sized.addEventListener("change", () => this.redraw(false));
+    this.search.addEventListener("input", () => this.redraw(false));
+    this.open.addEventListener("click", () => this.openSelected());
+    const hit = (e) => {
+      if (!this.screen) return null;
+      const r = this.canvas.getBoundingClientRect();
+      return this.nearest(e.clientX - r.left, e.clientY - r.top);
+    };
+    this.canvas.addEventListener("pointermove", (e) => {
+      if (e.pointerType === "mouse") this.select(hit(e), false);
+    });
+    this.canvas.addEventListener("pointerdown", (e) => this.select(hit(e)));
+    this.canvas.addEventListener("keydown", (e) => this.key(e));
+    this.applyLanguage();
+  }
+
+  applyLanguage() {
+    const { T } = this;
+    const chosen = this.colour.value || "role";
+    this.colour.replaceChildren(...COLOURINGS.map((c) => el("option", { value: c, text: T(`qk.colour.${c}`) })));
+    this.colour.value = chosen;
+    this.colourLabel.textContent = T("qk.colour");
+    this.sizedLabel.textContent = T("qk.sizeByNorm");
+    this.searchLabel.textContent = T("qk.search");
+    this.open.textContent = T("qk.open");
+    this.matrixNote.textContent = T("qk.matrix");
+    this.matrix.setAttribute("aria-label", T("qk.matrix"));
+    if (this.shown) this.redraw();
+  }
+
+  clear() {
+    this.shown = null;
+    this.selected = null;
+    this.screen = null;
+    this.matrix.replaceChildren();
+    for (const node of [this.found, this.stats, this.readout]) node.textContent = "";
+    this.open.hidden = true;
+    sizeCanvas(this.canvas, 1, 1);
+    sizeCanvas(this.legend, 1, 1);
+  }
+
+  /**
+   * Shows `corpus` (the core's queryKeys result) of `layer` at head `head`, `width` CSS pixels
+   * wide. `head` may change later with `setHead`.
+   */
+  show(corpus, { layer, head = 0, width }) {
+    this.shown = { corpus, layer, head: Math.min(head, corpus.heads - 1), width, points: pointsOf(corpus) };
+    this.selected = null;
+    this.redraw();
+  }
+
+  setHead(head) {
+    if (!this.shown) return;
+    this.shown.head = head;
+    this.selected = null;
+    this.redraw();
+  }
+
+  /** What a point's fill is under the chosen colouring. */
+  fillOf(point) {
+    const how = this.colour.value;
+    // positions in 32 steps of colour, so a picture has few colours to fill
+    if (how === "position") return cssColorOf(point.count > 1 ? Math.round((31 * point.index) / (point.count - 1)) / 31 : 0, 1, VIRIDIS);
+    if (how === "kind") return KIND_COLOURS[KINDS.indexOf(kindOf(point.token))] ?? "#888";
+    return ROLE_COLOURS[point.side];
+  }
+
+  /** Every head of the layer, `small` CSS pixels a side, the one drawn large pressed. */
+  drawMatrix(small) {
+    const { corpus, head, points, layer } = this.shown;
+    this.matrix.replaceChildren(
+      ...corpus.pictures.map((p, h) => {
+        const canvas = el("canvas", { "aria-hidden": "true" });
+        this.paint(canvas, p, points, small, { dot: 1 });
+        const label = this.T("qk.headButton", { layer: layer + 1, head: h + 1, after: formatR(p.correlation[1]) });
+        return el("button", { type: "button", class: "qk-cell", "aria-pressed": String(h === head), "aria-label": label, title: label, onclick: () => this.setHead(h) }, canvas, el("span", { text: `${h + 1}` }));
+      }),
+    );
+  }
+
+  /** Draws the large plot, and the matrix too unless `matrix` is false (a hover). */
+  redraw(matrix = true) {
+    if (!this.shown) return;
+    const { corpus, head, width, points } = this.shown;
+    const { T } = this;
+    const pic = corpus.pictures[head];
+    const narrow = width < 520;
+    // the matrix: every head small
+    const small = narrow ? Math.floor((width - 3 * 6) / 4) : 96;
+    if (matrix) this.drawMatrix(small);
+    const size = Math.max(200, Math.min(width, 560));
+    const word = bareOf(this.search.value);
+    const matches = word ? points.map((p, i) => (bareOf(p.token.label) === word ? i : -1)).filter((i) => i >= 0) : [];
+    this.screen = this.paint(this.canvas, pic, points, size, { dot: size < 400 ? 2 : 2.5, matches, selected: this.selected, sized: this.sized.checked });
+    this.found.textContent = word ? (matches.length ? T("qk.matches", { count: matches.length, token: this.search.value.trim() }) : T("qk.noMatch", { token: this.search.value.trim() })) : "";
+    this.drawLegend(size);
+    this.canvas.setAttribute("aria-label", T("qk.plotLabel", { layer: this.shown.layer + 1, head: head + 1, queries: pic.queries, keys: pic.keys, sentences: corpus.sentences.length }));
+    const pct = (x) => `${Math.round(x * 100)}%`;
+    this.stats.textContent = `${T("qk.correlation", { before: formatR(pic.correlation[0]), after: formatR(pic.correlation[1]) })} ${T("qk.explained", { x: pct(pic.explained[0] ?? 0), y: pct(pic.explained[1] ?? 0) })}`;
+    this.say();
+  }
+
+  /**
+   * Draws picture `pic`'s points into `canvas` (`size` CSS pixels square), the same scale on
+   * both axes; returns each point's place, Float32Array [x, y, …].
+   */
+  paint(canvas, pic, points, size, { dot, matches = [], selected = null, sized = false }) {
+    const { ctx } = sizeCanvas(canvas, size, size);
+    ctx.fillStyle = "#fff";
+    ctx.fillRect(0, 0, size, size);
+    const c = pic.coords;
+    const n = c.length / 2;
+    let [minX, maxX, minY, maxY] = [Infinity, -Infinity, Infinity, -Infinity];
+    for (let i = 0; i < n; i++) {
+      minX = Math.min(minX, c[2 * i]);
+      maxX = Math.max(maxX, c[2 * i]);
+      minY = Math.min(minY, c[2 * i + 1]);
+      maxY = Math.max(maxY, c[2 * i + 1]);
+    }
+    const pad = Math.max(4, dot * 3);
+    const span = Math.max(maxX - minX, maxY - minY) || 1;
+    const k = (size - 2 * pad) / span;
+    const [ox, oy] = [(size - k * (maxX - minX)) / 2, (size - k * (maxY - minY)) / 2];
+    const at = new Float32Array(2 * n);
+    let meanNorm = 0;
+    for (let i = 0; i < n; i++) meanNorm += pic.norms[i] / n;
+    for (let i = 0; i < n; i++) {
+      at[2 * i] = ox + k * (c[2 * i] - minX);
+      at[2 * i + 1] = size - (oy + k * (c[2 * i + 1] - minY)); // up is +y
+    }
+    const lit = new Set(matches);
+    ctx.globalAlpha = lit.size ? 0.25 : 0.8;
+    // one path per colour: thousands of points in a few fills
+    const groups = new Map();
+    for (let i = 0; i < n; i++) {
+      const fill = this.fillOf(points[i]);
+      if (!groups.has(fill)) groups.set(fill, []);
+      groups.get(fill).push(i);
+    }
+    for (const [fill, members] of groups) {
+      ctx.beginPath();
+      for (const i of members) {
+        const r = sized ? Math.max(0.8, Math.min(3, pic.norms[i] / (meanNorm || 1))) * dot : dot;
+        ctx.rect(at[2 * i] - r, at[2 * i + 1] - r, 2 * r, 2 * r);
+      }
+      ctx.fillStyle = fill;
+      ctx.fill();
+    }
+    ctx.globalAlpha = 1;
+    for (const i of [...lit, ...(selected === null ? [] : [selected])]) {
+      ctx.beginPath();
+      ctx.arc(at[2 * i], at[2 * i + 1], dot + 3, 0, 2 * Math.PI);
+      ctx.fillStyle = this.fillOf(points[i]);
+      ctx.fill();
+      ctx.lineWidth = i === selected ? 2.5 : 1.5;
+      ctx.strokeStyle = "#111";
+      ctx.stroke();
+    }
+    return at;
+  }
+
+  drawLegend(width) {
+    const { T } = this;
+    const how = this.colour.value;
+    const entries =
+      how === "role"
+        ? [[ROLE_COLOURS.query, T("qk.query")], [ROLE_COLOURS.key, T("qk.key")]]
+        : how === "kind"
+          ? KINDS.map((k, i) => [KIND_COLOURS[i], T(`qk.kind.${k}`)])
+          : null;
+    const { ctx } = sizeCanvas(this.legend, width, entries && width < 400 ? 40 : 22);
+    ctx.font = `12px ${FONT}`;
+    ctx.textBaseline = "middle";
+    ctx.fillStyle = "#222";
+    if (!entries) {
+      const w = Math.min(160, width / 3);
+      ctx.fillText(T("qk.first"), 0, 11);
+      const x0 = ctx.measureText(T("qk.first")).width + 6;
+      for (let x = 0; x < w; x++) {
+        ctx.fillStyle = cssColorOf(x / (w - 1), 1, VIRIDIS);
+        ctx.fillRect(x0 + x, 4, 1, 14);
+      }
+      ctx.fillStyle = "#222";
+      ctx.fillText(T("qk.last"), x0 + w + 6, 11);
+      return;
+    }
+    let [x, y] = [0, 11];
+    for (const [colour, text] of entries) {
+      const w = 14 + ctx.measureText(text).width + 14;
+      if (x + w > width) [x, y] = [0, y + 18];
+      ctx.fillStyle = colour;
+      ctx.fillRect(x, y - 5, 10, 10);
+      ctx.fillStyle = "#222";
+      ctx.fillText(text, x + 14, y);
+      x += w;
+    }
+  }
+
+  /** The point nearest (x, y) CSS pixels within 14 px, or null. */
+  nearest(x, y) {
+    let best = null;
+    let bestD = 14 * 14;
+    for (let i = 0; i < this.screen.length / 2; i++) {
+      const d = (this.screen[2 * i] - x) ** 2 + (this.screen[2 * i + 1] - y) ** 2;
+      if (d < bestD) [best, bestD] = [i, d];
+    }
+    return best;
+  }
+
+  select(index, keep = true) {
+    if (!this.shown || (index === null && !keep)) return;
+    this.selected = index;
+    this.redraw(false);
+  }
+
+  /** Reads the selected point out: its token, marked in its sentence. */
+  say() {
+    const { T } = this;
+    const p = this.selected === null ? null : this.shown.points[this.selected];
+    this.open.hidden = !p;
+    if (!p) {
+      this.readout.textContent = T("qk.tapHint");
+      return;
+    }
+    const s = this.shown.corpus.sentences[p.sentence];
+    const tokens = p.side === "query" ? s.queries : s.keys;
+    const context = tokens.map((t, i) => (i === p.index ? `【${t.label}】` : t.label)).join(" ");
+    this.readout.textContent = T("qk.point", { role: T(`qk.${p.side}`), token: p.token.label, position: p.position + 1, sentence: p.sentence + 1, context });
+  }
+
+  openSelected() {
+    if (!this.shown || this.selected === null) return;
+    const p = this.shown.points[this.selected];
+    this.onOpen?.({ sentence: p.sentence, side: p.side, position: p.position, layer: this.shown.layer, head: this.shown.head });
+  }
+
+  key(e) {
+    if (!this.shown) return;
+    const { points } = this.shown;
+    const at = this.selected ?? -1;
+    let next = null;
+    if (e.key === "ArrowRight") next = Math.min(points.length - 1, at + 1);
+    else if (e.key === "ArrowLeft") next = Math.max(0, at - 1);
+    else if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+      const from = points[Math.max(0, at)];
+      const want = from.sentence + (e.key === "ArrowDown" ? 1 : -1);
+      const found = points.findIndex((p) => p.side === from.side && p.sentence === want);
+      next = found >= 0 ? found : Math.max(0, at);
+    } else if (e.key === "Home") next = 0;
+    else if (e.key === "End") next = points.length - 1;
+    else if (e.key === "Enter" && this.selected !== null) {
+      e.preventDefault();
+      this.openSelected();
+      return;
+    } else if (e.key === "Escape") next = null;
+    else return;
+    e.preventDefault();
+    this.select(next);
+  }
+}
