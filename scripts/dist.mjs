@@ -30,6 +30,8 @@ const FILES = [
   "models/headmap-tiny-induction/tokenizer.json",
   "models/headmap-tiny-induction/headmap.json",
   "models/headmap-tiny-induction/README.md",
+  "data/sentences.en.txt",
+  "data/sentences.ko.txt",
 ];
 
 const cargo = await readFile(join(ROOT, "Cargo.toml"), "utf8");
@@ -117,7 +119,7 @@ await writeFile(
       types: "./headmap.d.ts",
       exports: { ".": { types: "./headmap.d.ts", default: "./headmap.js" }, "./headmap.js": "./headmap.js", "./*": "./*" },
       sideEffects: ["./headmap.js"],
-      files: ["headmap.js", "headmap.d.ts", "js/", "pkg/", "pkg-hf/", "models/", "README.md"],
+      files: ["headmap.js", "headmap.d.ts", "js/", "pkg/", "pkg-hf/", "models/", "data/", "README.md"],
       keywords: ["attention", "transformer", "heatmap", "web-component", "wasm"],
     },
     null,

@@ -49,10 +49,14 @@ export function pointsOf(corpus) {
 export const formatR = (r) => (r === null || r === undefined || !Number.isFinite(r) ? "–" : r.toFixed(2));
 
 export class QkView {
-  /** `onOpen({ sentence, side, position, layer, head })` opens a point's sentence; `T` words the labels. */
-  constructor(container, { T, onOpen }) {
+  /**
+   * `onOpen({ sentence, side, position, layer, head })` opens a point's sentence; `onHead(head)`
+   * hears a head chosen in the matrix; `T` words the labels.
+   */
+  constructor(container, { T, onOpen, onHead = null }) {
     this.T = T;
     this.onOpen = onOpen;
+    this.onHead = onHead;
     this.colour = el("select", {});
     this.sized = el("input", { type: "checkbox" });
     this.search = el("input", { type: "search", class: "qk-search", spellcheck: "false" });
@@ -148,7 +152,7 @@ export class QkView {
         const canvas = el("canvas", { "aria-hidden": "true" });
         this.paint(canvas, p, points, small, { dot: 1 });
         const label = this.T("qk.headButton", { layer: layer + 1, head: h + 1, after: formatR(p.correlation[1]) });
-        return el("button", { type: "button", class: "qk-cell", "aria-pressed": String(h === head), "aria-label": label, title: label, onclick: () => this.setHead(h) }, canvas, el("span", { text: `${h + 1}` }));
+        return el("button", { type: "button", class: "qk-cell", "aria-pressed": String(h === head), "aria-label": label, title: label, onclick: () => (this.onHead ? this.onHead(h) : this.setHead(h)) }, canvas, el("span", { text: `${h + 1}` }));
       }),
     );
   }

@@ -6,7 +6,7 @@ import { FUSIONS, SCORES } from "../find-names.js";
 import { MASKS, PLACES, masksFor } from "../places.js";
 
 export { MASKS, PLACES };
-export const VIEWS = ["heatmap", "grid", "steps", "mixing", "pipeline", "lines", "atlas", "rollout"];
+export const VIEWS = ["heatmap", "grid", "steps", "mixing", "pipeline", "lines", "atlas", "rollout", "qk"];
 export const CONTROLS = ["sentence", "mask", "layer", "head", "scale", "save"];
 export const THEMES = ["light", "dark", "auto"];
 export const COLORMAP_NAMES = ["viridis", "magma", "blues"];
@@ -17,6 +17,7 @@ export const ATTRIBUTES = ["text", "text2", "texts", "target", "mask", "place", 
 
 export const DEFAULTS = Object.freeze({
   texts: ["동물이 길을 건너지 않았다. 그것은 너무 피곤했다."],
+  corpus: null, // view="qk"'s sentences: the author's `texts` (up to 200), else the example sentences
   target: null, // null: the model writes its own, or the toy reads the text again
   mask: null, // null: the place's own mask
   place: null, // null: the place the mask belongs to, else the model's first
@@ -64,7 +65,7 @@ export function parseAttributes(attrs, base) {
   if (has("texts")) {
     try {
       const texts = list(attrs.texts);
-      if (texts.length) s.texts = texts.slice(0, 8);
+      if (texts.length) [s.texts, s.corpus] = [texts.slice(0, 8), texts.slice(0, 200)];
       else bad("texts", "a JSON array of sentences, or one sentence per line");
     } catch {
       bad("texts", "a JSON array of sentences, or one sentence per line");

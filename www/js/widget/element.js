@@ -94,6 +94,8 @@ export class AttentionHeatmap extends HTMLElement {
       colors: () => colorsOf(this),
       dark: () => isDark(this.#parts?.frame ?? this),
       onSelect: (layer, head) => this.#choose("select", { layer, head }),
+      modelKey: () => this.#model?.key, assets: () => ASSETS,
+      openSentence: (text, sel) => { Object.assign(this.#reader, { text, row: 0, ...sel }); this.#refresh(); }, // a query–key point
     }));
   }
 

@@ -21,6 +21,7 @@ const chunks = {
   lines: () => import("../views/lines-view.js"),
   mixing: () => import("../views/mixing.js"),
   pipeline: () => import("../views/pipeline.js"),
+  qk: () => import("../views/qk-view.js"),
   rollout: () => import("../views/rollout-view.js"),
   steps: () => import("../views/steps.js"),
 };
@@ -38,6 +39,7 @@ export const SAVE_FORMATS = {
   pipeline: ["json"],
   atlas: ["png", "svg", "json"],
   rollout: ["png"],
+  qk: ["png"],
 };
 
 /** The widget's table shows at most this many rows and columns (a screen reader's patience). */
@@ -95,10 +97,10 @@ export class WidgetFigure {
     this.trace = null;
     const figure = el("div", { class: "stage" }, canvas, overlay);
     const children = [];
-    if (view === "atlas") {
-      const atlas = await this.#atlas(r, sel, place, width);
+    if (view === "atlas" || view === "qk") {
+      const above = view === "atlas" ? await this.#atlas(r, sel, place, width) : await this.#qk(r, sel, width);
       if (r !== this.run) return; // a newer run is drawn meanwhile
-      children.push(atlas, figure);
+      children.push(above, figure);
     } else if (view === "grid") {
       const grid = el("div", { class: "grid", role: "group", "aria-label": T("heads") });
       const modelPlace = this.host.modelInfo.places.find((p) => p.place === sel.place);
@@ -126,6 +128,8 @@ export class WidgetFigure {
     this.#table();
     this.readout(null);
     canvas.dataset.max = String(max);
+    if (this.lit !== undefined) heatmap.show({ axis: "query", index: this.lit }); // the query–key point's token
+    this.lit = undefined;
   }
 
   async #steps(r, sel, container) {
@@ -188,6 +192,46 @@ export class WidgetFigure {
       ink: this.host.colors().ink,
     });
     return box;
+  }
+
+  /**
+   * Every head's queries and keys of the corpus (the author's `texts`, else the example
+   * sentences in the widget's language) at the chosen layer, computed once per model, place,
+   * layer and corpus; a point opens its sentence in the heatmap below.
+   */
+  async #qk(r, sel, width) {
+    const { T, client, settings, lang, parts } = this.host;
+    const [{ QkView }, lines] = await Promise.all([lazy.qk(), settings.corpus ?? this.#exampleLines(lang)]);
+    const key = JSON.stringify([this.host.modelKey(), sel.place, sel.layer, lines]);
+    if (this.qk?.key !== key) {
+      const note = el("p", { class: "small-label", role: "status" });
+      parts.stage.replaceChildren(note);
+      const onProgress = ({ done, total }) => (note.textContent = T("qk.progress", { done, total }));
+      this.qk = { key, lines, corpus: await client.queryKeys(this.host.modelKey(), { lines, place: sel.place, layer: sel.layer }, { onProgress }) };
+    }
+    const box = el("div", { class: "qk-box" });
+    const view = new QkView(box, {
+      T,
+      onOpen: (p) => {
+        this.lit = p.position;
+        this.host.openSentence(this.qk.lines[p.sentence].split("\t")[0], { layer: p.layer, head: p.head });
+      },
+      onHead: (head) => this.host.onSelect(sel.layer, head),
+    });
+    view.show(this.qk.corpus, { layer: sel.layer, head: sel.head, width });
+    this.qkView = view;
+    return box;
+  }
+
+  async #exampleLines(lang) {
+    this.examples ??= new Map();
+    if (!this.examples.has(lang)) {
+      const url = new URL(`data/sentences.${lang === "ko" ? "ko" : "en"}.txt`, this.host.assets());
+      const response = await fetch(url);
+      if (!response.ok) throw coded(`${url.pathname}: ${response.status}`, "fetch_status", { file: url.pathname.split("/").pop(), url: url.href, status: response.status });
+      this.examples.set(lang, (await response.text()).split("\n").map((l) => l.trim()).filter(Boolean));
+    }
+    return this.examples.get(lang);
   }
 
   /** Attention rollout after the chosen layer (the last unless a layer is chosen). */
@@ -292,10 +336,11 @@ export class WidgetFigure {
     if (!this.shown) throw coded("nothing is drawn yet", "nothing_drawn");
   }
 
-  /** The figure as a PNG Blob (the heatmap or the lines as drawn). */
+  /** The figure as a PNG Blob (the heatmap, the lines or the query–key picture as drawn). */
   async toPNG() {
     this.#offered("png");
-    return new Promise((resolve) => this.shown.canvas.toBlob(resolve, "image/png"));
+    const canvas = this.host.settings.view === "qk" ? this.qkView.canvas : this.shown.canvas;
+    return new Promise((resolve) => canvas.toBlob(resolve, "image/png"));
   }
 
   /** The shown head as an SVG document. */

@@ -44,7 +44,7 @@ export function frameNotes({ T, info, place, sel, tokens, architecture, settings
 /** The room a view takes before it is drawn, for a widget `width` pixels wide. */
 export function reservedHeight(view, width) {
   const side = Math.min(width, 640);
-  const heights = { heatmap: side + 150, grid: side + 320, atlas: side + 420, rollout: side + 120, steps: side + 520, mixing: side + 330, pipeline: 720, lines: 480 };
+  const heights = { heatmap: side + 150, grid: side + 320, atlas: side + 420, rollout: side + 120, qk: 2 * side + 420, steps: side + 520, mixing: side + 330, pipeline: 720, lines: 480 };
   return heights[view] ?? 400;
 }
 

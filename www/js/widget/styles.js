@@ -118,6 +118,18 @@ caption { text-align: left; color: var(--hm-muted); font-size: 0.8rem; }
 .pipeline .head-box { display: flex; flex-direction: column; align-items: center; gap: 0.1rem; font-size: 0.72rem; }
 .pipeline .head-box canvas { border: 1px solid var(--hm-line); image-rendering: pixelated; }
 .pipeline .cost { margin: 0.4rem 0 0; color: var(--hm-muted); }
+.qk-matrix { display: flex; flex-wrap: wrap; gap: 6px; margin: 0.3rem 0; }
+.qk-cell { position: relative; padding: 0; border: 2px solid var(--hm-line); border-radius: 4px; background: #fff; cursor: pointer; line-height: 0; }
+.qk-cell[aria-pressed="true"] { border-color: var(--hm-accent, #e4572e); }
+.qk-cell span { position: absolute; top: 2px; left: 3px; font-size: 0.68rem; line-height: 1; color: #333; }
+.qk-bar { display: flex; flex-wrap: wrap; gap: 0.4rem 0.8rem; align-items: center; margin: 0.3rem 0; font-size: 0.82rem; }
+.qk-bar label { display: flex; align-items: center; gap: 0.3rem; max-width: 100%; }
+.qk-search { width: 7rem; }
+.qk-plot { display: block; border: 1px solid var(--hm-line); touch-action: manipulation; cursor: crosshair; }
+.qk-legend { display: block; margin: 0.3rem 0; }
+.qk-readout { margin: 0.3rem 0; font-size: 0.82rem; overflow-wrap: anywhere; }
+.qk-stats { font-size: 0.78rem; color: var(--hm-muted); }
+.small-label { font-size: 0.78rem; color: var(--hm-muted); }
 .atlas-scroll { overflow-x: auto; max-width: 100%; }
 .atlas { display: block; cursor: pointer; }
 .atlas-scale { margin: 0.3rem 0 0; font-size: 0.78rem; color: var(--hm-muted); }
