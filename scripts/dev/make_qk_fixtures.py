@@ -63,8 +63,9 @@ FORMULAS = (
     "shift = mean(Q) - mean(K); K' = K + shift; c = sqrt(mean ||K'_j|| / mean ||Q_i||); "
     "P = [Q c ; K' / c] (queries first); centred = P - mean(P); U, S, Vt = np.linalg.svd(centred); "
     "coords = centred @ Vt[:2].T (each axis's sign is arbitrary); explained = S[:2]^2 / sum(S^2). "
-    "correlation = Pearson's r of q.k against -||q - k|| over the (i, j) the mask allows "
-    "(causal j <= i; a window w keeps i - j < w), on Q, K (before) and on Q c, K' / c (after)."
+    "correlation: for each query i with two or more keys j the mask allows (causal j <= i; a window "
+    "w keeps i - j < w), Pearson's r of q_i.k_j against -||p_i - p_j||, then the mean over those "
+    "queries; q.k always from Q, K; p from Q, K (before) or from Q c, K' / c (after)."
 )
 
 
@@ -185,10 +186,19 @@ def allowed(cfg, place, layer, tq, tk):
     return mask
 
 
-def pearson(q, k, pairs):
-    dot = np.array([q[i] @ k[j] for i, j in pairs])
-    dist = -np.array([np.linalg.norm(q[i] - k[j]) for i, j in pairs])
-    return float(np.corrcoef(dot, dist)[0, 1])
+def correlation(q, k, points_q, points_k, mask):
+    """Per query with two or more keys, Pearson's r of q·k (the model's vectors) against
+    −‖p_q − p_k‖ (the drawn points), then the mean over those queries."""
+    rs = []
+    for i in range(mask.shape[0]):
+        keys = np.nonzero(mask[i])[0]
+        if len(keys) < 2:
+            continue
+        dot = np.array([q[i] @ k[j] for j in keys])
+        dist = -np.array([np.linalg.norm(points_q[i] - points_k[j]) for j in keys])
+        if dot.std() > 0 and dist.std() > 0:
+            rs.append(np.corrcoef(dot, dist)[0, 1])
+    return float(np.mean(rs))
 
 
 def pca_reference(q, k, mask):
@@ -202,7 +212,6 @@ def pca_reference(q, k, mask):
     centred = points - points.mean(axis=0)
     _, s, vt = np.linalg.svd(centred, full_matrices=False)
     variance = s**2
-    pairs = list(zip(*np.nonzero(mask)))
     return {
         "scale": c,
         "shift": shift.tolist(),
@@ -210,7 +219,7 @@ def pca_reference(q, k, mask):
         "explained": (variance[:2] / variance.sum()).tolist(),
         # how far apart the variances are: a near tie would let an axis turn
         "variances": variance[:3].tolist(),
-        "correlation": [pearson(q, k, pairs), pearson(qn, kn, pairs)],
+        "correlation": [correlation(q, k, q, k, mask), correlation(q, k, qn, kn, mask)],
     }
 
 
