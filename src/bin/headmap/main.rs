@@ -1,7 +1,8 @@
 //! `headmap`: a real model's attention from the command line. `attention` writes the weights,
 //! as JSON or CSV for scripts or as an SVG or PNG figure of one layer and head; `heads` scores
 //! every head for what it does (or runs the induction probe); `rollout` follows the attention
-//! through the layers.
+//! through the layers; `vectors` gives one head's queries and keys over a few sentences and
+//! the picture they make together.
 //!
 //! ```text
 //! headmap attention --model models/all-MiniLM-L6-v2 --text "동물이 길을 건너지 않았다." --format json
@@ -10,6 +11,7 @@
 //! headmap heads --model DIR --text "The animal didn't cross the street because it was tired." --queries 9 --keys 2
 //! headmap heads --model DIR --probe induction --probe-length 50 --seed 0
 //! headmap rollout --model DIR --text "…" --fusion mean --format csv
+//! headmap vectors --model DIR --text "…" --text "…" --layer 1 --head 3
 //! ```
 
 use std::io::Write;
@@ -28,7 +30,9 @@ use headmap::{MaskKind, Model, Place, Request, Run};
 use serde::Serialize;
 
 mod find;
+mod vectors;
 use find::{heads, rollout};
+use vectors::vectors;
 
 #[derive(Parser)]
 #[command(name = "headmap", version, about = "Per-head attention weights of Hugging Face models")]
@@ -47,6 +51,10 @@ enum Command {
     /// Follows the attention through the layers (attention rollout): how much each token
     /// draws on each input token after every layer.
     Rollout(RolloutArgs),
+    /// Gives one head's query and key vectors over the texts, their joint embedding (keys
+    /// moved to the queries' centre, both scaled to one mean norm) and its two principal
+    /// axes: the picture AttentionViz draws.
+    Vectors(VectorsArgs),
 }
 
 /// What every command runs: a model, its input, and the place and mask to keep.
@@ -56,14 +64,15 @@ struct Input {
     /// shards) and tokenizer.json (or source.spm + vocab.json).
     #[arg(long)]
     model: PathBuf,
-    /// A sentence; repeat for a padded batch.
+    /// A sentence; repeat for a padded batch (or, for vectors, a corpus of sentences run one
+    /// by one).
     #[arg(long = "text", required = true)]
     texts: Vec<String>,
     /// The decoder's input of an encoder–decoder model, one per --text (default: the texts).
     #[arg(long = "target")]
     targets: Vec<String>,
     /// The place to keep (encoder_self, decoder_self, cross); default: every place, or the
-    /// model's first where one place is shown (svg, png, rollout).
+    /// model's first where one place is shown (svg, png, rollout, vectors).
     #[arg(long, alias = "kind", value_parser = |s: &str| Place::parse(s).map_err(|e| e.to_string()))]
     place: Option<Place>,
     /// Run --place with this mask instead of the one it was trained with (none, padding,
@@ -155,7 +164,21 @@ struct RolloutArgs {
     output: Output,
 }
 
-/// Where and how `heads` and `rollout` write their numbers.
+#[derive(clap::Args)]
+struct VectorsArgs {
+    #[command(flatten)]
+    input: Input,
+    /// The layer whose vectors are gathered (from 0).
+    #[arg(long)]
+    layer: usize,
+    /// The head drawn (from 0).
+    #[arg(long)]
+    head: usize,
+    #[command(flatten)]
+    output: Output,
+}
+
+/// Where and how `heads`, `rollout` and `vectors` write their numbers.
 #[derive(clap::Args)]
 struct Output {
     #[arg(long, value_enum, default_value = "json")]
@@ -190,6 +213,7 @@ fn main() -> ExitCode {
         Command::Attention(args) => attention(&args),
         Command::Heads(args) => heads(&args),
         Command::Rollout(args) => rollout(&args),
+        Command::Vectors(args) => vectors(&args),
     };
     match done {
         Ok(()) => ExitCode::SUCCESS,
