@@ -96,6 +96,10 @@ pub enum Error {
     NoVocabulary { architecture: String },
 
     #[cfg(feature = "hf")]
+    #[error("a worker thread could not start: {reason}")]
+    Thread { reason: String },
+
+    #[cfg(feature = "hf")]
     #[error("the corpus has no sentence: give at least one line of text")]
     EmptyCorpus,
 

@@ -17,6 +17,7 @@ use crate::models::run::RowAttention;
 
 pub mod joint;
 pub mod pca;
+pub mod tsne;
 
 /// The most sentences and tokens (on either side) a corpus takes.
 pub const MAX_SENTENCES: usize = 200;
@@ -168,6 +169,23 @@ impl Corpus {
     /// Every (query row, key row) pair the mask lets through, sentence by sentence.
     pub fn pairs(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
         self.sentences.iter().flat_map(|s| s.allowed.iter().copied())
+    }
+
+    /// Head `head`'s joint embedding placed by t-SNE, started from its PCA picture:
+    /// (Nq + Nk, 2), queries first; `progress(epoch)` after each step.
+    pub fn tsne(&self, head: usize, epochs: usize, progress: impl tsne::Progress) -> Result<Array2<f32>> {
+        let picture = self.picture(head)?;
+        tsne::tsne(self.joint_points(head)?.view(), picture.coords.view(), epochs, progress)
+    }
+
+    /// Head `head`'s joint embedding, queries then keys, (Nq + Nk, d_k).
+    fn joint_points(&self, head: usize) -> Result<Array2<f32>> {
+        let (q, k) = self.vectors(head)?;
+        let joint = joint::normalize(q, k);
+        let mut points = Array2::zeros((q.nrows() + k.nrows(), self.d_k));
+        points.slice_mut(s![..q.nrows(), ..]).assign(&joint.queries);
+        points.slice_mut(s![q.nrows().., ..]).assign(&joint.keys);
+        Ok(points)
     }
 
     /// Head `head`'s joint embedding projected on its two principal components.

@@ -12,7 +12,7 @@ use wasm_bindgen::prelude::*;
 
 use super::run::Run;
 use super::{js_error, to_js};
-use crate::qk::{layer_vectors, Corpus, MAX_SENTENCES, MAX_TOKENS};
+use crate::qk::{layer_vectors, tsne, Corpus, MAX_SENTENCES, MAX_TOKENS};
 
 fn set(out: &Object, key: &str, value: impl Into<JsValue>) -> Result<(), JsValue> {
     Reflect::set(out, &key.into(), &value.into()).map(|_| ())
@@ -97,6 +97,24 @@ impl QkCorpus {
         set(&out, "correlation", correlation)?;
         set(&out, "scale", p.scale)?;
         Ok(out.into())
+    }
+}
+
+#[wasm_bindgen]
+impl QkCorpus {
+    /// Head `head`'s joint embedding placed by t-SNE from its PCA picture: `Float32Array`
+    /// [(Nq+Nk)·2], queries first. `progress(step, steps)` is called every 25 steps.
+    pub fn tsne(&self, head: usize, progress: Option<js_sys::Function>) -> Result<Float32Array, JsValue> {
+        let steps = tsne::EPOCHS;
+        let tell = |epoch: usize| {
+            if let Some(f) = &progress {
+                if epoch % 25 == 0 || epoch == steps {
+                    let _ = f.call2(&JsValue::NULL, &epoch.into(), &steps.into());
+                }
+            }
+        };
+        let coords = self.corpus.tsne(head, steps, tell).map_err(js_error)?;
+        Ok(Float32Array::from(coords.as_slice().unwrap_or(&[])))
     }
 }
 

@@ -226,6 +226,15 @@ export class AttentionClient {
     return this.withModel(key, () => this.call("queryKeys", { key, corpus }, { onProgress, signal }));
   }
 
+  /** t-SNE of head `head` of corpus `corpus` (a queryKeys result's id): Float32Array [(Nq+Nk)·2]. */
+  queryKeysTsne(corpus, head, { onProgress = null } = {}) {
+    return this.call("queryKeysTsne", { corpus, head }, { onProgress });
+  }
+
+  freeQueryKeys(corpus) {
+    this.call("freeQueryKeys", { corpus }).catch(() => {});
+  }
+
   /** The run as the command line writes it: "json" or "csv" text. */
   exportRun(run, format) {
     return this.onRun("export", run, { format });

@@ -41,7 +41,7 @@ function evict(map, max) {
   while (map.size > max) {
     const [key, value] = map.entries().next().value;
     map.delete(key);
-    (value.run ?? value.model).free();
+    (value.run ?? value.model ?? value).free();
   }
 }
 
@@ -249,6 +249,7 @@ export async function queryKeys(key, { lines, place, layer }, progress, stopped)
   }
   const corpus = new Corpus();
   const sentences = [];
+  let kept = false;
   try {
     for (const [i, line] of lines.entries()) {
       if (await stopped()) throw coded("stopped", "cancelled");
@@ -267,7 +268,12 @@ export async function queryKeys(key, { lines, place, layer }, progress, stopped)
     const where = corpus.sentences();
     const pictures = Array.from({ length: corpus.heads() }, (_, h) => corpus.picture(h));
     const label = (t) => ({ label: t.label, kind: t.kind, text: t.text });
+    const id = nextCorpus++;
+    corpora.set(id, corpus);
+    evict(corpora, MAX_CORPORA);
+    kept = true;
     return {
+      id,
       heads: corpus.heads(),
       pictures,
       sentences: where.map((w, i) => ({
@@ -278,8 +284,25 @@ export async function queryKeys(key, { lines, place, layer }, progress, stopped)
       })),
     };
   } finally {
-    corpus.free();
+    if (!kept) corpus.free();
   }
+}
+
+// A corpus's vectors stay while a page may ask for a t-SNE of one of its heads: the newest two.
+const MAX_CORPORA = 2;
+const corpora = new Map(); // id → QkCorpus
+let nextCorpus = 1;
+
+/** t-SNE of head `head` of corpus `id`: Float32Array [(Nq+Nk)·2]; `progress(step, steps)`. */
+export function queryKeysTsne(id, head, progress) {
+  if (!corpora.has(id)) throw coded("that corpus has been let go: draw it again", "run_freed");
+  return touch(corpora, id).tsne(head, progress);
+}
+
+/** Lets corpus `id`'s vectors go. */
+export function freeQueryKeys(id) {
+  corpora.get(id)?.free();
+  corpora.delete(id);
 }
 
 /** The loaded encoder–decoder model's greedy output for `text`. */

@@ -13,7 +13,8 @@
 //   layer { run, sel } (every head, [H, Tq, Tk]) · trace { run, sel } · export { run, format } · free { run }
 //   generate { key, text, maxNewTokens } · weightedSum { weights, v, dV }
 //   queryKeys { key, corpus: { lines, place, layer } } → the joint embedding of every head
-//     (progress: sentences done) · cancel { target } stops a queryKeys between two sentences
+//     (progress: sentences done; kept under its id) · cancel { target } stops a queryKeys between
+//     two sentences · queryKeysTsne { corpus, head } (progress: steps) · freeQueryKeys { corpus }
 // `sel` is { place, row, layer, head }.
 
 import * as core from "./core.js";
@@ -162,7 +163,10 @@ self.onmessage = async ({ data }) => {
       } finally {
         cancelled.delete(id);
       }
-    } else if (op === "generate") result = core.generate(data.key, data.text, data.maxNewTokens);
+    } else if (op === "queryKeysTsne") {
+      result = core.queryKeysTsne(data.corpus, data.head, (done, total) => self.postMessage({ id, progress: { done, total } }));
+    } else if (op === "freeQueryKeys") result = core.freeQueryKeys(data.corpus);
+    else if (op === "generate") result = core.generate(data.key, data.text, data.maxNewTokens);
     else if (op === "weightedSum") result = await core.weightedSum(data.weights, data.v, data.dV);
     else throw coded(`unknown operation ${op}`, "bad_operation", {});
     self.postMessage({ id, ok: true, result }, [...new Set(buffersOf(result))]);

@@ -29,7 +29,12 @@ export class QueryKeys {
   constructor(app, { onOpen }) {
     this.app = app;
     const $ = app.$;
-    this.view = new QkView($("qk"), { T: (k, v) => app.T(k, v), onOpen: (p) => this.open(p) });
+    this.view = new QkView($("qk"), {
+      T: (k, v) => app.T(k, v),
+      onOpen: (p) => this.open(p),
+      tsne: (head, onProgress) => app.client.queryKeysTsne(this.corpusId, head, { onProgress }),
+    });
+    this.corpusId = null;
     this.onOpen = onOpen;
     this.examples = new Map(); // language → lines
     this.lines = null; // the lines of the picture shown
@@ -85,7 +90,8 @@ export class QueryKeys {
   }
 
   async exampleLines() {
-    const languages = this.app.model?.languages ?? ["en", "ko"];
+    // a model whose languages are not known (MiniLM, a Hub id) gets the English ones
+    const languages = this.app.model?.languages ?? ["en"];
     const out = [];
     for (const lang of ["en", "ko"].filter((l) => languages.includes(l))) {
       if (!this.examples.has(lang)) {
@@ -127,7 +133,9 @@ export class QueryKeys {
         $("qk-status").textContent = app.T("qk.progress", { done, total });
       };
       const corpus = await app.client.queryKeys(app.model.key, { lines, place, layer }, { onProgress, signal: abort.signal });
-      if (abort !== this.abort) return;
+      if (abort !== this.abort) return app.client.freeQueryKeys(corpus.id);
+      if (this.corpusId !== null) app.client.freeQueryKeys(this.corpusId);
+      this.corpusId = corpus.id;
       this.lines = lines;
       this.place = place;
       const width = $("qk").clientWidth || 320;

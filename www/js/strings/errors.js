@@ -32,6 +32,7 @@ export const ERRORS_KO = {
   position_out_of_range: "{side} 위치 {position}은(는) 없습니다: 이 문장의 토큰은 {count}개입니다.",
   probe_needs_causal: "인덕션 검사는 인과 어텐션에서만 합니다: 이 모델의 {place}은(는) 인과 마스크를 쓰지 않습니다.",
   no_vocabulary: "인덕션 검사는 어휘에서 토큰을 뽑습니다: {architecture}에는 어휘가 없습니다.",
+  thread: "작업 스레드를 시작할 수 없습니다: {reason}",
   empty_corpus: "모음에 문장이 없습니다: 텍스트를 한 줄 이상 주세요.",
   corpus_too_large: "모음에 문장 {sentences}개, 토큰 {tokens}개가 있습니다: 한 번에 그릴 수 있는 것은 문장 {max_sentences}개, 토큰 {max_tokens}개까지입니다.",
   too_large: "이 실행은 어텐션 가중치를 {megabytes}메가바이트 보관해야 해서 한도 {max}메가바이트를 넘습니다: 더 짧은 텍스트나 더 적은 문장·층을 쓰세요.",

@@ -53,30 +53,36 @@ export class QkView {
    * `onOpen({ sentence, side, position, layer, head })` opens a point's sentence; `onHead(head)`
    * hears a head chosen in the matrix; `T` words the labels.
    */
-  constructor(container, { T, onOpen, onHead = null }) {
+  constructor(container, { T, onOpen, onHead = null, tsne = null, placed = new Map() }) {
     this.T = T;
     this.onOpen = onOpen;
     this.onHead = onHead;
+    this.fitTsne = tsne; // (head, onProgress) → Promise<Float32Array>, the host's worker call
+    this.projection = el("select", {});
+    this.projectionLabel = el("span", {});
+    this.placed = placed; // head → its t-SNE coordinates
     this.colour = el("select", {});
     this.sized = el("input", { type: "checkbox" });
     this.search = el("input", { type: "search", class: "qk-search", spellcheck: "false" });
     this.colourLabel = el("span", {});
     this.sizedLabel = el("span", {});
     this.searchLabel = el("span", {});
-    const bar = el("div", { class: "row qk-bar" }, el("label", {}, this.colourLabel, " ", this.colour), el("label", { class: "check" }, this.sized, " ", this.sizedLabel), el("label", {}, this.searchLabel, " ", this.search));
+    const bar = el("div", { class: "row qk-bar" }, el("label", {}, this.projectionLabel, " ", this.projection), el("label", {}, this.colourLabel, " ", this.colour), el("label", { class: "check" }, this.sized, " ", this.sizedLabel), el("label", {}, this.searchLabel, " ", this.search));
     this.matrixNote = el("p", { class: "small-label" });
     this.matrix = el("div", { class: "qk-matrix", role: "group" });
     this.canvas = el("canvas", { class: "qk-plot", tabindex: "0", role: "img" });
     this.legend = el("canvas", { class: "qk-legend", "aria-hidden": "true" });
     this.found = el("p", { class: "small-label", role: "status" });
+    this.placing = el("p", { class: "small-label", role: "status" });
     this.stats = el("p", { class: "small-label qk-stats" });
     this.readout = el("p", { class: "readout qk-readout", "aria-live": "polite" });
     this.open = el("button", { type: "button", class: "small-button", hidden: true });
-    container.replaceChildren(this.matrixNote, this.matrix, bar, this.found, el("div", { class: "qk-plot-wrap" }, this.canvas), this.legend, this.readout, this.open, this.stats);
+    container.replaceChildren(this.matrixNote, this.matrix, bar, this.found, this.placing, el("div", { class: "qk-plot-wrap" }, this.canvas), this.legend, this.readout, this.open, this.stats);
     this.shown = null;
     this.selected = null; // index of the point read out
     this.screen = null; // each point's place on the canvas, CSS pixels
     this.colour.addEventListener("change", () => this.redraw());
+    this.projection.addEventListener("change", () => this.place());
     this.sized.addEventListener("change", () => this.redraw(false));
     this.search.addEventListener("input", () => this.redraw(false));
     this.open.addEventListener("click", () => this.openSelected());
@@ -98,6 +104,10 @@ export class QkView {
     const chosen = this.colour.value || "role";
     this.colour.replaceChildren(...COLOURINGS.map((c) => el("option", { value: c, text: T(`qk.colour.${c}`) })));
     this.colour.value = chosen;
+    const projected = this.projection.value || "pca";
+    this.projection.replaceChildren(...["pca", "tsne"].map((p) => el("option", { value: p, text: T(`qk.projection.${p}`) })));
+    this.projection.value = projected;
+    this.projectionLabel.textContent = T("qk.projection");
     this.colourLabel.textContent = T("qk.colour");
     this.sizedLabel.textContent = T("qk.sizeByNorm");
     this.searchLabel.textContent = T("qk.search");
@@ -123,9 +133,11 @@ export class QkView {
    * wide. `head` may change later with `setHead`.
    */
   show(corpus, { layer, head = 0, width }) {
+    if (this.shown && this.shown.corpus !== corpus) this.placed.clear();
     this.shown = { corpus, layer, head: Math.min(head, corpus.heads - 1), width, points: pointsOf(corpus) };
     this.selected = null;
     this.redraw();
+    this.place();
   }
 
   setHead(head) {
@@ -133,6 +145,27 @@ export class QkView {
     this.shown.head = head;
     this.selected = null;
     this.redraw();
+    this.place();
+  }
+
+  /** With t-SNE chosen, fits the head drawn large (once per head), saying how far it is. */
+  async place() {
+    const { shown } = this;
+    if (!shown || this.projection.value !== "tsne" || !this.fitTsne) return this.redraw(false);
+    const { head, corpus } = shown;
+    if (!this.placed.has(head)) {
+      this.placing.textContent = this.T("qk.tsneStarting");
+      try {
+        const coords = await this.fitTsne(head, ({ done, total }) => (this.placing.textContent = this.T("qk.tsneProgress", { done, total })));
+        if (this.shown?.corpus !== corpus) return;
+        this.placed.set(head, coords);
+        this.placing.textContent = "";
+      } catch (e) {
+        this.placing.textContent = this.T("qk.tsneFailed", { message: e.message });
+        return;
+      }
+    }
+    if (this.shown.head === head) this.redraw(false);
   }
 
   /** What a point's fill is under the chosen colouring. */
@@ -170,12 +203,15 @@ export class QkView {
     const size = Math.max(200, Math.min(width, 560));
     const word = bareOf(this.search.value);
     const matches = word ? points.map((p, i) => (bareOf(p.token.label) === word ? i : -1)).filter((i) => i >= 0) : [];
-    this.screen = this.paint(this.canvas, pic, points, size, { dot: size < 400 ? 2 : 2.5, matches, selected: this.selected, sized: this.sized.checked });
+    const tsne = this.projection.value === "tsne" ? this.placed.get(head) : null;
+    const drawn = tsne ? { ...pic, coords: tsne } : pic;
+    this.screen = this.paint(this.canvas, drawn, points, size, { dot: size < 400 ? 2 : 2.5, matches, selected: this.selected, sized: this.sized.checked });
     this.found.textContent = word ? (matches.length ? T("qk.matches", { count: matches.length, token: this.search.value.trim() }) : T("qk.noMatch", { token: this.search.value.trim() })) : "";
     this.drawLegend(size);
     this.canvas.setAttribute("aria-label", T("qk.plotLabel", { layer: this.shown.layer + 1, head: head + 1, queries: pic.queries, keys: pic.keys, sentences: corpus.sentences.length }));
     const pct = (x) => `${Math.round(x * 100)}%`;
-    this.stats.textContent = `${T("qk.correlation", { before: formatR(pic.correlation[0]), after: formatR(pic.correlation[1]) })} ${T("qk.explained", { x: pct(pic.explained[0] ?? 0), y: pct(pic.explained[1] ?? 0) })}`;
+    const axes = tsne ? T("qk.tsneAxes") : T("qk.explained", { x: pct(pic.explained[0] ?? 0), y: pct(pic.explained[1] ?? 0) });
+    this.stats.textContent = `${T("qk.correlation", { before: formatR(pic.correlation[0]), after: formatR(pic.correlation[1]) })} ${axes}`;
     this.say();
   }
 

@@ -21,7 +21,7 @@ const chunks = {
   lines: () => import("../views/lines-view.js"),
   mixing: () => import("../views/mixing.js"),
   pipeline: () => import("../views/pipeline.js"),
-  qk: () => import("../views/qk-view.js"),
+  qk: () => import("./qk-figure.js"),
   rollout: () => import("../views/rollout-view.js"),
   steps: () => import("../views/steps.js"),
 };
@@ -194,44 +194,9 @@ export class WidgetFigure {
     return box;
   }
 
-  /**
-   * Every head's queries and keys of the corpus (the author's `texts`, else the example
-   * sentences in the widget's language) at the chosen layer, computed once per model, place,
-   * layer and corpus; a point opens its sentence in the heatmap below.
-   */
+  /** The query–key picture of the corpus (widget/qk-figure.js, loaded on first use). */
   async #qk(r, sel, width) {
-    const { T, client, settings, lang, parts } = this.host;
-    const [{ QkView }, lines] = await Promise.all([lazy.qk(), settings.corpus ?? this.#exampleLines(lang)]);
-    const key = JSON.stringify([this.host.modelKey(), sel.place, sel.layer, lines]);
-    if (this.qk?.key !== key) {
-      const note = el("p", { class: "small-label", role: "status" });
-      parts.stage.replaceChildren(note);
-      const onProgress = ({ done, total }) => (note.textContent = T("qk.progress", { done, total }));
-      this.qk = { key, lines, corpus: await client.queryKeys(this.host.modelKey(), { lines, place: sel.place, layer: sel.layer }, { onProgress }) };
-    }
-    const box = el("div", { class: "qk-box" });
-    const view = new QkView(box, {
-      T,
-      onOpen: (p) => {
-        this.lit = p.position;
-        this.host.openSentence(this.qk.lines[p.sentence].split("\t")[0], { layer: p.layer, head: p.head });
-      },
-      onHead: (head) => this.host.onSelect(sel.layer, head),
-    });
-    view.show(this.qk.corpus, { layer: sel.layer, head: sel.head, width });
-    this.qkView = view;
-    return box;
-  }
-
-  async #exampleLines(lang) {
-    this.examples ??= new Map();
-    if (!this.examples.has(lang)) {
-      const url = new URL(`data/sentences.${lang === "ko" ? "ko" : "en"}.txt`, this.host.assets());
-      const response = await fetch(url);
-      if (!response.ok) throw coded(`${url.pathname}: ${response.status}`, "fetch_status", { file: url.pathname.split("/").pop(), url: url.href, status: response.status });
-      this.examples.set(lang, (await response.text()).split("\n").map((l) => l.trim()).filter(Boolean));
-    }
-    return this.examples.get(lang);
+    return (await lazy.qk()).qkFigure(this, sel, width);
   }
 
   /** Attention rollout after the chosen layer (the last unless a layer is chosen). */

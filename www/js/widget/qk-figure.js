@@ -1,0 +1,53 @@
+// The widget's view="qk": every head's queries and keys of a corpus — the author's `texts`, else
+// the example sentences in the widget's language — at the chosen layer, computed once per model,
+// place, layer and corpus and kept on the figure; a point opens its sentence in the heatmap
+// below, its row lit. Loaded on first use with the view it draws.
+
+import { coded } from "../errors.js";
+import { el } from "../views/dom.js";
+import { QkView } from "../views/qk-view.js";
+
+const examples = new Map(); // language → lines
+
+async function exampleLines(assets, lang) {
+  const name = `sentences.${lang === "ko" ? "ko" : "en"}.txt`;
+  if (!examples.has(name)) {
+    const url = new URL(`data/${name}`, assets);
+    const response = await fetch(url);
+    if (!response.ok) throw coded(`${url.pathname}: ${response.status}`, "fetch_status", { file: name, url: url.href, status: response.status });
+    examples.set(name, (await response.text()).split("\n").map((l) => l.trim()).filter(Boolean));
+  }
+  return examples.get(name);
+}
+
+/** Draws the picture of `figure`'s host at `sel` in `width` pixels; returns its box. */
+export async function qkFigure(figure, sel, width) {
+  const { host } = figure;
+  const { T, client, settings, lang, parts } = host;
+  const lines = settings.corpus ?? (await exampleLines(host.assets(), lang));
+  const key = JSON.stringify([host.modelKey(), sel.place, sel.layer, lines]);
+  if (figure.qk?.key !== key) {
+    const note = el("p", { class: "small-label", role: "status" });
+    parts.stage.replaceChildren(note);
+    const onProgress = ({ done, total }) => (note.textContent = T("qk.progress", { done, total }));
+    const corpus = await client.queryKeys(host.modelKey(), { lines, place: sel.place, layer: sel.layer }, { onProgress });
+    figure.qk = { key, lines, corpus, placed: new Map() };
+  }
+  const { qk } = figure;
+  const box = el("div", { class: "qk-box" });
+  const view = new QkView(box, {
+    T,
+    onOpen: (p) => {
+      figure.lit = p.position;
+      host.openSentence(qk.lines[p.sentence].split("\t")[0], { layer: p.layer, head: p.head });
+    },
+    onHead: (head) => host.onSelect(sel.layer, head),
+    tsne: (head, onProgress) => client.queryKeysTsne(qk.corpus.id, head, { onProgress }),
+    placed: qk.placed, // t-SNE fits outlive a drawing
+  });
+  view.projection.value = figure.qkProjection ?? "pca";
+  view.projection.addEventListener("change", () => (figure.qkProjection = view.projection.value));
+  view.show(qk.corpus, { layer: sel.layer, head: sel.head, width });
+  figure.qkView = view;
+  return box;
+}
