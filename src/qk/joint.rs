@@ -51,7 +51,11 @@ fn mean_norm(x: ArrayView2<f32>) -> f64 {
 /// q·k by a constant per query, which leaves each row's r as it was. `scores` are the vectors
 /// the model multiplies, `points` the ones drawn (the same, or their joint embedding); `pairs`
 /// (query row, key row) come query by query. None when no query has two keys with spread.
-pub fn correlation(scores: [ArrayView2<f32>; 2], points: [ArrayView2<f32>; 2], pairs: &[(usize, usize)]) -> Option<f32> {
+pub fn correlation(
+    scores: [ArrayView2<f32>; 2],
+    points: [ArrayView2<f32>; 2],
+    pairs: &[(usize, usize)],
+) -> Option<f32> {
     let (mut sum, mut rows) = (0f64, 0usize);
     for row in pairs.chunk_by(|a, b| a.0 == b.0) {
         let r = pearson(row.iter().map(|&(i, j)| {
@@ -137,7 +141,8 @@ mod tests {
         // agree and Pearson's r is near 1 (not 1: the function is not linear).
         let angles = [0.0f32, 0.4, 0.9, 1.3, 2.0, 2.6, 3.0];
         let q = Array2::from_shape_fn((1, 2), |(_, c)| if c == 0 { 1.0 } else { 0.0 });
-        let k = Array2::from_shape_fn((angles.len(), 2), |(j, c)| if c == 0 { angles[j].cos() } else { angles[j].sin() });
+        let k =
+            Array2::from_shape_fn((angles.len(), 2), |(j, c)| if c == 0 { angles[j].cos() } else { angles[j].sin() });
         let pairs: Vec<_> = (0..angles.len()).map(|j| (0, j)).collect();
         let both = [q.view(), k.view()];
         assert!(correlation(both, both, &pairs).unwrap() > 0.95);

@@ -113,7 +113,8 @@ impl Corpus {
         let query_positions: Vec<usize> = (0..row.query_valid.len()).filter(|&i| row.query_valid[i]).collect();
         let key_positions: Vec<usize> = (0..row.key_valid.len()).filter(|&j| row.key_valid[j]).collect();
         let (nq, nk) = self.size();
-        let (sentences, tokens) = (self.sentences.len() + 1, (nq + query_positions.len()).max(nk + key_positions.len()));
+        let (sentences, tokens) =
+            (self.sentences.len() + 1, (nq + query_positions.len()).max(nk + key_positions.len()));
         if sentences > MAX_SENTENCES || tokens > MAX_TOKENS {
             return Err(Error::CorpusTooLarge {
                 sentences,

@@ -26,7 +26,12 @@ impl<T: FnMut(usize)> Progress for T {}
 /// `points` (N, d) placed in two dimensions, starting from `start` (N, 2) (the PCA picture);
 /// `progress(epoch)` after each of the `epochs` steps. Too few points for a neighbourhood
 /// (fewer than 8) keep their start.
-pub fn tsne(points: ArrayView2<f32>, start: ArrayView2<f32>, epochs: usize, progress: impl Progress) -> Result<Array2<f32>> {
+pub fn tsne(
+    points: ArrayView2<f32>,
+    start: ArrayView2<f32>,
+    epochs: usize,
+    progress: impl Progress,
+) -> Result<Array2<f32>> {
     let n = points.nrows();
     if n < 8 {
         return Ok(start.to_owned());
@@ -50,12 +55,18 @@ pub fn tsne(points: ArrayView2<f32>, start: ArrayView2<f32>, epochs: usize, prog
             .epochs(epochs.max(1))
             .initial_embedding(init)
             .epoch_callback(move |epoch, _| progress(epoch + 1))
-            .barnes_hut(0.5, |a: &&[f32], b: &&[f32]| a.iter().zip(b.iter()).map(|(x, y)| (x - y) * (x - y)).sum::<f32>().sqrt());
+            .barnes_hut(0.5, |a: &&[f32], b: &&[f32]| {
+                a.iter().zip(b.iter()).map(|(x, y)| (x - y) * (x - y)).sum::<f32>().sqrt()
+            });
         fit.embedding()
     };
     // one thread: sums in one order, the same picture every time (wasm has one anyway)
     #[cfg(not(target_arch = "wasm32"))]
-    let coords = rayon::ThreadPoolBuilder::new().num_threads(1).build().map_err(|e| Error::Thread { reason: e.to_string() })?.install(fit);
+    let coords = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .map_err(|e| Error::Thread { reason: e.to_string() })?
+        .install(fit);
     #[cfg(target_arch = "wasm32")]
     let coords = fit();
     Ok(Array2::from_shape_vec((n, 2), coords).expect("two coordinates a point"))
@@ -68,7 +79,9 @@ mod tests {
     #[test]
     fn separates_two_clouds_and_repeats_itself() {
         // two clouds of 40 points in 5 dimensions, far apart
-        let points = Array2::from_shape_fn((80, 5), |(i, c)| (if i < 40 { 0.0 } else { 20.0 }) + ((i * 7 + c * 13) % 11) as f32 * 0.1);
+        let points = Array2::from_shape_fn((80, 5), |(i, c)| {
+            (if i < 40 { 0.0 } else { 20.0 }) + ((i * 7 + c * 13) % 11) as f32 * 0.1
+        });
         let start = Array2::from_shape_fn((80, 2), |(i, c)| ((i * 3 + c) % 17) as f32);
         let mut seen = 0;
         let a = tsne(points.view(), start.view(), 300, |e| seen = e).unwrap();
@@ -80,7 +93,8 @@ mod tests {
             r.fold([0f32; 2], |m, i| [m[0] + a[[i, 0]] / n, m[1] + a[[i, 1]] / n])
         };
         let (c0, c1) = (centre(0..40), centre(40..80));
-        let spread = (0..40).map(|i| ((a[[i, 0]] - c0[0]).powi(2) + (a[[i, 1]] - c0[1]).powi(2)).sqrt()).fold(0f32, f32::max);
+        let spread =
+            (0..40).map(|i| ((a[[i, 0]] - c0[0]).powi(2) + (a[[i, 1]] - c0[1]).powi(2)).sqrt()).fold(0f32, f32::max);
         let apart = ((c0[0] - c1[0]).powi(2) + (c0[1] - c1[1]).powi(2)).sqrt();
         assert!(apart > 2.0 * spread, "clouds {apart} apart, each within {spread}");
     }

@@ -53,7 +53,7 @@ export class QkView {
    * `onOpen({ sentence, side, position, layer, head })` opens a point's sentence; `onHead(head)`
    * hears a head chosen in the matrix; `T` words the labels.
    */
-  constructor(container, { T, onOpen, onHead = null, tsne = null, placed = new Map() }) {
+  constructor(container, { T, onOpen, onHead = null, tsne = null, placed = new Map(), choices = {} }) {
     this.T = T;
     this.onOpen = onOpen;
     this.onHead = onHead;
@@ -61,6 +61,7 @@ export class QkView {
     this.projection = el("select", {});
     this.projectionLabel = el("span", {});
     this.placed = placed; // head → its t-SNE coordinates
+    this.choices = choices; // the reader's projection, colouring, sizing and search, kept by a host that draws again
     this.colour = el("select", {});
     this.sized = el("input", { type: "checkbox" });
     this.search = el("input", { type: "search", class: "qk-search", spellcheck: "false" });
@@ -81,10 +82,11 @@ export class QkView {
     this.shown = null;
     this.selected = null; // index of the point read out
     this.screen = null; // each point's place on the canvas, CSS pixels
-    this.colour.addEventListener("change", () => this.redraw());
-    this.projection.addEventListener("change", () => this.place());
-    this.sized.addEventListener("change", () => this.redraw(false));
-    this.search.addEventListener("input", () => this.redraw(false));
+    const keep = () => Object.assign(this.choices, { projection: this.projection.value, colour: this.colour.value, sized: this.sized.checked, search: this.search.value });
+    this.colour.addEventListener("change", () => (keep(), this.redraw()));
+    this.projection.addEventListener("change", () => (keep(), this.place()));
+    this.sized.addEventListener("change", () => (keep(), this.redraw(false)));
+    this.search.addEventListener("input", () => (keep(), this.redraw(false)));
     this.open.addEventListener("click", () => this.openSelected());
     const hit = (e) => {
       if (!this.screen) return null;
@@ -97,14 +99,16 @@ export class QkView {
     this.canvas.addEventListener("pointerdown", (e) => this.select(hit(e)));
     this.canvas.addEventListener("keydown", (e) => this.key(e));
     this.applyLanguage();
+    this.sized.checked = Boolean(choices.sized);
+    this.search.value = choices.search ?? "";
   }
 
   applyLanguage() {
     const { T } = this;
-    const chosen = this.colour.value || "role";
+    const chosen = this.colour.value || this.choices.colour || "role";
     this.colour.replaceChildren(...COLOURINGS.map((c) => el("option", { value: c, text: T(`qk.colour.${c}`) })));
     this.colour.value = chosen;
-    const projected = this.projection.value || "pca";
+    const projected = this.projection.value || this.choices.projection || "pca";
     this.projection.replaceChildren(...["pca", "tsne"].map((p) => el("option", { value: p, text: T(`qk.projection.${p}`) })));
     this.projection.value = projected;
     this.projectionLabel.textContent = T("qk.projection");

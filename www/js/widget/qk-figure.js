@@ -24,7 +24,8 @@ async function exampleLines(assets, lang) {
 export async function qkFigure(figure, sel, width) {
   const { host } = figure;
   const { T, client, settings, lang, parts } = host;
-  const lines = settings.corpus ?? (await exampleLines(host.assets(), lang));
+  // the trained translation model reads Korean only; the others get the page's language
+  const lines = settings.corpus ?? (await exampleLines(host.assets(), settings.model?.from === "trained" ? "ko" : lang));
   const key = JSON.stringify([host.modelKey(), sel.place, sel.layer, lines]);
   if (figure.qk?.key !== key) {
     const note = el("p", { class: "small-label", role: "status" });
@@ -44,9 +45,8 @@ export async function qkFigure(figure, sel, width) {
     onHead: (head) => host.onSelect(sel.layer, head),
     tsne: (head, onProgress) => client.queryKeysTsne(qk.corpus.id, head, { onProgress }),
     placed: qk.placed, // t-SNE fits outlive a drawing
+    choices: (figure.qkChoices ??= {}), // and so do the reader's choices
   });
-  view.projection.value = figure.qkProjection ?? "pca";
-  view.projection.addEventListener("change", () => (figure.qkProjection = view.projection.value));
   view.show(qk.corpus, { layer: sel.layer, head: sel.head, width });
   figure.qkView = view;
   return box;
