@@ -329,3 +329,49 @@ fn a_sharded_llama_in_wasm_equals_transformers() {
     ));
     parity!(load(shards).unwrap(), "llama-sharded", DECODER);
 }
+
+#[wasm_bindgen_test]
+fn queries_and_keys_cross_to_js_and_rebuild_the_weights() {
+    use headmap::wasm::QkCorpus;
+    let model = bert().unwrap();
+    let run = model.run(js(r#"{"texts":["동물이 길을 건너지 않았다.","a book."]}"#)).unwrap();
+    let meta = first_place(&run);
+    let (tq, tk) = (get(&meta, "tq").as_f64().unwrap() as usize, get(&meta, "tk").as_f64().unwrap() as usize);
+    let v = run.vectors("encoder_self", 1, 1).unwrap();
+    let (heads, d) = (get(&v, "heads").as_f64().unwrap() as usize, get(&v, "dK").as_f64().unwrap() as usize);
+    let divisor = get(&v, "divisor").as_f64().unwrap() as f32;
+    let q = js_sys::Float32Array::from(get(&v, "queries")).to_vec();
+    let k = js_sys::Float32Array::from(get(&v, "keys")).to_vec();
+    assert_eq!((q.len(), k.len()), (heads * tq * d, heads * tk * d));
+    assert!((divisor - (d as f32).sqrt()).abs() < 1e-6, "BERT divides by √d_k");
+    // softmax of q·k / divisor over the keys the mask lets through is the run's weights
+    let allowed = run.allowed("encoder_self", 1, 1).unwrap().to_vec();
+    for h in 0..heads {
+        let w = run.head("encoder_self", 1, 1, h).unwrap().to_vec();
+        for i in 0..tq {
+            let score = |j: usize| (0..d).map(|c| q[(h * tq + i) * d + c] * k[(h * tk + j) * d + c]).sum::<f32>() / divisor;
+            let keys: Vec<usize> = (0..tk).filter(|&j| allowed[i * tk + j] == 1).collect();
+            let top = keys.iter().map(|&j| score(j)).fold(f32::NEG_INFINITY, f32::max);
+            let sum: f32 = keys.iter().map(|&j| (score(j) - top).exp()).sum();
+            for &j in &keys {
+                let want = (score(j) - top).exp() / sum;
+                assert!((w[i * tk + j] - want).abs() < 1e-5, "head {h} ({i}, {j}): {} vs {want}", w[i * tk + j]);
+            }
+        }
+    }
+    // a corpus of both rows leaves PAD out and pictures every head
+    let mut corpus = QkCorpus::new();
+    assert!(message(corpus.picture(0)).contains("no sentence"));
+    corpus.add(&run, "encoder_self", 0, 1).unwrap();
+    corpus.add(&run, "encoder_self", 1, 1).unwrap();
+    let valid = |row: usize| {
+        let t: JsValue = run.tokens("encoder_self", row).unwrap().into();
+        get(&t, "queryValid").dyn_into::<Array>().unwrap().iter().filter(|b| b.as_bool() == Some(true)).count()
+    };
+    let picture = corpus.picture(heads - 1).unwrap();
+    assert_eq!(get(&picture, "queries").as_f64().unwrap() as usize, valid(0) + valid(1));
+    let coords = js_sys::Float32Array::from(get(&picture, "coords")).to_vec();
+    assert_eq!(coords.len(), 4 * (valid(0) + valid(1)));
+    assert!(coords.iter().all(|x| x.is_finite()));
+    assert!(message(corpus.picture(heads)).contains("head"));
+}

@@ -40,6 +40,8 @@ mod qk;
 mod run;
 mod trace;
 
+#[cfg(feature = "hf")]
+pub use qk::QkCorpus;
 pub use run::Run;
 use trace::StepsOut;
 

@@ -200,9 +200,10 @@ export class QkView {
     const { corpus, head, width, points } = this.shown;
     const { T } = this;
     const pic = corpus.pictures[head];
-    const narrow = width < 520;
-    // the matrix: every head small
-    const small = narrow ? Math.floor((width - 3 * 6) / 4) : 96;
+    // the matrix: every head small, 4 a row on a phone, up to one per 100 px elsewhere (each
+    // button adds 2 px of border a side and 6 px of gap)
+    const columns = width < 520 ? 4 : Math.min(corpus.heads, Math.max(4, Math.floor(width / 100)));
+    const small = Math.min(120, Math.floor((width - 6 * (columns - 1)) / columns) - 4);
     if (matrix) this.drawMatrix(small);
     const size = Math.max(200, Math.min(width, 560));
     const word = bareOf(this.search.value);

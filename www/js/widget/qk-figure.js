@@ -40,7 +40,10 @@ export async function qkFigure(figure, sel, width) {
     T,
     onOpen: (p) => {
       figure.lit = p.position;
-      host.openSentence(qk.lines[p.sentence].split("\t")[0], { layer: p.layer, head: p.head });
+      // a sentence of the author's batch opens as its own row; another replaces the first
+      const text = qk.lines[p.sentence].split("\t")[0];
+      const row = settings.texts.indexOf(text);
+      host.openSentence(row >= 0 ? { row } : { text, row: 0 }, { layer: p.layer, head: p.head });
     },
     onHead: (head) => host.onSelect(sel.layer, head),
     tsne: (head, onProgress) => client.queryKeysTsne(qk.corpus.id, head, { onProgress }),

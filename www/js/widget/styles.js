@@ -125,8 +125,9 @@ caption { text-align: left; color: var(--hm-muted); font-size: 0.8rem; }
 .qk-bar { display: flex; flex-wrap: wrap; gap: 0.4rem 0.8rem; align-items: center; margin: 0.3rem 0; font-size: 0.82rem; }
 .qk-bar label { display: flex; align-items: center; gap: 0.3rem; max-width: 100%; }
 .qk-search { width: 7rem; }
-.qk-plot { display: block; border: 1px solid var(--hm-line); touch-action: manipulation; cursor: crosshair; }
+.qk-plot { display: block; outline: 1px solid var(--hm-line); outline-offset: -1px; touch-action: manipulation; cursor: crosshair; }
 .qk-legend { display: block; margin: 0.3rem 0; }
+.qk-readout + button { margin-bottom: 0.5rem; }
 .qk-readout { margin: 0.3rem 0; font-size: 0.82rem; overflow-wrap: anywhere; }
 .qk-stats { font-size: 0.78rem; color: var(--hm-muted); }
 .small-label { font-size: 0.78rem; color: var(--hm-muted); }
