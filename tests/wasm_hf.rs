@@ -337,7 +337,7 @@ fn queries_and_keys_cross_to_js_and_rebuild_the_weights() {
     let run = model.run(js(r#"{"texts":["동물이 길을 건너지 않았다.","a book."]}"#)).unwrap();
     let meta = first_place(&run);
     let (tq, tk) = (get(&meta, "tq").as_f64().unwrap() as usize, get(&meta, "tk").as_f64().unwrap() as usize);
-    let v = run.vectors("encoder_self", 1, 1).unwrap();
+    let v = run.vectors("encoder_self", 1, 1, None).unwrap();
     let (heads, d) = (get(&v, "heads").as_f64().unwrap() as usize, get(&v, "dK").as_f64().unwrap() as usize);
     let divisor = get(&v, "divisor").as_f64().unwrap() as f32;
     let q = js_sys::Float32Array::from(get(&v, "queries")).to_vec();
@@ -349,7 +349,8 @@ fn queries_and_keys_cross_to_js_and_rebuild_the_weights() {
     for h in 0..heads {
         let w = run.head("encoder_self", 1, 1, h).unwrap().to_vec();
         for i in 0..tq {
-            let score = |j: usize| (0..d).map(|c| q[(h * tq + i) * d + c] * k[(h * tk + j) * d + c]).sum::<f32>() / divisor;
+            let score =
+                |j: usize| (0..d).map(|c| q[(h * tq + i) * d + c] * k[(h * tk + j) * d + c]).sum::<f32>() / divisor;
             let keys: Vec<usize> = (0..tk).filter(|&j| allowed[i * tk + j] == 1).collect();
             let top = keys.iter().map(|&j| score(j)).fold(f32::NEG_INFINITY, f32::max);
             let sum: f32 = keys.iter().map(|&j| (score(j) - top).exp()).sum();
@@ -359,6 +360,12 @@ fn queries_and_keys_cross_to_js_and_rebuild_the_weights() {
             }
         }
     }
+    // one head alone is that head's slice; a head past the last is refused by name
+    let one = run.vectors("encoder_self", 1, 1, Some(heads - 1)).unwrap();
+    assert_eq!(get(&one, "heads").as_f64(), Some(1.0));
+    let q1 = js_sys::Float32Array::from(get(&one, "queries")).to_vec();
+    assert_eq!(q1[..], q[(heads - 1) * tq * d..]);
+    assert!(message(run.vectors("encoder_self", 1, 1, Some(heads))).contains("head"));
     // a corpus of both rows leaves PAD out and pictures every head
     let mut corpus = QkCorpus::new();
     assert!(message(corpus.picture(0)).contains("no sentence"));

@@ -22,9 +22,14 @@ fn set(out: &Object, key: &str, value: impl Into<JsValue>) -> Result<(), JsValue
 impl Run {
     /// Every head's query and key vectors in `layer` of batch row `row` at `place`, as the
     /// scores use them: `{ heads, dK, divisor, tq, tk, queries: Float32Array [H·Tq·d_k],
-    /// keys: Float32Array [H·Tk·d_k] }`; QKᵀ / divisor (+ T5's bias) are the scores.
-    pub fn vectors(&self, place_name: &str, row: usize, layer: usize) -> Result<JsValue, JsValue> {
-        let heads = layer_vectors(self.row_at(place_name, row)?, layer).map_err(js_error)?;
+    /// keys: Float32Array [H·Tk·d_k] }`; QKᵀ / divisor (+ T5's bias) are the scores. With
+    /// `head`, that head's alone (`heads` 1: [Tq·d_k] and [Tk·d_k]).
+    pub fn vectors(&self, place_name: &str, row: usize, layer: usize, head: Option<usize>) -> Result<JsValue, JsValue> {
+        let mut heads = layer_vectors(self.row_at(place_name, row)?, layer).map_err(js_error)?;
+        if let Some(h) = head {
+            crate::error::Error::check_index("head", h, heads.len()).map_err(js_error)?;
+            heads = vec![heads.swap_remove(h)];
+        }
         let first = heads.first().ok_or_else(|| JsValue::from_str("a layer without heads"))?;
         let (tq, d_k) = first.queries.dim();
         let tk = first.keys.nrows();

@@ -245,6 +245,23 @@ describe("queries and keys in the explorer", () => {
     assert.deepEqual(page.consoleErrors, []);
   });
 
+  it("keeps the picture of the examples in the link, and draws it again from the link", async () => {
+    const page = await openExplorer(h, "?model=minilm&lang=en&qk=1,4", { width: 1280, height: 1000 });
+    // the link's picture is drawn once the model has run: layer 2, head 5
+    await page.waitForFunction(() => document.querySelectorAll("#qk .qk-cell").length === 12, null, { timeout: 120000 });
+    assert.match(await page.locator("#qk .qk-plot").getAttribute("aria-label"), /^Queries and keys of layer 2, head 5: /);
+    assert.equal(await page.locator("#qk .qk-cell[aria-pressed=true]").count(), 1);
+    assert.equal(await page.locator("#qk .qk-cell >> nth=4").getAttribute("aria-pressed"), "true");
+    // another head is in the link a moment later
+    await page.locator("#qk .qk-cell >> nth=7").click();
+    await page.waitForFunction(() => new URLSearchParams(location.search).get("qk") === "1,7");
+    // a link with a layer past the model's draws its last
+    const past = await openExplorer(h, "?model=minilm&lang=en&qk=40,0", { width: 1280, height: 1000 });
+    await past.waitForFunction(() => document.querySelectorAll("#qk .qk-cell").length === 12, null, { timeout: 120000 });
+    assert.match(await past.locator("#qk .qk-plot").getAttribute("aria-label"), /^Queries and keys of layer 6, head 1: /);
+    assert.deepEqual([...page.consoleErrors, ...past.consoleErrors], []);
+  });
+
   it("reads a tapped point in Korean on a phone, without sideways scrolling", async () => {
     const lines = EXAMPLES("ko");
     const page = await openExplorer(h, "?model=trained&lang=ko", { width: 390, height: 844, locale: "ko-KR", touch: true });
@@ -305,6 +322,18 @@ describe("queries and keys in the widget, on a blog under a strict CSP", () => {
     await page.locator("#toy").scrollIntoViewIfNeeded();
     await page.waitForFunction(() => globalThis.__events.some((e) => e.id === "toy" && e.type === "error" && e.detail.code === "untrained_heads"), null, { timeout: 60000 });
     assert.match(await page.locator("#toy .error").textContent(), /토이 모델은 학습되지 않아/);
+    // an author's corpus past 200 sentences: said by name, not cut
+    await page.evaluate(() => {
+      const w = document.createElement("attention-heatmap");
+      Object.assign(w, { id: "big" });
+      w.setAttribute("model", "induction");
+      w.setAttribute("view", "qk");
+      w.setAttribute("texts", JSON.stringify(Array.from({ length: 201 }, (_, i) => `민수 가 사과 를 먹는다 ${i}`)));
+      document.querySelector("article").append(w);
+    });
+    await page.locator("#big").scrollIntoViewIfNeeded();
+    await page.waitForFunction(() => globalThis.__events.some((e) => e.id === "big" && e.type === "error" && e.detail.code === "corpus_too_large"), null, { timeout: 60000 });
+    assert.match(await page.locator("#big .error").textContent(), /문장 201개/);
     assert.deepEqual(await page.evaluate(() => globalThis.__csp), []);
     assert.deepEqual(page.consoleErrors.filter((e) => !/untrained/.test(e)), []);
   });

@@ -36,6 +36,7 @@ export const DEFAULTS = Object.freeze({
   from: "", // token positions chosen as queries for the mass ("3,4")
   to: "", // and as keys
   fusion: "mean", // how rollout fuses a layer's heads
+  qk: "", // the query–key picture of the example sentences drawn: "layer,head" (from 0)
   lang: null, // null: follow the browser
 });
 
@@ -102,6 +103,7 @@ export async function decodeState(search, hash = "") {
   if ([...SCORES, "mass"].includes(p.get("find"))) s.find = p.get("find");
   for (const key of ["from", "to"]) if (/^\d{1,4}(,\d{1,4}){0,63}$/.test(p.get(key) ?? "")) s[key] = p.get(key);
   if (FUSIONS.includes(p.get("fusion"))) s.fusion = p.get("fusion");
+  if (/^\d{1,2},\d{1,3}$/.test(p.get("qk") ?? "")) s.qk = p.get("qk");
   if (LANGS.includes(p.get("lang"))) s.lang = p.get("lang");
   return s;
 }

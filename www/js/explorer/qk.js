@@ -32,6 +32,10 @@ export class QueryKeys {
     this.view = new QkView($("qk"), {
       T: (k, v) => app.T(k, v),
       onOpen: (p) => this.open(p),
+      onHead: (head) => {
+        this.view.setHead(head);
+        this.remember();
+      },
       tsne: (head, onProgress) => app.client.queryKeysTsne(this.corpusId, head, { onProgress }),
     });
     this.corpusId = null;
@@ -75,18 +79,36 @@ export class QueryKeys {
   /** The layers of the model on show, in the panel's menu. */
   afterModelChange() {
     this.abort?.abort();
+    if (this.view.shown) this.app.state.qk = ""; // a link's picture waits for its model's first run
     this.view.clear();
     this.lines = null;
     this.say(null);
   }
 
-  /** Keeps the layer menu to the place on show. */
+  /** Keeps the layer menu to the place on show; a link's picture is drawn after the first run. */
   refresh(layers) {
     const select = this.app.$("qk-layer");
-    if (select.options.length === layers) return;
-    const chosen = Math.min(Number(select.value) || 0, layers - 1);
-    select.replaceChildren(...Array.from({ length: layers }, (_, l) => new Option(`${l + 1}`, String(l))));
-    select.value = String(chosen);
+    if (select.options.length !== layers) {
+      const chosen = Math.min(Number(select.value) || 0, layers - 1);
+      select.replaceChildren(...Array.from({ length: layers }, (_, l) => new Option(`${l + 1}`, String(l))));
+      select.value = String(chosen);
+    }
+    if (this.linked === undefined) {
+      const [layer, head] = (this.app.state.qk || "").split(",").map(Number);
+      this.linked = this.app.state.qk ? { layer: Math.min(layer, layers - 1), head } : null;
+      if (this.linked) {
+        select.value = String(this.linked.layer);
+        this.draw();
+      }
+    }
+  }
+
+  /** The link names the picture of the example sentences shown (own lines cannot be shared). */
+  remember() {
+    const { app } = this;
+    const shown = this.view.shown;
+    app.state.qk = shown && this.source === "examples" ? `${shown.layer},${shown.head}` : "";
+    app.syncUrl();
   }
 
   async exampleLines() {
@@ -123,7 +145,8 @@ export class QueryKeys {
     this.say(null);
     $("qk-status").textContent = "";
     try {
-      const lines = $("qk-source").value === "text" ? linesOf($("qk-text").value) : await this.exampleLines();
+      const source = $("qk-source").value;
+      const lines = source === "text" ? linesOf($("qk-text").value) : await this.exampleLines();
       progress.max = Math.max(1, lines.length);
       progress.value = 0;
       progress.hidden = false;
@@ -138,12 +161,17 @@ export class QueryKeys {
       this.corpusId = corpus.id;
       this.lines = lines;
       this.place = place;
+      this.source = source;
       const width = $("qk").clientWidth || 320;
-      this.view.show(corpus, { layer, head: Math.min(app.state.head, corpus.heads - 1), width });
+      const head = this.linked ? this.linked.head : app.state.head;
+      this.linked = null;
+      this.view.show(corpus, { layer, head: Math.min(head ?? 0, corpus.heads - 1), width });
+      this.remember();
       const tokens = corpus.pictures[0]?.queries ?? 0;
       $("qk-status").textContent = app.T("qk.count", { sentences: lines.length, tokens });
     } catch (e) {
       if (abort !== this.abort) return;
+      this.linked = null;
       if (e.code === "cancelled") $("qk-status").textContent = app.T("qk.stopped");
       else {
         $("qk-status").textContent = "";

@@ -65,7 +65,7 @@ export function parseAttributes(attrs, base) {
   if (has("texts")) {
     try {
       const texts = list(attrs.texts);
-      if (texts.length) [s.texts, s.corpus] = [texts.slice(0, 8), texts.slice(0, 200)];
+      if (texts.length) [s.texts, s.corpus] = [texts.slice(0, 8), texts]; // a corpus past 200 is refused by name
       else bad("texts", "a JSON array of sentences, or one sentence per line");
     } catch {
       bad("texts", "a JSON array of sentences, or one sentence per line");
