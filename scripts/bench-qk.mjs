@@ -1,7 +1,8 @@
 // What the query–key view costs (issue 19), as figures, not assertions (the machine is shared):
 //   1. in wasm (Node): MiniLM's corpus of about 4,000 tokens (160 lines of two example
-//      sentences) — the runs, then the joint embedding, PCA and correlations of all 12 heads of
-//      one layer, as a ratio to the runs; t-SNE of one head of 4,000 points (2,000 tokens);
+//      sentences) — whole runs, the view's runs through layer 3, then the joint embedding, PCA
+//      and correlations of all 12 heads of that layer, as ratios to the runs; t-SNE of one head
+//      of about 4,000 points (80 lines);
 //   2. in headless Chromium: the explorer drawing that corpus and a t-SNE, with the longest
 //      gap between two animation frames on the main thread meanwhile (the goal: under 50 ms).
 // Min / median / max over repetitions. Run after scripts/build and scripts/setup:
@@ -29,13 +30,16 @@ const dir = `${ROOT}models/all-MiniLM-L6-v2/`;
 const bytes = async (name) => new Uint8Array(await readFile(dir + name));
 const model = pkg.Model.fromFiles(await bytes("config.json"), await bytes("model.safetensors"), await bytes("tokenizer.json"));
 const layer = 2;
-const [runs, pictures, tsnes] = [[], [], []];
+const [runs, whole, pictures, tsnes] = [[], [], [], []];
 let tokens = 0;
 for (let r = 0; r < reps; r++) {
+  const t = performance.now();
+  for (const line of lines) model.run({ texts: [line], place: "encoder_self" }).free();
+  whole.push(performance.now() - t);
   const corpus = new pkg.QkCorpus();
   const t0 = performance.now();
   for (const line of lines) {
-    const run = model.run({ texts: [line], place: "encoder_self" });
+    const run = model.run({ texts: [line], place: "encoder_self", throughLayer: layer });
     corpus.add(run, "encoder_self", 0, layer);
     run.free();
   }
@@ -47,12 +51,14 @@ for (let r = 0; r < reps; r++) {
   corpus.free();
 }
 console.log(`MiniLM, ${lines.length} lines, ${tokens} tokens, layer ${layer + 1} (wasm in Node, ${reps} repetitions)`);
-console.log(`  the runs, one line each            ${stats(runs)}`);
+const mid = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+console.log(`  whole runs, one line each          ${stats(whole)}`);
+console.log(`  runs through layer ${layer + 1} (the view's)   ${stats(runs)}   ×${(mid(runs) / mid(whole)).toFixed(2)} of the whole runs`);
 console.log(`  PCA + correlations of all 12 heads ${stats(pictures)}   ×${(pictures.sort((a, b) => a - b)[reps >> 1] / runs.sort((a, b) => a - b)[reps >> 1]).toFixed(3)} of the runs`);
 {
   const corpus = new pkg.QkCorpus();
   for (const line of lines.slice(0, 80)) {
-    const run = model.run({ texts: [line], place: "encoder_self" });
+    const run = model.run({ texts: [line], place: "encoder_self", throughLayer: layer });
     corpus.add(run, "encoder_self", 0, layer);
     run.free();
   }

@@ -317,3 +317,35 @@ fn a_corpus_leaves_padding_out_and_keeps_its_sentences_apart() {
     assert!(corpus.pairs().all(|(i, j)| first.queries.contains(&i) == first.keys.contains(&j)));
     assert_eq!(corpus.pairs().count(), valid[0] * valid[0] + valid[1] * valid[1]);
 }
+
+#[test]
+fn a_run_through_one_layer_gives_that_layer_s_vectors_and_stops_there() {
+    // every family shape: an encoder, a rotary decoder, an encoder–decoder in each place
+    for (name, place) in [
+        ("bert", Place::EncoderSelf),
+        ("llama", Place::DecoderSelf),
+        ("t5", Place::EncoderSelf),
+        ("t5", Place::DecoderSelf),
+        ("t5", Place::Cross),
+    ] {
+        let model = common::load(&root(&format!("tests/fixtures/hf/{name}")));
+        let whole = Request { texts: vec!["The animal was tired.".into()], place: Some(place), ..Request::default() };
+        let full = model.run(&whole).unwrap();
+        let layers = full.place(place).unwrap().layers();
+        for layer in 0..layers {
+            let through = model.run(&Request { through_layer: Some(layer), ..whole.clone() }).unwrap();
+            let row = &through.place(place).unwrap().rows[0];
+            assert_eq!(row.layers(), layer + 1, "{name} {place:?}: the run stops after layer {layer}");
+            let (a, b) = (
+                qk::layer_vectors(&full.place(place).unwrap().rows[0], layer).unwrap(),
+                qk::layer_vectors(row, layer).unwrap(),
+            );
+            for (x, y) in a.iter().zip(&b) {
+                assert_eq!((&x.queries, &x.keys), (&y.queries, &y.keys), "{name} {place:?} layer {layer}");
+            }
+        }
+        // a layer past the last runs them all
+        let past = model.run(&Request { through_layer: Some(99), ..whole.clone() }).unwrap();
+        assert_eq!(past.place(place).unwrap().rows[0].layers(), layers);
+    }
+}

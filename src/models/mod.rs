@@ -63,7 +63,7 @@ pub mod t5;
 pub mod weights;
 
 use network::{Network, NetworkInfo};
-use run::{check_size, Batch, ModelInfo, Request, Row, Run, Settings, Store};
+use run::{check_size, Batch, ModelInfo, Request, Row, RowAttention, Run, Settings, Store};
 
 /// The most sentences in one padded batch.
 pub const MAX_BATCH: usize = 8;
@@ -140,7 +140,9 @@ impl Model {
     }
 
     fn run_with(&self, request: &Request, hidden: bool) -> Result<Run> {
-        let settings = Settings { hidden, ..self.settings(request)? };
+        // a run through one layer gives no output: nothing after that layer is computed
+        let hidden = hidden && request.through_layer.is_none();
+        let settings = Settings { hidden, through: request.through_layer, ..self.settings(request)? };
         if request.texts.len() > MAX_BATCH {
             return Err(Error::BatchTooLarge { texts: request.texts.len(), max: MAX_BATCH });
         }
@@ -165,7 +167,11 @@ impl Model {
         } else {
             Vec::new()
         };
-        self.run_batch(&Batch { sources, targets }, &settings)
+        let mut run = self.run_batch(&Batch { sources, targets }, &settings)?;
+        if request.through_layer.is_some() {
+            run.places.iter_mut().flat_map(|p| p.rows.iter_mut()).for_each(RowAttention::keep_computed_layers);
+        }
+        Ok(run)
     }
 
     /// Runs rows of ids as given (already padded, targets already shifted), none longer than

@@ -50,7 +50,7 @@ const TYPES: &str = r#"
 export type Place = "encoder_self" | "decoder_self" | "cross";
 export type MaskKind = "none" | "padding" | "causal" | "cross";
 export interface ToySettings { preset?: "small" | "base"; seed?: number; layers?: number }
-export interface RunRequest { texts: string[]; targets?: string[]; place?: Place; mask?: MaskKind; scale?: boolean }
+export interface RunRequest { texts: string[]; targets?: string[]; place?: Place; mask?: MaskKind; scale?: boolean; throughLayer?: number }
 /**
  * One attention place. `kvHeads` < `heads` in grouped-query attention: query head h shares the
  * keys and values of K/V head floor(h / (heads / kvHeads)). `windows[layer]` is how many keys a

@@ -254,7 +254,8 @@ export async function queryKeys(key, { lines, place, layer }, progress, stopped)
     for (const [i, line] of lines.entries()) {
       if (await stopped()) throw coded("stopped", "cancelled");
       const [text, target] = line.split("\t");
-      const request = { texts: [text], place, ...(target?.trim() ? { targets: [target] } : {}) };
+      // the layer drawn is the last one computed
+      const request = { texts: [text], place, throughLayer: layer, ...(target?.trim() ? { targets: [target] } : {}) };
       const r = entry.model.run(request);
       try {
         const tokens = r.tokens(place, 0);

@@ -84,7 +84,13 @@ struct Input {
 impl Input {
     /// The request of these texts, keeping `place` (every place if `None`).
     fn request(&self, place: Option<Place>) -> Request {
-        Request { texts: self.texts.clone(), targets: self.targets.clone(), place, mask: self.mask, scale: None }
+        Request {
+            texts: self.texts.clone(),
+            targets: self.targets.clone(),
+            place,
+            mask: self.mask,
+            ..Request::default()
+        }
     }
 }
 

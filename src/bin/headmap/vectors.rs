@@ -34,6 +34,7 @@ pub(super) fn vectors(args: &VectorsArgs) -> Result<(), String> {
             place: Some(place),
             mask: input.mask,
             scale: None,
+            through_layer: Some(args.layer),
         };
         // a failure of this text names it; a missing layer or a full corpus is no one text's fault
         let at = |e: Error| format!("text {n}: {e}");

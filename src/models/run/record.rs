@@ -114,6 +114,11 @@ impl RowAttention {
         self.layers
     }
 
+    /// A run stopped early (`Request::through_layer`) has the layers it computed, no more.
+    pub(crate) fn keep_computed_layers(&mut self) {
+        self.layers = self.layers.min(self.records.len());
+    }
+
     pub fn heads(&self) -> usize {
         self.heads
     }

@@ -26,6 +26,11 @@ pub struct Request {
     /// false: scores are not divided by √d_k (a what-if). Named for the JSON request; inside
     /// a run it is [`Settings::scale_scores`].
     pub scale: Option<bool>,
+    /// Stop after this layer's weights (from 0): the layers after it are not computed, and
+    /// the run has layers 0..=n. What the query–key view asks of each corpus sentence: the
+    /// vectors of one layer, not the model's output.
+    #[serde(default)]
+    pub through_layer: Option<usize>,
 }
 
 /// One padded row of a batch, as a model takes it.
@@ -91,6 +96,8 @@ pub struct Settings {
     /// Q and K, not V, W_O or the feed-forward (see [`Until`]); an encoder whose output the
     /// decoder's cross-attention reads runs whole.
     pub hidden: bool,
+    /// Without `hidden`, stop after this layer (from 0) instead of the last.
+    pub through: Option<usize>,
 }
 
 /// How far a stack of layers runs.
@@ -101,12 +108,18 @@ pub enum Until {
     Output,
     /// Until the last layer's weights are recorded: nothing reads that layer's output.
     LastWeights,
+    /// Until this layer's weights are recorded (from 0; the last if the stack has fewer).
+    Through(usize),
 }
 
 impl Until {
     /// Whether layer `layer` of `layers` is the last and only its weights are needed.
     pub fn stops_at(self, layer: usize, layers: usize) -> bool {
-        self == Until::LastWeights && layer + 1 == layers
+        match self {
+            Until::Output => false,
+            Until::LastWeights => layer + 1 == layers,
+            Until::Through(n) => layer == n.min(layers.saturating_sub(1)),
+        }
     }
 }
 
@@ -128,16 +141,23 @@ pub const KEEP_ALL_BYTES: usize = 128 << 20;
 impl Settings {
     /// Every place with its trained mask, scaled, weights stored as they fit.
     pub fn trained() -> Self {
-        Settings { scale_scores: true, what_if: None, keep: Place::ALL.to_vec(), store: Store::Auto, hidden: true }
+        Settings {
+            scale_scores: true,
+            what_if: None,
+            keep: Place::ALL.to_vec(),
+            store: Store::Auto,
+            hidden: true,
+            through: None,
+        }
     }
 
     /// How far the stack that ends a run goes: to its output when the hidden states are
-    /// asked for, else to its last layer's weights.
+    /// asked for, else to its last layer's weights (or the `through` layer's).
     pub fn until(&self) -> Until {
-        if self.hidden {
-            Until::Output
-        } else {
-            Until::LastWeights
+        match (self.hidden, self.through) {
+            (true, _) => Until::Output,
+            (false, Some(n)) => Until::Through(n),
+            (false, None) => Until::LastWeights,
         }
     }
 
