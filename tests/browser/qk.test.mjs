@@ -192,6 +192,8 @@ describe("queries and keys in the explorer", () => {
     assert.equal((await page.locator("#qk-text").inputValue()).split("\n").length, 201);
     await page.locator("#qk-file").setInputFiles({ name: "y.txt", mimeType: "text/plain", buffer: Buffer.from([0x41, 0xff, 0xfe, 0x42]) }); // no NUL, not UTF-8
     await page.waitForFunction(() => document.getElementById("qk-error").textContent.startsWith("y.txt"));
+    await page.locator("#qk-file").setInputFiles({ name: "big.txt", mimeType: "text/plain", buffer: Buffer.alloc(2 << 20, "a\n") }); // 2 MB
+    await page.waitForFunction(() => document.getElementById("qk-error").textContent.startsWith("big.txt is too large for a corpus: at most 1 MB"));
     await page.locator("#qk-file").setInputFiles({ name: "two.txt", mimeType: "text/plain", buffer: Buffer.from("  First line.\r\n\r\nSecond line.\n") });
     await page.waitForFunction(() => document.getElementById("qk-text").value === "First line.\nSecond line.");
     assert.equal(await page.locator("#qk-error").isHidden(), true);
@@ -332,8 +334,8 @@ describe("queries and keys in the widget, on a blog under a strict CSP", () => {
       document.querySelector("article").append(w);
     });
     await page.locator("#big").scrollIntoViewIfNeeded();
-    await page.waitForFunction(() => globalThis.__events.some((e) => e.id === "big" && e.type === "error" && e.detail.code === "corpus_too_large"), null, { timeout: 60000 });
-    assert.match(await page.locator("#big .error").textContent(), /문장 201개/);
+    await page.waitForFunction(() => globalThis.__events.some((e) => e.id === "big" && e.type === "error" && e.detail.code === "too_many_sentences"), null, { timeout: 60000 });
+    assert.match(await page.locator("#big .error").textContent(), /문장이 201개 있습니다: 한 번에 200개까지/);
     assert.deepEqual(await page.evaluate(() => globalThis.__csp), []);
     assert.deepEqual(page.consoleErrors.filter((e) => !/untrained/.test(e)), []);
   });

@@ -242,10 +242,7 @@ export async function queryKeys(key, { lines, place, layer }, progress, stopped)
   const { sentences: maxSentences } = Corpus.limits();
   if (!lines.length) throw coded("the corpus has no sentence: give at least one line of text", "empty_corpus");
   if (lines.length > maxSentences) {
-    const limits = Corpus.limits();
-    throw coded(`the corpus has ${lines.length} sentences: at most ${limits.sentences} are drawn at once`, "corpus_too_large", {
-      sentences: lines.length, tokens: "–", max_sentences: limits.sentences, max_tokens: limits.tokens,
-    });
+    throw coded(`the corpus has ${lines.length} sentences: at most ${maxSentences} are drawn at once`, "too_many_sentences", { sentences: lines.length, max: maxSentences });
   }
   const corpus = new Corpus();
   const sentences = [];

@@ -26,7 +26,8 @@ export const JS_CODES = [
   "chunk_failed",
   "untrained_heads",
   "empty_corpus",
-  "corpus_too_large",
+  "too_many_sentences",
+  "file_too_large",
   "cancelled",
   "not_text",
 ];

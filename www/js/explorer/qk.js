@@ -56,7 +56,7 @@ export class QueryKeys {
       const file = $("qk-file").files[0];
       if (!file) return;
       try {
-        if (file.size > MAX_FILE_BYTES) throw coded(`${file.name} is too large for a corpus`, "corpus_too_large", { sentences: "–", tokens: "–", max_sentences: 200, max_tokens: 4000 });
+        if (file.size > MAX_FILE_BYTES) throw coded(`${file.name} is too large for a corpus: at most ${MAX_FILE_BYTES >> 20} MB is read`, "file_too_large", { file: file.name, megabytes: MAX_FILE_BYTES >> 20 });
         const text = textOf(new Uint8Array(await file.arrayBuffer()), file.name);
         $("qk-text").value = linesOf(text).join("\n");
         $("qk-source").value = "text";

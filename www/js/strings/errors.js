@@ -51,6 +51,8 @@ export const ERRORS_KO = {
   bad_operation: "작업자가 모르는 요청입니다. 페이지와 작업자의 판이 다를 수 있으니 새로 고쳐 보세요.",
   nothing_drawn: "아직 그려진 그림이 없어 저장할 수 없습니다.",
   cannot_save: "이 보기는 {format} 형식으로 저장할 수 없습니다: {formats} 중에서 고르세요.",
+  too_many_sentences: "모음에 문장이 {sentences}개 있습니다: 한 번에 {max}개까지 그립니다.",
+  file_too_large: "{file}은(는) 모음으로 읽기에 너무 큽니다: {megabytes}메가바이트까지 읽습니다.",
   cancelled: "멈췄습니다: 그리던 것은 그리지 않았습니다.",
   not_text: "{file}은(는) 텍스트 파일이 아닙니다: UTF-8로 쓴 텍스트 파일을 고르세요.",
   untrained_heads: "토이 모델은 학습되지 않아 헤드에 찾을 역할이 없습니다: 학습된 모델이나 실제 모델을 고르세요.",
