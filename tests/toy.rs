@@ -27,6 +27,7 @@ fn run_with(model: &Model, texts: &[&str], targets: &[&str], mask: MaskKind, sca
         place: Some(place),
         mask: Some(mask),
         scale: Some(scale),
+        ..Request::default()
     };
     let mut run = model.run(&request)?;
     assert_eq!(run.places.len(), 1, "only the asked place is kept");

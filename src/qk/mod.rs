@@ -203,11 +203,8 @@ impl Corpus {
         points.slice_mut(s![q.nrows().., ..]).assign(&joint.keys);
         let norms = points.rows().into_iter().map(|r| r.dot(&r).sqrt()).collect();
         let p = pca::pca(points.view(), 2)?;
-        let mut coords = p.coords;
-        if coords.ncols() < 2 {
-            // d_k of 1: the second axis is 0.
-            coords = ndarray::concatenate![Axis(1), coords, Array2::zeros((points.nrows(), 1))];
-        }
+        // row-major (N, 2) whatever d_k: with d_k of 1 the second axis is 0
+        let coords = Array2::from_shape_fn((points.nrows(), 2), |(i, c)| p.coords.get((i, c)).copied().unwrap_or(0.0));
         Ok(Picture { coords, norms, explained: p.explained, correlation, scale: joint.scale })
     }
 }

@@ -28,7 +28,9 @@ pub fn pca(points: ArrayView2<f32>, dims: usize) -> Result<Pca> {
     let mean = points.mean_axis(Axis(0)).expect("n > 0");
     let centred = &points - &mean;
     let cov = centred.t().dot(&centred) / (n.max(2) - 1) as f64; // (d, d)
-    let eigen = SymmetricEigen::new(DMatrix::from_fn(d, d, |r, c| cov[[r, c]]));
+                                                                 // bounded: a covariance that is not finite fails instead of iterating for ever
+    let eigen = SymmetricEigen::try_new(DMatrix::from_fn(d, d, |r, c| cov[[r, c]]), f64::EPSILON, 10_000)
+        .ok_or_else(|| Error::shape("points", &[n, d], &[n, d]))?;
     let mut order: Vec<usize> = (0..d).collect();
     order.sort_by(|&a, &b| eigen.eigenvalues[b].total_cmp(&eigen.eigenvalues[a]));
     let total: f64 = eigen.eigenvalues.iter().map(|v| v.max(0.0)).sum();

@@ -95,7 +95,7 @@ impl QkCorpus {
         let out = Object::new();
         set(&out, "queries", nq)?;
         set(&out, "keys", nk)?;
-        set(&out, "coords", Float32Array::from(p.coords.as_slice().unwrap_or(&[])))?;
+        set(&out, "coords", Float32Array::from(&p.coords.iter().copied().collect::<Vec<_>>()[..]))?;
         set(&out, "norms", Float32Array::from(&p.norms[..]))?;
         set(&out, "explained", Float32Array::from(&p.explained[..]))?;
         let correlation: Array = p.correlation.iter().map(|c| c.map_or(JsValue::NULL, JsValue::from)).collect();
@@ -119,7 +119,7 @@ impl QkCorpus {
             }
         };
         let coords = self.corpus.tsne(head, steps, tell).map_err(js_error)?;
-        Ok(Float32Array::from(coords.as_slice().unwrap_or(&[])))
+        Ok(Float32Array::from(&coords.iter().copied().collect::<Vec<_>>()[..]))
     }
 }
 

@@ -66,6 +66,7 @@ class Connection {
   /** `signal` (an AbortSignal) asks the worker to stop a long job; it then rejects `cancelled`. */
   call(op, payload = {}, { onProgress = null, transfer = [], signal = null } = {}) {
     if (this.failed) return Promise.reject(this.failed);
+    if (signal?.aborted) return Promise.reject(coded("stopped", "cancelled"));
     const id = this.nextId++;
     signal?.addEventListener("abort", () => this.worker.postMessage({ id: this.nextId++, op: "cancel", target: id }), { once: true });
     return new Promise((resolve, reject) => {

@@ -286,8 +286,8 @@ export async function queryKeys(key, { lines, place, layer }, progress, stopped)
   }
 }
 
-// A corpus's vectors stay while a page may ask for a t-SNE of one of its heads: the newest two.
-const MAX_CORPORA = 2;
+// A corpus's vectors stay while a page may ask for a t-SNE of one of its heads: the newest four.
+const MAX_CORPORA = 4;
 const corpora = new Map(); // id → QkCorpus
 let nextCorpus = 1;
 

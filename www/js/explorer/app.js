@@ -66,15 +66,19 @@ const openHead = (layer, head) => {
   $("heatmap").scrollIntoView({ block: "nearest" });
 };
 app.finder = new Finder(app, { onSelect: openHead });
-/** Opens a corpus sentence (a query–key point) in the main view, its head shown and the token's row lit. */
-async function openSentence(line, { place, layer, head, position }) {
+/**
+ * Opens a corpus sentence (a query–key point) in the main view, its head shown and the token lit
+ * on its side. An encoder–decoder's decoder reads what the corpus ran: the line's target, else
+ * the line itself.
+ */
+async function openSentence(line, { place, layer, head, position, side }) {
   const [text, target] = line.split("\t");
   Object.assign(state, { text, layer, head, place, row: 0 });
   $("text").value = text;
-  if (target?.trim()) $("target").value = state.target = target;
+  if (app.model?.info.encoderDecoder) $("target").value = state.target = target?.trim() ? target : text;
   syncUrl({ step: true });
   await recompute();
-  viewer.heatmap.show({ axis: "query", index: position });
+  viewer.heatmap.show({ axis: side === "key" ? "key" : "query", index: position });
   $("heatmap").scrollIntoView({ block: "nearest" });
 }
 app.qk = new QueryKeys(app, { onOpen: openSentence });

@@ -25,7 +25,7 @@ export function textOf(bytes, name) {
 }
 
 export class QueryKeys {
-  /** `onOpen(line, { layer, head, position })` shows a sentence's head with a row lit. */
+  /** `onOpen(line, { place, layer, head, position, side })` shows a sentence's head with its token lit. */
   constructor(app, { onOpen }) {
     this.app = app;
     const $ = app.$;
@@ -139,14 +139,15 @@ export class QueryKeys {
     if (!app.model || !app.result) return;
     this.abort?.abort();
     const abort = (this.abort = new AbortController());
-    const place = app.state.place ?? app.result.info.places[0].place;
-    const layer = Number($("qk-layer").value) || 0;
     const progress = $("qk-progress");
     this.say(null);
     $("qk-status").textContent = "";
     try {
       const source = $("qk-source").value;
       const lines = source === "text" ? linesOf($("qk-text").value) : await this.exampleLines();
+      if (abort.signal.aborted || !app.result) throw coded("stopped", "cancelled");
+      const place = app.state.place ?? app.result.info.places[0].place;
+      const layer = Number($("qk-layer").value) || 0;
       progress.max = Math.max(1, lines.length);
       progress.value = 0;
       progress.hidden = false;
@@ -172,6 +173,10 @@ export class QueryKeys {
     } catch (e) {
       if (abort !== this.abort) return;
       this.linked = null;
+      // the menus name the picture that stays
+      if (this.view.shown) $("qk-layer").value = String(this.view.shown.layer);
+      if (this.source) $("qk-source").value = this.source;
+      $("qk-text").hidden = $("qk-source").value !== "text";
       if (e.code === "cancelled") $("qk-status").textContent = app.T("qk.stopped");
       else {
         $("qk-status").textContent = "";
@@ -186,8 +191,8 @@ export class QueryKeys {
     }
   }
 
-  open({ sentence, position, layer, head }) {
+  open({ sentence, position, layer, head, side }) {
     if (!this.lines) return;
-    this.onOpen(this.lines[sentence], { place: this.place, layer, head, position });
+    this.onOpen(this.lines[sentence], { place: this.place, layer, head, position, side });
   }
 }

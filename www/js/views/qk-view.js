@@ -123,6 +123,8 @@ export class QkView {
 
   clear() {
     this.shown = null;
+    this.placed.clear();
+    this.placing.textContent = "";
     this.selected = null;
     this.screen = null;
     this.matrix.replaceChildren();
@@ -138,6 +140,7 @@ export class QkView {
    */
   show(corpus, { layer, head = 0, width }) {
     if (this.shown && this.shown.corpus !== corpus) this.placed.clear();
+    this.placing.textContent = "";
     this.shown = { corpus, layer, head: Math.min(head, corpus.heads - 1), width, points: pointsOf(corpus) };
     this.selected = null;
     this.redraw();
@@ -184,6 +187,7 @@ export class QkView {
   /** Every head of the layer, `small` CSS pixels a side, the one drawn large pressed. */
   drawMatrix(small) {
     const { corpus, head, points, layer } = this.shown;
+    const focused = this.matrix.contains(this.matrix.getRootNode().activeElement);
     this.matrix.replaceChildren(
       ...corpus.pictures.map((p, h) => {
         const canvas = el("canvas", { "aria-hidden": "true" });
@@ -192,6 +196,7 @@ export class QkView {
         return el("button", { type: "button", class: "qk-cell", "aria-pressed": String(h === head), "aria-label": label, title: label, onclick: () => (this.onHead ? this.onHead(h) : this.setHead(h)) }, canvas, el("span", { text: `${h + 1}` }));
       }),
     );
+    if (focused) this.matrix.children[head]?.focus(); // a keyboard stays on the head it chose
   }
 
   /** Draws the large plot, and the matrix too unless `matrix` is false (a hover). */

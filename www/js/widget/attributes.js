@@ -183,6 +183,7 @@ export function withReader(settings, reader) {
     place: reader.place !== undefined ? reader.place : settings.place,
     mask: reader.mask !== undefined ? reader.mask : settings.mask,
     scale: reader.scale ?? settings.scale,
+    target: reader.target !== undefined ? reader.target : settings.target,
   };
 }
 

@@ -95,7 +95,7 @@ export class AttentionHeatmap extends HTMLElement {
       dark: () => isDark(this.#parts?.frame ?? this),
       onSelect: (layer, head) => this.#choose("select", { layer, head }),
       modelKey: () => this.#model?.key, assets: () => ASSETS,
-      openSentence: (where, sel) => { Object.assign(this.#reader, { text: undefined, ...where, ...sel }); this.#refresh(); }, // a query–key point
+      openSentence: (where, sel) => { Object.assign(this.#reader, { text: undefined, target: undefined, ...where, ...sel }); this.#refresh(); }, // a query–key point
     }));
   }
 

@@ -99,7 +99,7 @@ export class WidgetFigure {
     const children = [];
     if (view === "atlas" || view === "qk") {
       const above = view === "atlas" ? await this.#atlas(r, sel, place, width) : await this.#qk(r, sel, width);
-      if (r !== this.run) return; // a newer run is drawn meanwhile
+      if (r !== this.run || !above) return; // a newer run or drawing is drawn meanwhile
       children.push(above, figure);
     } else if (view === "grid") {
       const grid = el("div", { class: "grid", role: "group", "aria-label": T("heads") });
@@ -128,7 +128,7 @@ export class WidgetFigure {
     this.#table();
     this.readout(null);
     canvas.dataset.max = String(max);
-    if (this.lit !== undefined) heatmap.show({ axis: "query", index: this.lit }); // the query–key point's token
+    if (this.lit) heatmap.show(this.lit); // the query–key point's token
     this.lit = undefined;
   }
 

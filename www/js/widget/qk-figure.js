@@ -23,6 +23,7 @@ async function exampleLines(assets, lang) {
 /** Draws the picture of `figure`'s host at `sel` in `width` pixels; returns its box. */
 export async function qkFigure(figure, sel, width) {
   const { host } = figure;
+  const mine = (figure.qkDrawing = (figure.qkDrawing ?? 0) + 1); // a newer drawing wins
   const { T, client, settings, lang, parts } = host;
   // the trained translation model reads Korean only; the others get the page's language
   const lines = settings.corpus ?? (await exampleLines(host.assets(), settings.model?.from === "trained" ? "ko" : lang));
@@ -32,6 +33,7 @@ export async function qkFigure(figure, sel, width) {
     parts.stage.replaceChildren(note);
     const onProgress = ({ done, total }) => (note.textContent = T("qk.progress", { done, total }));
     const corpus = await client.queryKeys(host.modelKey(), { lines, place: sel.place, layer: sel.layer }, { onProgress });
+    if (figure.qkDrawing !== mine) return null;
     figure.qk = { key, lines, corpus, placed: new Map() };
   }
   const { qk } = figure;
@@ -39,11 +41,12 @@ export async function qkFigure(figure, sel, width) {
   const view = new QkView(box, {
     T,
     onOpen: (p) => {
-      figure.lit = p.position;
-      // a sentence of the author's batch opens as its own row; another replaces the first
-      const text = qk.lines[p.sentence].split("\t")[0];
+      figure.lit = { axis: p.side === "key" ? "key" : "query", index: p.position };
+      // a sentence of the author's batch opens as its own row; another replaces the first, with
+      // the target the corpus ran (the line's, else the line itself)
+      const [text, target] = qk.lines[p.sentence].split("\t");
       const row = settings.texts.indexOf(text);
-      host.openSentence(row >= 0 ? { row } : { text, row: 0 }, { layer: p.layer, head: p.head });
+      host.openSentence(row >= 0 ? { row } : { text, row: 0, target: target?.trim() ? target : text }, { layer: p.layer, head: p.head });
     },
     onHead: (head) => host.onSelect(sel.layer, head),
     tsne: (head, onProgress) => client.queryKeysTsne(qk.corpus.id, head, { onProgress }),

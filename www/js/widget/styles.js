@@ -126,6 +126,7 @@ caption { text-align: left; color: var(--hm-muted); font-size: 0.8rem; }
 .qk-bar label { display: flex; align-items: center; gap: 0.3rem; max-width: 100%; }
 .qk-search { width: 7rem; }
 .qk-plot { display: block; outline: 1px solid var(--hm-line); outline-offset: -1px; touch-action: manipulation; cursor: crosshair; }
+.qk-plot:focus-visible { outline: 3px solid #2a6f97; outline-offset: 1px; }
 .qk-legend { display: block; margin: 0.3rem 0; }
 .qk-readout + button { margin-bottom: 0.5rem; }
 .qk-readout { margin: 0.3rem 0; font-size: 0.82rem; overflow-wrap: anywhere; }
