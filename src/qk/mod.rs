@@ -54,6 +54,7 @@ pub fn layer_vectors(row: &RowAttention, layer: usize) -> Result<Vec<HeadVectors
 /// Where one sentence's tokens are in a corpus's rows, and which of its pairs the mask lets
 /// through.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Sentence {
     /// Rows of the corpus's queries; positions in the sentence are `query_positions`.
     pub queries: Range<usize>,
@@ -175,36 +176,40 @@ impl Corpus {
     /// Head `head`'s joint embedding placed by t-SNE, started from its PCA picture:
     /// (Nq + Nk, 2), queries first; `progress(epoch)` after each step.
     pub fn tsne(&self, head: usize, epochs: usize, progress: impl tsne::Progress) -> Result<Array2<f32>> {
-        let picture = self.picture(head)?;
-        tsne::tsne(self.joint_points(head)?.view(), picture.coords.view(), epochs, progress)
+        let (_, points) = self.embed(head)?;
+        let (start, _) = plane(points.view())?;
+        tsne::tsne(points.view(), start.view(), epochs, progress)
     }
 
-    /// Head `head`'s joint embedding, queries then keys, (Nq + Nk, d_k).
-    fn joint_points(&self, head: usize) -> Result<Array2<f32>> {
+    /// Head `head`'s joint embedding, and its points stacked: queries then keys, (Nq + Nk, d_k).
+    fn embed(&self, head: usize) -> Result<(joint::Joint, Array2<f32>)> {
         let (q, k) = self.vectors(head)?;
         let joint = joint::normalize(q, k);
         let mut points = Array2::zeros((q.nrows() + k.nrows(), self.d_k));
         points.slice_mut(s![..q.nrows(), ..]).assign(&joint.queries);
         points.slice_mut(s![q.nrows().., ..]).assign(&joint.keys);
-        Ok(points)
+        Ok((joint, points))
     }
 
     /// Head `head`'s joint embedding projected on its two principal components.
     pub fn picture(&self, head: usize) -> Result<Picture> {
         let (q, k) = self.vectors(head)?;
-        let joint = joint::normalize(q, k);
+        let (joint, points) = self.embed(head)?;
         let pairs: Vec<_> = self.pairs().collect();
         let correlation = [
             joint::correlation([q, k], [q, k], &pairs),
             joint::correlation([q, k], [joint.queries.view(), joint.keys.view()], &pairs),
         ];
-        let mut points = Array2::zeros((q.nrows() + k.nrows(), self.d_k));
-        points.slice_mut(s![..q.nrows(), ..]).assign(&joint.queries);
-        points.slice_mut(s![q.nrows().., ..]).assign(&joint.keys);
         let norms = points.rows().into_iter().map(|r| r.dot(&r).sqrt()).collect();
-        let p = pca::pca(points.view(), 2)?;
-        // row-major (N, 2) whatever d_k: with d_k of 1 the second axis is 0
-        let coords = Array2::from_shape_fn((points.nrows(), 2), |(i, c)| p.coords.get((i, c)).copied().unwrap_or(0.0));
-        Ok(Picture { coords, norms, explained: p.explained, correlation, scale: joint.scale })
+        let (coords, explained) = plane(points.view())?;
+        Ok(Picture { coords, norms, explained, correlation, scale: joint.scale })
     }
+}
+
+/// `points` on their two principal components, row-major (N, 2) whatever d_k (with d_k of 1
+/// the second axis is 0), and the variance share of each.
+fn plane(points: ArrayView2<f32>) -> Result<(Array2<f32>, Vec<f32>)> {
+    let p = pca::pca(points, 2)?;
+    let coords = Array2::from_shape_fn((points.nrows(), 2), |(i, c)| p.coords.get((i, c)).copied().unwrap_or(0.0));
+    Ok((coords, p.explained))
 }

@@ -275,10 +275,10 @@ export async function queryKeys(key, { lines, place, layer }, progress, stopped)
       heads: corpus.heads(),
       pictures,
       sentences: where.map((w, i) => ({
-        queryPositions: w.query_positions ?? w.queryPositions,
-        keyPositions: w.key_positions ?? w.keyPositions,
-        queries: (w.query_positions ?? w.queryPositions).map((p) => label(sentences[i].queries[p])),
-        keys: (w.key_positions ?? w.keyPositions).map((p) => label(sentences[i].keys[p])),
+        queryPositions: w.queryPositions,
+        keyPositions: w.keyPositions,
+        queries: w.queryPositions.map((p) => label(sentences[i].queries[p])),
+        keys: w.keyPositions.map((p) => label(sentences[i].keys[p])),
       })),
     };
   } finally {
