@@ -5,13 +5,10 @@
 // head chosen and the token's row lit.
 
 import { coded } from "../errors.js";
-import { QkView } from "../views/qk-view.js";
+import { exampleSentences, linesOf, QkView } from "../views/qk-view.js";
 
 /** The most bytes a corpus file may have: far more than 4,000 tokens of text. */
 const MAX_FILE_BYTES = 1 << 20;
-
-/** The lines of a corpus: trimmed, the empty ones left out. */
-export const linesOf = (text) => text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
 
 /** `bytes` of file `name` as text, or a `not_text` refusal (NUL bytes, not UTF-8). */
 export function textOf(bytes, name) {
@@ -40,7 +37,6 @@ export class QueryKeys {
     });
     this.corpusId = null;
     this.onOpen = onOpen;
-    this.examples = new Map(); // language → lines
     this.lines = null; // the lines of the picture shown
     this.abort = null;
   }
@@ -116,12 +112,7 @@ export class QueryKeys {
     const languages = this.app.model?.languages ?? ["en"];
     const out = [];
     for (const lang of ["en", "ko"].filter((l) => languages.includes(l))) {
-      if (!this.examples.has(lang)) {
-        const response = await fetch(new URL(`../../data/sentences.${lang}.txt`, import.meta.url));
-        if (!response.ok) throw coded(`sentences.${lang}.txt: ${response.status}`, "fetch_status", { file: `sentences.${lang}.txt`, url: response.url, status: response.status });
-        this.examples.set(lang, linesOf(await response.text()));
-      }
-      out.push(...this.examples.get(lang));
+      out.push(...(await exampleSentences(new URL("../../", import.meta.url), lang)));
     }
     return out;
   }

@@ -5,6 +5,7 @@
 // read a point's token in its sentence; "Open" (or Enter) asks the host for that sentence's
 // heatmap. Used by the explorer's panel and the widget's `view="qk"`.
 
+import { coded } from "../errors.js";
 import { addStrings } from "../i18n.js";
 import { cssColorOf, VIRIDIS } from "../render/colormap.js";
 import { QK } from "../strings/qk.js";
@@ -43,6 +44,23 @@ export function pointsOf(corpus) {
     });
   }
   return points;
+}
+
+/** The lines of a corpus: trimmed, the empty ones left out. */
+export const linesOf = (text) => text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+
+const examples = new Map(); // URL → lines
+
+/** The example sentences in `lang` ("ko", else English) under the folder `base`, fetched once. */
+export async function exampleSentences(base, lang) {
+  const name = `sentences.${lang === "ko" ? "ko" : "en"}.txt`;
+  const url = new URL(`data/${name}`, base);
+  if (!examples.has(url.href)) {
+    const response = await fetch(url);
+    if (!response.ok) throw coded(`${name}: ${response.status}`, "fetch_status", { file: name, url: url.href, status: response.status });
+    examples.set(url.href, linesOf(await response.text()));
+  }
+  return examples.get(url.href);
 }
 
 /** r as the view writes it, or a dash where it has none. */

@@ -3,22 +3,8 @@
 // place, layer and corpus and kept on the figure; a point opens its sentence in the heatmap
 // below, its row lit. Loaded on first use with the view it draws.
 
-import { coded } from "../errors.js";
 import { el } from "../views/dom.js";
-import { QkView } from "../views/qk-view.js";
-
-const examples = new Map(); // language → lines
-
-async function exampleLines(assets, lang) {
-  const name = `sentences.${lang === "ko" ? "ko" : "en"}.txt`;
-  if (!examples.has(name)) {
-    const url = new URL(`data/${name}`, assets);
-    const response = await fetch(url);
-    if (!response.ok) throw coded(`${url.pathname}: ${response.status}`, "fetch_status", { file: name, url: url.href, status: response.status });
-    examples.set(name, (await response.text()).split("\n").map((l) => l.trim()).filter(Boolean));
-  }
-  return examples.get(name);
-}
+import { exampleSentences, QkView } from "../views/qk-view.js";
 
 /** Draws the picture of `figure`'s host at `sel` in `width` pixels; returns its box. */
 export async function qkFigure(figure, sel, width) {
@@ -26,7 +12,7 @@ export async function qkFigure(figure, sel, width) {
   const mine = (figure.qkDrawing = (figure.qkDrawing ?? 0) + 1); // a newer drawing wins
   const { T, client, settings, lang, parts } = host;
   // the trained translation model reads Korean only; the others get the page's language
-  const lines = settings.corpus ?? (await exampleLines(host.assets(), settings.model?.from === "trained" ? "ko" : lang));
+  const lines = settings.corpus ?? (await exampleSentences(host.assets(), settings.model?.from === "trained" ? "ko" : lang));
   const key = JSON.stringify([host.modelKey(), sel.place, sel.layer, lines]);
   if (figure.qk?.key !== key) {
     const note = el("p", { class: "small-label", role: "status" });
