@@ -1,0 +1,118 @@
+"""A figure: the weights of each place with their tokens, and how the widget first shows them.
+Its HTML is the contract with the widget's inline script:
+
+    <div class="headmap-figure">
+      <attention-heatmap view=… layer=… head=… place=…></attention-heatmap>
+      <script type="application/vnd.headmap+safetensors" data-encoding="deflate;base64">…</script>
+      <script>…dist/headmap-inline.js…</script>
+    </div>
+
+The data script is a safetensors file (tensor `rows.0.<place>`, (L, H, Tq, Tk), F16 unless
+asked F32; `__metadata__.headmap` the JSON document below), zlib-compressed and base64-encoded.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import os
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import _page, _safetensors, _widget
+
+PLACES = ("encoder_self", "decoder_self", "cross")
+MASKS = ("padding", "causal", "cross", "none")
+PRECISIONS = {"f16": np.dtype("<f2"), "f32": np.dtype("<f4")}
+# zlib's default: on softmax weights in f16 levels 1 and 6 take about the same time and size
+COMPRESSION_LEVEL = 6
+DATA_TYPE = "application/vnd.headmap+safetensors"
+
+
+@dataclass
+class Place:
+    """One place's weights (L, H, Tq, Tk) and what its rows and columns are."""
+
+    weights: np.ndarray  # (L, H, Tq, Tk) float32, checked
+    mask: str
+    queries: list[str]
+    keys: list[str]
+    query_kinds: list[str]
+    key_kinds: list[str]
+
+    def document(self) -> dict:
+        return {
+            "mask": self.mask,
+            "what_if": False,  # the weights are the model's own: no mask was swapped
+            "queries": self.queries,
+            "keys": self.keys,
+            "query_valid": [True] * len(self.queries),  # the caller's tokens are all real
+            "key_valid": [True] * len(self.keys),
+            "query_kinds": self.query_kinds,
+            "key_kinds": self.key_kinds,
+        }
+
+
+@dataclass
+class Figure:
+    """What headmap.show(..., html_action="return") gives: displays itself in a notebook
+    (`_repr_html_`, and `.data`, the HTML text, as BertViz's return value has) and saves
+    itself as one self-contained page (`.save(path)`)."""
+
+    places: dict[str, Place]
+    attributes: dict[str, str]  # the element's attributes, in the order written
+    model_type: str = "unknown"
+    precision: str = "f16"
+    sentence_b_start: int | None = None
+    _html: str | None = field(default=None, repr=False, compare=False)
+
+    def document(self) -> dict:
+        """The `headmap` metadata: everything but the weights."""
+        doc = {
+            "format": "headmap.attention",
+            "version": 1,
+            "model_type": self.model_type,
+            "rows": [{"attention": {name: place.document() for name, place in self.places.items()}}],
+        }
+        if self.sentence_b_start is not None:
+            doc["sentence_b_start"] = self.sentence_b_start
+        return doc
+
+    def safetensors(self) -> bytes:
+        """The weights as a safetensors file, before compression."""
+        dtype = PRECISIONS[self.precision]
+        tensors = {f"rows.0.{name}": place.weights.astype(dtype) for name, place in self.places.items()}
+        metadata = {"headmap": json.dumps(self.document(), ensure_ascii=False, separators=(",", ":"))}
+        return _safetensors.encode(tensors, metadata)
+
+    @property
+    def data(self) -> str:
+        """The figure's HTML fragment (built once: the weights do not change)."""
+        if self._html is None:
+            packed = base64.b64encode(zlib.compress(self.safetensors(), COMPRESSION_LEVEL)).decode("ascii")
+            attrs = "".join(f' {name}="{html.escape(value)}"' for name, value in self.attributes.items())
+            self._html = (
+                '<div class="headmap-figure">\n'
+                f"<attention-heatmap{attrs}></attention-heatmap>\n"
+                f'<script type="{DATA_TYPE}" data-encoding="deflate;base64">{packed}</script>\n'
+                f"<script>{_widget.script()}</script>\n"
+                "</div>"
+            )
+        return self._html
+
+    def _repr_html_(self) -> str:
+        return self.data
+
+    def page(self, title: str = "headmap: attention") -> str:
+        """A whole HTML page of this figure, under a strict Content-Security-Policy."""
+        return _page.page(self.data, [_widget.script()], title=title, lang=self.attributes.get("lang", "en"))
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Writes the page to `path` (one file: no network, no CDN) and returns the path."""
+        path = Path(path)
+        path.write_bytes(self.page().encode("utf-8"))  # bytes: no CR LF on Windows, the hash stays true
+        return path
