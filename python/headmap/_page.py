@@ -33,6 +33,7 @@ def page(body: str, scripts: list[str], *, title: str, lang: str) -> str:
         '<meta charset="utf-8">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{html.escape(policy(scripts), quote=False)}">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        '<link rel="icon" href="data:,">\n'  # else the browser asks the host for /favicon.ico
         f"<title>{html.escape(title)}</title>\n"
         "</head>\n"
         "<body>\n"
