@@ -20,8 +20,9 @@ def head_view(attention=None, tokens=None, sentence_b_start=None, prettify_token
         `tokens`; or, for an encoder–decoder, encoder_attention (encoder_tokens both sides),
         decoder_attention (decoder_tokens) and cross_attention (decoder_tokens as queries,
         encoder_tokens as keys), all three in one figure.
-    sentence_b_start: index of sentence B's first token; BertViz offers A→B, B→A filters from it,
-        headmap keeps it in the figure's data (`sentence_b_start`) for the widget to mark.
+    sentence_b_start: index of sentence B's first token. BertViz offers A→A, A→B, B→A, B→B
+        filters from it; headmap offers no filters: it keeps the index in the figure's data
+        (`sentence_b_start`) for the widget to read, and checks it is within the tokens.
     prettify_tokens: BertViz's clean-up: `Ġ` and `▁` become spaces, `</w>` goes; `##` stays.
     layer: the layer shown first, counted in the model (it must be in include_layers).
     heads: the first one is the head shown (the lines view draws one head; default 0).

@@ -105,6 +105,11 @@ class Figure:
             )
         return self._html
 
+    def __repr__(self) -> str:  # the weights would flood a console
+        places = ", ".join(f"{name} {tuple(p.weights.shape)}" for name, p in self.places.items())
+        shown = " ".join(f"{k}={v!r}" for k, v in self.attributes.items() if k != "place")
+        return f"<headmap.Figure {places}; {shown}>"
+
     def _repr_html_(self) -> str:
         return self.data
 

@@ -25,11 +25,12 @@ def show(attention, tokens, *, place=None, key_tokens=None, view="heatmap", laye
         the diagonal are a decoder's self-attention (mask "causal"), others an encoder's (mask
         "padding"). A decoder_self whose weights see later keys gets mask "none": nothing was hidden.
     view: heatmap, grid, lines, atlas or rollout. layer, head: counted from 0; head="all" too.
-    lang: "en" or "ko" (default: the page's). colormap: viridis, magma or blues. height: CSS px.
+    lang: "en" or "ko" (default: the page's). colormap: viridis, magma or blues.
+    height: CSS pixels, written as the element's `height` attribute.
     html_action: "view" displays the figure through IPython and returns None; "return" returns
         the Figure (display it, read its HTML in `.data`, or `.save("fig.html")`).
-    sentence_b_start: index of sentence B's first token in a sentence pair; kept in the figure's
-        data for the widget, which marks where B starts.
+    sentence_b_start: index of sentence B's first token in a sentence pair, kept in the figure's
+        data (`sentence_b_start`) for the widget to read; nothing else is done with it here.
     model_type: free text kept with the figure, e.g. model.config.model_type.
     precision: "f16" (default: half the bytes, ~3 significant digits) or "f32".
     special_tokens: tokens to mark special (default: [CLS], [SEP], <s>, </s>, <pad>, … ).

@@ -141,3 +141,8 @@ def test_return_gives_a_figure_that_displays_itself_as_bertviz_return_value_does
     assert isinstance(fig, headmap.Figure)
     assert fig._repr_html_() == fig.data and fig.data.startswith('<div class="headmap-figure">')
     assert fig.data is fig.data, "the HTML is built once"
+
+
+def test_a_figure_prints_as_its_places_and_settings_not_its_weights():
+    fig = headmap.show(softmax_attention(12, 12, 64), words(64), view="lines", head=3, html_action="return")
+    assert repr(fig) == "<headmap.Figure encoder_self (12, 12, 64, 64); view='lines' layer='0' head='3'>"
