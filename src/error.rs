@@ -107,6 +107,14 @@ pub enum Error {
     #[error("the corpus has {sentences} sentences and {tokens} tokens: at most {max_sentences} sentences and {max_tokens} tokens are drawn at once")]
     CorpusTooLarge { sentences: usize, tokens: usize, max_sentences: usize, max_tokens: usize },
 
+    #[cfg(feature = "hf")]
+    #[error("the file could not be written: {reason}")]
+    Write { reason: String },
+
+    /// A trace, a new sentence or a mask asked of weights read from a file.
+    #[error("this needs the model that computed the weights: a file of attention holds weights and tokens only")]
+    NeedsModel,
+
     #[error("this run would keep {megabytes} MB of attention weights, more than the {max} MB headmap allows: use shorter text, fewer sentences or fewer layers")]
     TooLarge { megabytes: usize, max: usize },
 
@@ -191,6 +199,32 @@ pub enum FileProblem {
 
     #[error("it has no `{piece}`")]
     MissingPiece { piece: String },
+
+    #[error("not a file of attention weights: headmap opens its own JSON and safetensors with headmap's metadata")]
+    NotAttention,
+
+    #[error("{megabytes} MB, more than the {max} MB a page opens")]
+    TooLarge { megabytes: usize, max: usize },
+
+    #[error("`{at}` is missing")]
+    MissingField { at: String },
+
+    #[error("`{at}` has {tokens} {side} tokens, but its weights have {size}")]
+    TokensMismatch { at: String, side: String, tokens: usize, size: usize },
+
+    #[error(
+        "`{at}` holds a non-finite weight (NaN or infinity) at layer {layer}, head {head}, query {query}, key {key}"
+    )]
+    NonFiniteWeight { at: String, layer: usize, head: usize, query: usize, key: usize },
+
+    #[error("`{at}` has the weight {value} at layer {layer}, head {head}, query {query}, key {key}: weights lie between 0 and 1")]
+    WeightOutOfRange { at: String, value: f32, layer: usize, head: usize, query: usize, key: usize },
+
+    #[error("`{at}`: the weights of layer {layer}, head {head}, query {query} sum to {sum}, not 1 (within 0.001)")]
+    RowSum { at: String, sum: f32, layer: usize, head: usize, query: usize },
+
+    #[error("`{at}` has the weight {value} at layer {layer}, head {head}, query {query}, key {key}, a key its {mask} mask hides")]
+    MaskedWeight { at: String, mask: String, value: f32, layer: usize, head: usize, query: usize, key: usize },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -2,14 +2,17 @@
 //! (one line per weight). The command line writes these, and the page saves the same thing.
 //!
 //! ```json
-//! { "model_type": "bert",
+//! { "format": "headmap.attention", "version": 1, "model_type": "bert",
 //!   "rows": [ { "attention": {
 //!       "encoder_self": { "mask": "padding", "what_if": false,
 //!                         "queries": ["[CLS]", "…"], "keys": ["[CLS]", "…"],
 //!                         "query_valid": [true, "…"], "key_valid": [true, "…", false],
+//!                         "query_kinds": ["special", "…"], "key_kinds": ["special", "…", "pad"],
 //!                         "weights": [[[[0.12, "…"]]]] } } } ] }
 //! ```
-//! `weights` is `[layers][heads][Tq][Tk]`; labels are the tokens as the page shows them.
+//! `weights` is `[layers][heads][Tq][Tk]`; labels are the tokens as the page shows them. The
+//! schema is `docs/attention.schema.json`; [`crate::import`] reads it back, and the same
+//! document without `weights` is the metadata of the safetensors form ([`safetensors`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -22,6 +25,8 @@ use crate::models::run::{RowAttention, Run};
 /// The JSON document of a run.
 #[derive(serde::Serialize)]
 pub struct Export<'a> {
+    pub format: &'static str,
+    pub version: u32,
     pub model_type: &'a str,
     pub rows: Vec<ExportRow<'a>>,
 }
@@ -40,8 +45,11 @@ pub struct ExportPlace<'a> {
     pub keys: Vec<&'a str>,
     pub query_valid: &'a [bool],
     pub key_valid: &'a [bool],
-    /// `[layers][heads][Tq][Tk]`.
-    pub weights: Layers<'a>,
+    pub query_kinds: Vec<&'static str>,
+    pub key_kinds: Vec<&'static str>,
+    /// `[layers][heads][Tq][Tk]`; none in the safetensors form's metadata.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weights: Option<Layers<'a>>,
 }
 
 /// A row's weights serialized layer by layer, each computed (or read) only while it is written.
@@ -78,6 +86,10 @@ fn labels(row: &[crate::tokenize::Token]) -> Vec<&str> {
     row.iter().map(|t| t.label.as_str()).collect()
 }
 
+fn kinds(row: &[crate::tokenize::Token]) -> Vec<&'static str> {
+    row.iter().map(|t| t.kind.name()).collect()
+}
+
 /// The JSON document of `run`, made by a model of type `model_type`.
 pub fn export<'a>(model_type: &'a str, run: &'a Run) -> Export<'a> {
     let rows = (0..run.batch())
@@ -94,14 +106,64 @@ pub fn export<'a>(model_type: &'a str, run: &'a Run) -> Export<'a> {
                         keys: labels(&row.keys),
                         query_valid: &row.query_valid,
                         key_valid: &row.key_valid,
-                        weights: Layers(row),
+                        query_kinds: kinds(&row.queries),
+                        key_kinds: kinds(&row.keys),
+                        weights: Some(Layers(row)),
                     };
                     (p.place.name(), place)
                 })
                 .collect(),
         })
         .collect();
-    Export { model_type, rows }
+    Export { format: "headmap.attention", version: 1, model_type, rows }
+}
+
+/// How the safetensors form stores each weight.
+#[cfg(feature = "hf")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precision {
+    F32,
+    /// Half the bytes; each weight within 2⁻¹¹ of itself (rows still sum to 1 within 1e-3).
+    F16,
+}
+
+/// `run` as a safetensors file: a tensor `rows.<row>.<place>` (L, H, Tq, Tk) per batch row
+/// and place, and the JSON document without weights in the metadata under `headmap`.
+#[cfg(feature = "hf")]
+pub fn safetensors(model_type: &str, run: &Run, precision: Precision) -> crate::error::Result<Vec<u8>> {
+    use safetensors::tensor::{Dtype, TensorView};
+    let mut doc = export(model_type, run);
+    let mut tensors = Vec::new();
+    for (b, row) in doc.rows.iter_mut().enumerate() {
+        for (name, place) in row.attention.iter_mut() {
+            let Some(Layers(attention)) = place.weights.take() else { continue };
+            let w = attention.weights()?; // (L, H, Tq, Tk), refused past MAX_WEIGHT_BYTES
+            let shape = w.shape().to_vec();
+            let values = w.as_standard_layout();
+            let values = values.as_slice().unwrap_or(&[]);
+            let bytes: Vec<u8> = match precision {
+                Precision::F32 => values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+                Precision::F16 => values.iter().flat_map(|&v| half::f16::from_f32(v).to_le_bytes()).collect(),
+            };
+            tensors.push((format!("rows.{b}.{name}"), shape, bytes));
+        }
+    }
+    let dtype = if precision == Precision::F16 { Dtype::F16 } else { Dtype::F32 };
+    let views = tensors
+        .iter()
+        .map(|(name, shape, bytes)| {
+            let view = TensorView::new(dtype, shape.clone(), bytes).map_err(|e| written(&e))?;
+            Ok((name.clone(), view))
+        })
+        .collect::<crate::error::Result<Vec<_>>>()?;
+    let metadata = serde_json::to_string(&doc).map_err(|e| written(&e))?;
+    let metadata = std::collections::HashMap::from([("headmap".to_string(), metadata)]);
+    safetensors::serialize(views, Some(metadata)).map_err(|e| written(&e))
+}
+
+#[cfg(feature = "hf")]
+fn written(e: &dyn std::fmt::Display) -> crate::error::Error {
+    crate::error::Error::Write { reason: e.to_string() }
 }
 
 /// One line per weight: `row,attention,layer,head,query_index,query,key_index,key,weight`.

@@ -29,6 +29,8 @@ pub mod examples;
 pub mod export;
 #[cfg(feature = "hf")]
 pub mod heads;
+#[cfg(feature = "hf")]
+pub mod import;
 pub mod math;
 pub mod models;
 pub mod nn;

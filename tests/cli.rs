@@ -107,7 +107,7 @@ fn mistakes_are_explained() {
     assert_eq!(err.trim(), "headmap: this model has no cross attention; it has encoder_self");
     let (ok, _, err) = headmap(&["attention", "--model", &fixture("bert"), "--text", "a", "--format", "png"]);
     assert!(!ok);
-    assert_eq!(err.trim(), "headmap: png output needs --out FILE");
+    assert_eq!(err.trim(), "headmap: png and safetensors output need --out FILE");
     let (ok, _, err) =
         headmap(&["attention", "--model", &fixture("bert"), "--text", "a", "--format", "svg", "--head", "9"]);
     assert!(!ok && err.contains("head 9 does not exist: there are 4"), "{err}");

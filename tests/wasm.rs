@@ -231,7 +231,11 @@ fn a_run_outlives_its_model_trace_and_export_included() {
     let doc = run.json().unwrap();
     assert_eq!(get(&doc, "model_type").as_string().unwrap(), "toy", "the export names the run's own model");
     // and the model comes back from the run, the same one: it runs the same text to the same weights
-    let again = run.model().run(js(r#"{"texts":["동물이 길을 건너지 않았다."],"place":"encoder_self"}"#)).unwrap();
+    let again = run
+        .model()
+        .expect("a run of a model keeps it")
+        .run(js(r#"{"texts":["동물이 길을 건너지 않았다."],"place":"encoder_self"}"#))
+        .unwrap();
     assert_eq!(again.head("encoder_self", 0, 1, 2).unwrap().to_vec(), weights);
 }
 

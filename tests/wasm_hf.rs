@@ -382,3 +382,31 @@ fn queries_and_keys_cross_to_js_and_rebuild_the_weights() {
     assert!(coords.iter().all(|x| x.is_finite()));
     assert!(message(corpus.picture(heads)).contains("head"));
 }
+
+#[wasm_bindgen_test]
+fn a_file_of_attention_opens_as_a_run_with_no_model() {
+    use headmap::wasm::Run;
+    let model = bert().unwrap();
+    let run = model.run(js(r#"{"texts":["동물이 길을 건너지 않았다.","Minsu gave a book."]}"#)).unwrap();
+    let text = js_sys::JSON::stringify(&run.json().unwrap()).unwrap().as_string().unwrap();
+    let opened = Run::from_file("run.json", text.as_bytes()).unwrap();
+    assert_eq!(
+        opened.head("encoder_self", 1, 1, 3).unwrap().to_vec(),
+        run.head("encoder_self", 1, 1, 3).unwrap().to_vec()
+    );
+    assert_eq!(
+        opened.allowed("encoder_self", 1, 1).unwrap().to_vec(),
+        run.allowed("encoder_self", 1, 1).unwrap().to_vec()
+    );
+    let info: JsValue = opened.info().unwrap().into();
+    assert_eq!(get(&info, "modelType").as_string().unwrap(), "bert");
+    assert_eq!(get(&info, "fromFile").as_bool(), Some(true));
+    assert!(opened.model().is_none());
+    let tokens: JsValue = opened.tokens("encoder_self", 0).unwrap().into();
+    assert_eq!(get(&get(&tokens, "keys").dyn_into::<Array>().unwrap().get(0), "kind").as_string().unwrap(), "special");
+    // what needs the model says so; what needs only weights works
+    assert!(message(opened.trace("encoder_self", 0, 0, 0)).contains("needs the model"));
+    assert!(opened.scores("encoder_self", 0, JsValue::UNDEFINED).is_ok());
+    let broken = Run::from_file("broken.safetensors", &[1, 2, 3]);
+    assert!(message(broken).starts_with("broken.safetensors: not a file of attention weights"));
+}

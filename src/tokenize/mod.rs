@@ -48,6 +48,20 @@ pub enum TokenKind {
     Pad,
 }
 
+impl TokenKind {
+    /// The name files and the page use: `word`, `continuation`, `part`, `special`, `unknown`, `pad`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TokenKind::Word => "word",
+            TokenKind::Continuation => "continuation",
+            TokenKind::Part => "part",
+            TokenKind::Special => "special",
+            TokenKind::Unknown => "unknown",
+            TokenKind::Pad => "pad",
+        }
+    }
+}
+
 /// One token as the model saw it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]

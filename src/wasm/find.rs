@@ -113,7 +113,16 @@ impl Model {
         };
         let out = to_js(&info)?;
         Reflect::set(&out, &"induction".into(), &Float32Array::from(p.scores.as_slice().unwrap_or(&[])))?;
-        Reflect::set(&out, &"run".into(), &Run { run: p.run, model: Rc::clone(&self.model) }.into())?;
+        Reflect::set(
+            &out,
+            &"run".into(),
+            &Run {
+                run: p.run,
+                model: Some(Rc::clone(&self.model)),
+                model_type: self.model.info().architecture.clone(),
+            }
+            .into(),
+        )?;
         Ok(out)
     }
 }

@@ -76,7 +76,7 @@ export interface PlaceSummary {
   place: Place; mask: MaskKind; whatIf: boolean; scale: boolean; batch: number;
   layers: number; heads: number; tq: number; tk: number; cost: Cost;
 }
-export interface RunInfo { places: PlaceSummary[] }
+export interface RunInfo { places: PlaceSummary[]; modelType: string; fromFile: boolean }
 export interface RowTokens {
   queries: Token[]; keys: Token[]; queryValid: boolean[]; keyValid: boolean[];
   /** how much of the text the model read, per side: shares of its tokens (special aside) */
@@ -232,7 +232,7 @@ impl Model {
     pub fn run(&self, request: RunRequestJs) -> Result<Run, JsValue> {
         let request: Request = from_js("request", request.into())?;
         let run = self.model.run_weights(&request).map_err(js_error)?;
-        Ok(Run { run, model: Rc::clone(&self.model) })
+        Ok(Run { run, model: Some(Rc::clone(&self.model)), model_type: self.model.info().architecture.clone() })
     }
 
     /// An encoder–decoder model's greedy output for `text`, at most `max_new_tokens` long:

@@ -21,8 +21,10 @@ use crate::tokenize::{coverage, Coverage, Token};
 #[wasm_bindgen]
 pub struct Run {
     pub(crate) run: crate::models::run::Run,
-    /// The model that made it: what a trace recomputes from, and what an export names.
-    pub(crate) model: Rc<crate::models::Model>,
+    /// The model that made it: what a trace recomputes from. None for weights read from a file.
+    pub(crate) model: Option<Rc<crate::models::Model>>,
+    /// What an export names as its model_type: the model's architecture, or the file's label.
+    pub(crate) model_type: String,
 }
 
 #[derive(Serialize)]
@@ -107,8 +109,11 @@ impl Run {
     /// tk, cost: { scoreMacs, flops, weightBytes } }] }`, cost per batch row over all layers.
     pub fn info(&self) -> Result<RunInfoJs, JsValue> {
         #[derive(Serialize)]
-        struct RunInfo {
+        #[serde(rename_all = "camelCase")]
+        struct RunInfo<'a> {
             places: Vec<PlaceSummary>,
+            model_type: &'a str,
+            from_file: bool,
         }
         let places = self
             .run
@@ -130,7 +135,7 @@ impl Run {
                 }
             })
             .collect();
-        typed(&RunInfo { places })
+        typed(&RunInfo { places, model_type: &self.model_type, from_file: self.model.is_none() })
     }
 
     /// The tokens of batch row `row` at `place`, both sides, with their validity and how much
@@ -216,19 +221,31 @@ impl Run {
     /// Every step of head `head` in layer `layer` of batch row `row` at `place`, recomputed
     /// from the run's own model.
     pub fn trace(&self, place_name: &str, row: usize, layer: usize, head: usize) -> Result<HeadTraceJs, JsValue> {
-        let t = self.model.trace(&self.run, place(place_name)?, row, layer, head).map_err(js_error)?;
+        let model = self.model.as_ref().ok_or_else(|| js_error(crate::error::Error::NeedsModel))?;
+        let t = model.trace(&self.run, place(place_name)?, row, layer, head).map_err(js_error)?;
         typed(&TraceOut::of(&t, row, layer, head))
     }
 
     /// The run as the command line's JSON document (see `export.rs`), for saving.
     pub fn json(&self) -> Result<JsValue, JsValue> {
-        to_js(&crate::export::export(&self.model.info().architecture, &self.run))
+        to_js(&crate::export::export(&self.model_type, &self.run))
     }
 
     /// The model that made this run, as a handle of its own (the same model, not a copy): a
     /// page that let the model go gets it back from a run it kept, without loading it again.
-    pub fn model(&self) -> super::Model {
-        super::Model { model: Rc::clone(&self.model) }
+    /// `undefined` for weights read from a file.
+    pub fn model(&self) -> Option<super::Model> {
+        self.model.as_ref().map(|model| super::Model { model: Rc::clone(model) })
+    }
+
+    /// Weights computed elsewhere: headmap's JSON or a safetensors file of attention (see
+    /// `docs/attention.schema.json`), checked and kept like a run of a model's own, with no
+    /// model behind it (a trace says it needs one). `name` names the file in errors.
+    #[cfg(feature = "hf")]
+    #[wasm_bindgen(js_name = fromFile)]
+    pub fn from_file(name: &str, bytes: &[u8]) -> Result<Run, JsValue> {
+        let imported = crate::import::read(name, bytes).map_err(js_error)?;
+        Ok(Run { run: imported.run, model: None, model_type: imported.model_type })
     }
 
     /// The run as CSV, one line per weight.

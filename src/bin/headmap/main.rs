@@ -107,9 +107,19 @@ struct AttentionArgs {
     head: usize,
     #[arg(long, default_value_t = 0)]
     row: usize,
-    /// Where to write; default standard output (png needs a file).
+    /// For safetensors: how each weight is stored (f16 halves the file; each weight within
+    /// 2⁻¹¹ of itself).
+    #[arg(long, value_enum, default_value = "f16")]
+    precision: Precision,
+    /// Where to write; default standard output (png and safetensors need a file).
     #[arg(long)]
     out: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Precision {
+    F16,
+    F32,
 }
 
 #[derive(clap::Args)]
@@ -200,6 +210,8 @@ enum Format {
     Csv,
     Svg,
     Png,
+    /// Every weight as a tensor per batch row and place, the tokens in the metadata.
+    Safetensors,
 }
 
 /// The formats of numbers without a figure.
@@ -231,8 +243,8 @@ fn main() -> ExitCode {
 }
 
 fn attention(args: &AttentionArgs) -> Result<(), String> {
-    if args.out.is_none() && matches!(args.format, Format::Png) {
-        return Err("png output needs --out FILE".into());
+    if args.out.is_none() && matches!(args.format, Format::Png | Format::Safetensors) {
+        return Err("png and safetensors output need --out FILE".into());
     }
     let model = load(&args.input.model)?;
     let figure = matches!(args.format, Format::Svg | Format::Png);
@@ -247,6 +259,13 @@ fn attention(args: &AttentionArgs) -> Result<(), String> {
         Format::Csv => csv(&run).map_err(|e| e.to_string())?.into_bytes(),
         Format::Svg => svg(&model, &run, args)?.into_bytes(),
         Format::Png => png(&svg(&model, &run, args)?)?,
+        Format::Safetensors => {
+            let precision = match args.precision {
+                Precision::F16 => headmap::export::Precision::F16,
+                Precision::F32 => headmap::export::Precision::F32,
+            };
+            headmap::export::safetensors(&model.info().architecture, &run, precision).map_err(|e| e.to_string())?
+        }
     };
     write(args.out.as_deref(), &bytes)
 }

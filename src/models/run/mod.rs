@@ -56,6 +56,13 @@ impl PlaceRun {
         }
     }
 
+    /// Rows read from a file ([`crate::import`]): their weights are kept, nothing computes them
+    /// again; `d_k` is unknown (0).
+    pub fn from_rows(place: Place, mask: MaskKind, what_if: bool, rows: Vec<RowAttention>) -> Self {
+        let (layers, heads) = rows.first().map_or((0, 0), |r| (r.layers(), r.heads()));
+        PlaceRun { place, mask, what_if, scale: true, d_k: 0, rows, layers, heads, keep: true }
+    }
+
     /// An empty record of one batch row, `queries` over `keys`, as this place stores it.
     pub fn record(&self, queries: &Row, keys: &Row) -> RowAttention {
         RowAttention::new(queries, keys, self.layers, self.heads, self.scale, self.keep)

@@ -23,12 +23,20 @@ pub struct LayerInputs {
     pub x_kv: Arc<Array2<f32>>, // (Tk, D)
 }
 
+/// The block that computed a layer and its inputs: what its weights, trace and vectors are
+/// computed again from.
+#[derive(Debug, Clone)]
+struct Source {
+    block: Arc<MultiHeadAttention>,
+    inputs: LayerInputs,
+}
+
 /// What one layer of a row needs to give its weights again: the block, its inputs and mask.
+/// A layer read from a file ([`RowAttention::from_weights`]) has its weights and mask only.
 #[derive(Debug, Clone)]
 struct LayerRecord {
-    block: Arc<MultiHeadAttention>,
+    source: Option<Source>,
     mask: Arc<Mask>,
-    inputs: LayerInputs,
     /// Every head's weights (H, Tq, Tk), when the run keeps them.
     weights: Option<Arc<Array3<f32>>>,
     /// Each head's largest weight (H,), kept either way.
@@ -71,6 +79,12 @@ impl Clone for RowAttention {
     }
 }
 
+impl LayerRecord {
+    fn source(&self) -> Result<&Source> {
+        self.source.as_ref().ok_or(Error::NeedsModel)
+    }
+}
+
 impl RowAttention {
     /// An empty row of `layers` × `heads` weights over the given tokens, filled layer by layer
     /// with [`RowAttention::push_layer`]; `keep` stores every layer's weights, else they are
@@ -105,9 +119,22 @@ impl RowAttention {
         inputs: LayerInputs,
     ) {
         let weights = (self.keep && !out.weights.is_empty()).then(|| Arc::new(out.weights));
-        let record =
-            LayerRecord { block: Arc::clone(block), mask: Arc::clone(mask), inputs, weights, maxima: out.maxima };
-        self.records.push(record);
+        let source = Some(Source { block: Arc::clone(block), inputs });
+        self.records.push(LayerRecord { source, mask: Arc::clone(mask), weights, maxima: out.maxima });
+    }
+
+    /// A row of weights computed elsewhere (an attention file): every layer's (H, Tq, Tk)
+    /// weights and mask, nothing to compute them again from. The caller checks the shapes.
+    pub fn from_weights(queries: &Row, keys: &Row, heads: usize, layers: Vec<(Array3<f32>, Arc<Mask>)>) -> Self {
+        let mut row = RowAttention::new(queries, keys, layers.len(), heads, true, true);
+        row.records = layers
+            .into_iter()
+            .map(|(weights, mask)| {
+                let maxima = weights.outer_iter().map(|h| h.iter().copied().fold(0.0, f32::max)).collect();
+                LayerRecord { source: None, mask, weights: Some(Arc::new(weights)), maxima }
+            })
+            .collect();
+        row
     }
 
     pub fn layers(&self) -> usize {
@@ -145,8 +172,8 @@ impl RowAttention {
         if let Some(w) = self.cache.lock().ok().and_then(|c| cached(&c)) {
             return Ok(w);
         }
-        let LayerInputs { x_q, x_kv } = &record.inputs;
-        let weights = Arc::new(record.block.weights(x_q.view(), x_kv.view(), Some(&record.mask), self.scale_scores)?);
+        let Source { block, inputs: LayerInputs { x_q, x_kv } } = record.source()?;
+        let weights = Arc::new(block.weights(x_q.view(), x_kv.view(), Some(&record.mask), self.scale_scores)?);
         if let Ok(mut cache) = self.cache.lock() {
             if cache.len() >= CACHED_LAYERS {
                 cache.pop_front();
@@ -200,24 +227,23 @@ impl RowAttention {
 
     /// The inputs of `layer`'s attention block.
     pub fn inputs(&self, layer: usize) -> Result<&LayerInputs> {
-        Ok(&self.record(layer)?.inputs)
+        Ok(&self.record(layer)?.source()?.inputs)
     }
 
     /// Every step of `head` in `layer`, recomputed from the layer's block and inputs.
     pub fn trace(&self, layer: usize, head: usize) -> Result<HeadTrace> {
         let record = self.record(layer)?;
-        let LayerInputs { x_q, x_kv } = &record.inputs;
-        record.block.trace(x_q.view(), x_kv.view(), Some(&record.mask), self.scale_scores, head)
+        let Source { block, inputs: LayerInputs { x_q, x_kv } } = record.source()?;
+        block.trace(x_q.view(), x_kv.view(), Some(&record.mask), self.scale_scores, head)
     }
 
     /// Every head's Q (H, Tq, d_k) and K (H, Tk, d_k) in `layer` as its scores use them, and
     /// what the scores divide their products by: QKᵀ / divisor (+ a position bias) is what the
     /// mask and softmax get.
     pub fn queries_keys(&self, layer: usize) -> Result<(Array3<f32>, Array3<f32>, f32)> {
-        let record = self.record(layer)?;
-        let LayerInputs { x_q, x_kv } = &record.inputs;
-        let (q, k) = record.block.queries_keys(x_q.view(), x_kv.view())?;
-        Ok((q, k, record.block.score_scale.divisor(record.block.head_dim, self.scale_scores)))
+        let Source { block, inputs: LayerInputs { x_q, x_kv } } = self.record(layer)?.source()?;
+        let (q, k) = block.queries_keys(x_q.view(), x_kv.view())?;
+        Ok((q, k, block.score_scale.divisor(block.head_dim, self.scale_scores)))
     }
 
     /// Queries that could see no key in `layer`: their weights are all zero.

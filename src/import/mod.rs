@@ -1,0 +1,387 @@
+//! Attention computed elsewhere — by `headmap attention`, a notebook, another tool — read back
+//! into a [`Run`] with no model behind it, so every view that needs only weights and tokens
+//! draws it as it draws a run of its own.
+//!
+//! Two files, one document (`docs/attention.schema.json`):
+//! - headmap's JSON, as `headmap attention --format json` and the page's saving write it
+//!   (see [`crate::export`]);
+//! - a safetensors file: per batch row and place a tensor `rows.<row>.<place>`, `[L, H, Tq,
+//!   Tk]`, f32, f16 or bf16, and in its metadata, under `headmap`, the same JSON document
+//!   without its `weights`.
+//!
+//! Nothing is trusted: the shapes must match the tokens, every weight must be finite and in
+//! 0..=1, every query that may see a key must spread exactly its whole weight (a row sums to 1
+//! within [`ROW_SUM_TOLERANCE`]), and no weight may sit where the place's mask hides the key.
+//! Each refusal is a [`FileProblem`] that says where.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use ndarray::{Array4, ArrayView3, Axis};
+use safetensors::{Dtype, SafeTensors};
+use serde::Deserialize;
+
+use crate::attention::mask::MaskKind;
+use crate::attention::place::Place;
+use crate::error::{Error, FileProblem, Result};
+use crate::models::run::{check_size, PlaceRun, Row, RowAttention, Run};
+use crate::tokenize::{short_label, Token, TokenKind};
+
+/// The largest file a page opens: a 12 × 12 × 512 × 512 run is 75 MB in f16, 151 MB in f32.
+pub const MAX_FILE_BYTES: usize = 512 << 20;
+
+/// How far from 1 the weights of a query may sum (f16 rounds each weight by up to 2⁻¹¹ of it).
+pub const ROW_SUM_TOLERANCE: f32 = 1e-3;
+
+/// What the document calls itself (`format`); the version this reader knows.
+pub const FORMAT: &str = "headmap.attention";
+pub const VERSION: u32 = 1;
+
+/// A run read from a file, and the model type the file names (free text: a label only).
+pub struct Imported {
+    pub model_type: String,
+    pub run: Run,
+}
+
+/// The document, with or without its weights (the safetensors metadata has none).
+#[derive(Deserialize)]
+struct Document {
+    #[serde(default)]
+    format: Option<String>,
+    #[serde(default)]
+    version: Option<u32>,
+    #[serde(default)]
+    model_type: Option<String>,
+    rows: Vec<DocumentRow>,
+}
+
+#[derive(Deserialize)]
+struct DocumentRow {
+    attention: BTreeMap<String, DocumentPlace>,
+}
+
+type Nested = Vec<Vec<Vec<Vec<Option<f32>>>>>;
+
+#[derive(Deserialize)]
+struct DocumentPlace {
+    #[serde(default)]
+    mask: Option<String>,
+    #[serde(default)]
+    what_if: bool,
+    queries: Vec<String>,
+    keys: Vec<String>,
+    #[serde(default)]
+    query_valid: Option<Vec<bool>>,
+    #[serde(default)]
+    key_valid: Option<Vec<bool>>,
+    #[serde(default)]
+    query_kinds: Option<Vec<String>>,
+    #[serde(default)]
+    key_kinds: Option<Vec<String>>,
+    /// `[layers][heads][Tq][Tk]`; null where the writer had NaN.
+    #[serde(default)]
+    weights: Option<Nested>,
+}
+
+/// Reads `bytes`, headmap's JSON or a safetensors file (told apart by their first bytes);
+/// `file` names it in errors.
+pub fn read(file: &str, bytes: &[u8]) -> Result<Imported> {
+    let problem = |p| Error::file(file, p);
+    if bytes.len() > MAX_FILE_BYTES {
+        return Err(problem(FileProblem::TooLarge { megabytes: bytes.len() >> 20, max: MAX_FILE_BYTES >> 20 }));
+    }
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    let (document, mut tensors) = if first == Some(&b'{') {
+        let document: Document = parse_json(bytes).map_err(problem)?;
+        (document, None)
+    } else {
+        let st = SafeTensors::deserialize(bytes).map_err(|_| problem(FileProblem::NotAttention))?;
+        let (_, metadata) = SafeTensors::read_metadata(bytes).map_err(|_| problem(FileProblem::NotSafetensors))?;
+        let text =
+            metadata.metadata().as_ref().and_then(|m| m.get("headmap")).ok_or(problem(FileProblem::NotAttention))?;
+        let document: Document = parse_json(text.as_bytes()).map_err(problem)?;
+        (document, Some(st))
+    };
+    if document.format.as_deref().is_some_and(|f| f != FORMAT) || document.version.is_some_and(|v| v > VERSION) {
+        return Err(problem(FileProblem::NotAttention));
+    }
+    let mut places: BTreeMap<Place, PlaceRun> = BTreeMap::new();
+    let mut total = 0usize;
+    for (r, row) in document.rows.into_iter().enumerate() {
+        for (name, doc) in row.attention {
+            let at = format!("rows[{r}].attention.{name}");
+            let place = Place::parse(&name).map_err(|_| {
+                problem(FileProblem::WrongType {
+                    field: at.clone(),
+                    expected: "encoder_self, decoder_self or cross".into(),
+                })
+            })?;
+            let weights = match &mut tensors {
+                None => nested(&at, doc.weights.as_ref(), &doc).map_err(problem)?,
+                Some(st) => tensor(st, &format!("rows.{r}.{name}"), &doc).map_err(problem)?,
+            };
+            total = total.saturating_add(weights.len());
+            check_size(total)?;
+            let mask = match &doc.mask {
+                Some(m) => MaskKind::parse(m).map_err(|_| {
+                    problem(FileProblem::WrongType {
+                        field: format!("{at}.mask"),
+                        expected: "padding, causal, cross or none".into(),
+                    })
+                })?,
+                None => MaskKind::None,
+            };
+            let row = build_row(&at, &doc, mask, weights).map_err(problem)?;
+            let entry =
+                places.entry(place).or_insert_with(|| PlaceRun::from_rows(place, mask, doc.what_if, Vec::new()));
+            if let Some(first) = entry.rows.first() {
+                let shape = |r: &RowAttention| vec![r.layers(), r.heads(), r.size().0, r.size().1];
+                if shape(first) != shape(&row) || entry.mask != mask {
+                    return Err(problem(FileProblem::WrongShape {
+                        name: at,
+                        got: shape(&row),
+                        expected: shape(first),
+                    }));
+                }
+            }
+            entry.rows.push(row);
+        }
+    }
+    if places.is_empty() || places.values().any(|p| p.rows.len() != places.values().next().map_or(0, |q| q.rows.len()))
+    {
+        return Err(problem(FileProblem::MissingField { at: "rows[…].attention".into() }));
+    }
+    let model_type = short_label(document.model_type.as_deref().unwrap_or("unknown"));
+    Ok(Imported { model_type, run: Run { places: places.into_values().collect(), hidden: Vec::new() } })
+}
+
+fn parse_json(bytes: &[u8]) -> std::result::Result<Document, FileProblem> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let at = e.path().to_string();
+        let inner = e.into_inner();
+        if inner.is_syntax() || inner.is_eof() {
+            FileProblem::NotJson { line: inner.line(), column: inner.column() }
+        } else if inner.to_string().starts_with("missing field") {
+            let field = inner.to_string().split('`').nth(1).unwrap_or("?").to_string();
+            FileProblem::MissingField { at: if at == "." { field } else { format!("{at}.{field}") } }
+        } else {
+            FileProblem::WrongType { field: at, expected: "what docs/attention.schema.json describes".into() }
+        }
+    })
+}
+
+fn mismatch(at: &str, side: &str, tokens: usize, size: usize) -> FileProblem {
+    FileProblem::TokensMismatch { at: at.to_string(), side: side.to_string(), tokens, size }
+}
+
+/// The JSON's nested weights as one array, (L, H, Tq, Tk), every length checked.
+fn nested(at: &str, weights: Option<&Nested>, doc: &DocumentPlace) -> std::result::Result<Array4<f32>, FileProblem> {
+    let weights = weights.ok_or(FileProblem::MissingField { at: format!("{at}.weights") })?;
+    let (tq, tk) = (doc.queries.len(), doc.keys.len());
+    let layers = weights.len();
+    let heads = weights.first().map_or(0, Vec::len);
+    let mut flat = Vec::with_capacity(layers * heads * tq * tk);
+    for (l, layer) in weights.iter().enumerate() {
+        if layer.len() != heads || heads == 0 {
+            let got = vec![layers, layer.len(), tq, tk];
+            return Err(FileProblem::WrongShape {
+                name: format!("{at}.weights[{l}]"),
+                got,
+                expected: vec![layers, heads.max(1), tq, tk],
+            });
+        }
+        for (h, head) in layer.iter().enumerate() {
+            if head.len() != tq {
+                return Err(mismatch(&format!("{at}.weights[{l}][{h}]"), "query", tq, head.len()));
+            }
+            for (i, row) in head.iter().enumerate() {
+                if row.len() != tk {
+                    return Err(mismatch(&format!("{at}.weights[{l}][{h}][{i}]"), "key", tk, row.len()));
+                }
+                for (j, w) in row.iter().enumerate() {
+                    let w = w.filter(|w| w.is_finite());
+                    flat.push(w.ok_or_else(|| FileProblem::NonFiniteWeight {
+                        at: format!("{at}.weights"),
+                        layer: l,
+                        head: h,
+                        query: i,
+                        key: j,
+                    })?);
+                }
+            }
+        }
+    }
+    if layers == 0 {
+        return Err(FileProblem::WrongShape {
+            name: format!("{at}.weights"),
+            got: vec![0],
+            expected: vec![1, 1, tq, tk],
+        });
+    }
+    Array4::from_shape_vec((layers, heads, tq, tk), flat)
+        .map_err(|_| FileProblem::MissingField { at: format!("{at}.weights") })
+}
+
+/// Tensor `name` of the safetensors file as (L, H, Tq, Tk) f32.
+fn tensor(st: &SafeTensors<'_>, name: &str, doc: &DocumentPlace) -> std::result::Result<Array4<f32>, FileProblem> {
+    let view = st.tensor(name).map_err(|_| FileProblem::MissingTensor { name: name.to_string() })?;
+    let (tq, tk) = (doc.queries.len(), doc.keys.len());
+    let shape = view.shape().to_vec();
+    if shape.len() != 4 || shape[0] == 0 || shape[1] == 0 {
+        let expected =
+            vec![shape.first().copied().unwrap_or(1).max(1), shape.get(1).copied().unwrap_or(1).max(1), tq, tk];
+        return Err(FileProblem::WrongShape { name: name.to_string(), got: shape, expected });
+    }
+    if shape[2] != tq {
+        return Err(mismatch(name, "query", tq, shape[2]));
+    }
+    if shape[3] != tk {
+        return Err(mismatch(name, "key", tk, shape[3]));
+    }
+    let bytes = view.data();
+    let values: Vec<f32> = match view.dtype() {
+        Dtype::F32 => bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
+        Dtype::F16 => bytes.chunks_exact(2).map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
+        Dtype::BF16 => bytes.chunks_exact(2).map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
+        other => {
+            return Err(FileProblem::UnsupportedDtype {
+                name: name.to_string(),
+                dtype: format!("{other:?}").to_lowercase(),
+            })
+        }
+    };
+    Array4::from_shape_vec((shape[0], shape[1], tq, tk), values).map_err(|_| FileProblem::NotSafetensors)
+}
+
+/// One side's tokens: labels as given (shortened like a model's), kinds as given or guessed.
+fn side(
+    at: &str,
+    name: &str,
+    labels: &[String],
+    valid: Option<&Vec<bool>>,
+    kinds: Option<&Vec<String>>,
+) -> std::result::Result<Row, FileProblem> {
+    let n = labels.len();
+    let valid = valid.cloned().unwrap_or_else(|| vec![true; n]);
+    let lengths = [("valid", Some(valid.len())), ("kinds", kinds.map(Vec::len))];
+    if let Some((what, Some(got))) = lengths.into_iter().find(|(_, len)| len.is_some_and(|len| len != n)) {
+        return Err(FileProblem::WrongShape { name: format!("{at}.{name}_{what}"), got: vec![got], expected: vec![n] });
+    }
+    let mut tokens = Vec::with_capacity(n);
+    for (i, label) in labels.iter().enumerate() {
+        let kind = match kinds.map(|k| k[i].as_str()) {
+            Some(k) => kind_named(k).ok_or_else(|| FileProblem::WrongType {
+                field: format!("{at}.{name}_kinds[{i}]"),
+                expected: "word, continuation, part, special, unknown or pad".into(),
+            })?,
+            None => guess_kind(label, valid[i]),
+        };
+        let text = if matches!(kind, TokenKind::Special | TokenKind::Pad) { String::new() } else { label.clone() };
+        tokens.push(Token { label: short_label(label), piece: label.clone(), kind, text, part: None });
+    }
+    Ok(Row { ids: Vec::new(), tokens, valid })
+}
+
+fn kind_named(name: &str) -> Option<TokenKind> {
+    use TokenKind::*;
+    [Word, Continuation, Part, Special, Unknown, Pad].into_iter().find(|k| k.name() == name)
+}
+
+/// A token's kind from its label alone: `[CLS]`, `<s>`, `<|endoftext|>` are special, `##ing`
+/// a later piece of a word, `[UNK]`/`<unk>` unknown.
+pub(crate) fn guess_kind(label: &str, valid: bool) -> TokenKind {
+    let bracketed = |open: &str, close: &str| {
+        label.len() > open.len() + close.len()
+            && label.len() <= 24
+            && label.starts_with(open)
+            && label.ends_with(close)
+            && !label.contains(char::is_whitespace)
+    };
+    if !valid {
+        TokenKind::Pad
+    } else if matches!(label, "[UNK]" | "<unk>" | "<UNK>") {
+        TokenKind::Unknown
+    } else if bracketed("[", "]") || bracketed("<", ">") {
+        TokenKind::Special
+    } else if label.starts_with("##") && label.len() > 2 {
+        TokenKind::Continuation
+    } else {
+        TokenKind::Word
+    }
+}
+
+/// A row of the file: its tokens, and every layer's weights checked against its mask.
+fn build_row(
+    at: &str,
+    doc: &DocumentPlace,
+    mask: MaskKind,
+    weights: Array4<f32>,
+) -> std::result::Result<RowAttention, FileProblem> {
+    let queries = side(at, "query", &doc.queries, doc.query_valid.as_ref(), doc.query_kinds.as_ref())?;
+    let keys = side(at, "key", &doc.keys, doc.key_valid.as_ref(), doc.key_kinds.as_ref())?;
+    let built = mask.build(&queries.valid, &keys.valid).map_err(|_| FileProblem::WrongType {
+        field: format!("{at}.mask"),
+        expected: "a mask these tokens allow (causal needs as many queries as keys)".into(),
+    })?;
+    let built = Arc::new(built);
+    let heads = weights.len_of(Axis(1));
+    let mut layers = Vec::with_capacity(weights.len_of(Axis(0)));
+    for (l, layer) in weights.outer_iter().enumerate() {
+        check_layer(at, mask, &built, l, layer)?;
+        layers.push((layer.to_owned(), Arc::clone(&built)));
+    }
+    Ok(RowAttention::from_weights(&queries, &keys, heads, layers))
+}
+
+/// Every weight finite and in 0..=1, every row that may see a key summing to 1, nothing where
+/// the mask hides a key. A row that may see no key is all zeros, or spread evenly as
+/// transformers spreads it (its masked cells are not checked).
+fn check_layer(
+    at: &str,
+    kind: MaskKind,
+    mask: &crate::Mask,
+    layer: usize,
+    w: ArrayView3<'_, f32>,
+) -> std::result::Result<(), FileProblem> {
+    let allowed = mask.allowed();
+    for (head, h) in w.outer_iter().enumerate() {
+        for (query, row) in h.outer_iter().enumerate() {
+            let mut sum = 0.0f64;
+            for (key, &value) in row.iter().enumerate() {
+                if !value.is_finite() {
+                    return Err(FileProblem::NonFiniteWeight { at: at.to_string(), layer, head, query, key });
+                }
+                if !(0.0..=1.0 + ROW_SUM_TOLERANCE).contains(&value) {
+                    return Err(FileProblem::WeightOutOfRange { at: at.to_string(), value, layer, head, query, key });
+                }
+                sum += f64::from(value);
+            }
+            let sees = allowed.row(query).iter().any(|&a| a);
+            let near = |target: f64| (sum - target).abs() <= f64::from(ROW_SUM_TOLERANCE);
+            if sees && !near(1.0) || !sees && !near(0.0) && !near(1.0) {
+                return Err(FileProblem::RowSum { at: at.to_string(), sum: sum as f32, layer, head, query });
+            }
+            if !sees {
+                continue;
+            }
+            if let Some((key, &value)) =
+                row.iter().enumerate().find(|&(j, &v)| !allowed[[query, j]] && v > ROW_SUM_TOLERANCE)
+            {
+                return Err(FileProblem::MaskedWeight {
+                    at: at.to_string(),
+                    mask: kind.name().into(),
+                    value,
+                    layer,
+                    head,
+                    query,
+                    key,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

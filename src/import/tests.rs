@@ -1,0 +1,157 @@
+//! Reading attention files back: every form round-trips a run exactly (f32) or within f16's
+//! rounding, and every kind of bad file is refused by name.
+
+use super::*;
+use crate::export::{export, safetensors, Precision};
+use crate::models::run::Request;
+use crate::models::toy::ToyConfig;
+use crate::models::Model;
+
+fn toy_run() -> Run {
+    let model = Model::toy(ToyConfig::small(1)).unwrap();
+    let request = Request { texts: vec!["a b c d e".into(), "d e".into()], ..Request::default() };
+    model.run(&request).unwrap()
+}
+
+fn problem(result: Result<Imported>) -> FileProblem {
+    match result {
+        Err(Error::File { problem, .. }) => problem,
+        Err(other) => panic!("not a file problem: {other}"),
+        Ok(_) => panic!("the file was accepted"),
+    }
+}
+
+fn same_weights(a: &Run, b: &Run, tolerance: f32) {
+    assert_eq!(a.places.len(), b.places.len());
+    for (p, q) in a.places.iter().zip(&b.places) {
+        assert_eq!((p.place, p.mask, p.batch()), (q.place, q.mask, q.batch()));
+        for (r, s) in p.rows.iter().zip(&q.rows) {
+            let (x, y) = (r.weights().unwrap(), s.weights().unwrap());
+            assert_eq!(x.shape(), y.shape());
+            let worst = x.iter().zip(y.iter()).map(|(u, v)| (u - v).abs()).fold(0.0, f32::max);
+            assert!(worst <= tolerance, "{:?} differs by {worst}", p.place);
+            assert_eq!(r.query_valid, s.query_valid);
+            assert_eq!(
+                r.keys.iter().map(|t| (&t.label, t.kind)).collect::<Vec<_>>(),
+                s.keys.iter().map(|t| (&t.label, t.kind)).collect::<Vec<_>>()
+            );
+        }
+    }
+}
+
+#[test]
+fn json_and_safetensors_read_back_the_run_they_were_written_from() {
+    let run = toy_run();
+    let json = serde_json::to_vec(&export("toy", &run)).unwrap();
+    let back = read("run.json", &json).unwrap();
+    assert_eq!(back.model_type, "toy");
+    same_weights(&run, &back.run, 0.0);
+    let f32s = safetensors("toy", &run, Precision::F32).unwrap();
+    same_weights(&run, &read("run.safetensors", &f32s).unwrap().run, 0.0);
+    let f16s = safetensors("toy", &run, Precision::F16).unwrap();
+    assert!(f16s.len() < f32s.len());
+    same_weights(&run, &read("run.safetensors", &f16s).unwrap().run, 1e-3);
+}
+
+/// A one-place JSON document of `weights` (L, H, T, T) over `tokens`, with `mask`.
+fn document(tokens: &[&str], mask: &str, weights: serde_json::Value) -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({
+        "model_type": "test",
+        "rows": [{ "attention": { "encoder_self": { "mask": mask, "queries": tokens, "keys": tokens, "weights": weights } } }]
+    }))
+    .unwrap()
+}
+
+#[test]
+fn a_hand_written_document_guesses_token_kinds_and_builds_the_mask() {
+    let w = serde_json::json!([[[[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.2, 0.3, 0.5]]]]);
+    let file = document(&["[CLS]", "play", "##ing"], "causal", w);
+    let run = read("a.json", &file).unwrap().run;
+    let row = &run.places[0].rows[0];
+    let kinds: Vec<_> = row.keys.iter().map(|t| t.kind).collect();
+    assert_eq!(kinds, [TokenKind::Special, TokenKind::Word, TokenKind::Continuation]);
+    assert!(!row.mask(0).unwrap().allows(0, 1), "causal: the first query sees only itself");
+    assert_eq!(row.maxima().unwrap()[[0, 0]], 1.0);
+    assert!(matches!(row.trace(0, 0), Err(Error::NeedsModel)), "nothing to trace without a model");
+}
+
+#[test]
+fn bad_files_are_refused_by_name() {
+    let tokens = ["a", "b"];
+    let good = serde_json::json!([[[[0.5, 0.5], [0.25, 0.75]]]]);
+    assert!(read("ok.json", &document(&tokens, "padding", good)).is_ok());
+    type Case = (&'static str, Vec<u8>, fn(&FileProblem) -> bool);
+    let cases: Vec<Case> = vec![
+        ("row sum", document(&tokens, "padding", serde_json::json!([[[[0.5, 0.4], [0.25, 0.75]]]])), |p| {
+            matches!(p, FileProblem::RowSum { query: 0, .. })
+        }),
+        ("NaN (null)", document(&tokens, "padding", serde_json::json!([[[[0.5, null], [0.25, 0.75]]]])), |p| {
+            matches!(p, FileProblem::NonFiniteWeight { key: 1, .. })
+        }),
+        ("negative", document(&tokens, "padding", serde_json::json!([[[[1.5, -0.5], [0.25, 0.75]]]])), |p| {
+            matches!(p, FileProblem::WeightOutOfRange { .. })
+        }),
+        ("masked", document(&tokens, "causal", serde_json::json!([[[[0.5, 0.5], [0.25, 0.75]]]])), |p| {
+            matches!(p, FileProblem::MaskedWeight { query: 0, key: 1, .. })
+        }),
+        ("few keys", document(&tokens, "padding", serde_json::json!([[[[1.0], [1.0]]]])), |p| {
+            matches!(p, FileProblem::TokensMismatch { tokens: 2, size: 1, .. })
+        }),
+        ("few queries", document(&tokens, "padding", serde_json::json!([[[[0.5, 0.5]]]])), |p| {
+            matches!(p, FileProblem::TokensMismatch { size: 1, .. })
+        }),
+        ("ragged heads", document(&tokens, "padding", serde_json::json!([[[[1.0, 0.0], [1.0, 0.0]]], []])), |p| {
+            matches!(p, FileProblem::WrongShape { .. })
+        }),
+        ("no weights", br#"{"rows":[{"attention":{"cross":{"queries":["a"],"keys":["b"]}}}]}"#.to_vec(), |p| {
+            matches!(p, FileProblem::MissingField { .. })
+        }),
+        ("no rows", br#"{"rows":[]}"#.to_vec(), |p| matches!(p, FileProblem::MissingField { .. })),
+        ("bad place", br#"{"rows":[{"attention":{"nowhere":{"queries":[],"keys":[]}}}]}"#.to_vec(), |p| {
+            matches!(p, FileProblem::WrongType { .. })
+        }),
+        ("truncated JSON", br#"{"rows":[{"attent"#.to_vec(), |p| matches!(p, FileProblem::NotJson { .. })),
+        ("another format", br#"{"format":"other","rows":[]}"#.to_vec(), |p| matches!(p, FileProblem::NotAttention)),
+        ("binary noise", vec![7u8; 64], |p| matches!(p, FileProblem::NotAttention)),
+        ("empty", Vec::new(), |p| matches!(p, FileProblem::NotAttention)),
+    ];
+    for (name, bytes, expected) in cases {
+        let p = problem(read("bad.json", &bytes));
+        assert!(expected(&p), "{name}: refused as {p:?}");
+    }
+}
+
+#[test]
+fn a_safetensors_file_must_match_its_metadata() {
+    let run = toy_run();
+    let good = safetensors("toy", &run, Precision::F16).unwrap();
+    // cut anywhere: refused, never a panic
+    for cut in [0, 7, 8, 20, good.len() / 2, good.len() - 1] {
+        let p = problem(read("cut.safetensors", &good[..cut]));
+        assert!(matches!(p, FileProblem::NotAttention | FileProblem::NotSafetensors), "cut at {cut}: {p:?}");
+    }
+    // a tensor whose shape does not fit the tokens
+    let short = Array4::<f32>::from_elem((1, 1, 2, 2), 0.5);
+    let meta = serde_json::json!({ "rows": [{ "attention": { "encoder_self": { "queries": ["a", "b", "c"], "keys": ["a", "b"] } } }] });
+    let bytes: Vec<u8> = short.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let view = safetensors::tensor::TensorView::new(Dtype::F32, vec![1, 1, 2, 2], &bytes).unwrap();
+    let file = safetensors::serialize(
+        [("rows.0.encoder_self", view)],
+        Some(std::collections::HashMap::from([("headmap".to_string(), meta.to_string())])),
+    )
+    .unwrap();
+    assert!(matches!(problem(read("s.safetensors", &file)), FileProblem::TokensMismatch { tokens: 3, size: 2, .. }));
+    // a model's own safetensors (no headmap metadata) is not an attention file
+    let plain = safetensors::serialize(
+        [("w", safetensors::tensor::TensorView::new(Dtype::F32, vec![1, 1, 2, 2], &bytes).unwrap())],
+        None,
+    )
+    .unwrap();
+    assert!(matches!(problem(read("model.safetensors", &plain)), FileProblem::NotAttention));
+}
+
+#[test]
+fn a_file_past_the_limit_is_refused_before_it_is_read() {
+    let big = vec![b' '; MAX_FILE_BYTES + 1];
+    assert!(matches!(problem(read("big.json", &big)), FileProblem::TooLarge { max: 512, .. }));
+}
