@@ -146,7 +146,7 @@ export class AttentionClient {
     } catch (e) {
       const asked = this.asked.get(run);
       if (e.code !== "run_freed" || !asked) throw e;
-      const again = await this.withModel(asked.key, () => this.call("run", asked));
+      const again = asked.file ? await this.call("openFile", asked.file) : await this.withModel(asked.key, () => this.call("run", asked));
       if (!this.asked.has(run)) {
         // freed while it was computed again (a newer run came, or the figure went)
         this.call("free", { run: again.id }).catch(() => {});
@@ -178,6 +178,24 @@ export class AttentionClient {
     if (this.current !== null) this.free(this.current);
     this.current = result.id;
     this.asked.set(result.id, { key, request });
+    return result;
+  }
+
+  /**
+   * Weights computed elsewhere: `file` is `{ bytes }` (a file's, kept here to open again if the
+   * worker lets the run go) or `{ base64, encoding }` (a notebook figure's). Resolves like
+   * `run`, plus the `model` info the views read; `null` when a newer run superseded it.
+   */
+  async openFile(name, file) {
+    const mine = ++this.latest;
+    const result = await this.call("openFile", { name, file });
+    if (mine !== this.latest) {
+      this.free(result.id);
+      return null;
+    }
+    if (this.current !== null) this.free(this.current);
+    this.current = result.id;
+    this.asked.set(result.id, { file: { name, file } });
     return result;
   }
 

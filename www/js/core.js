@@ -58,8 +58,9 @@ export async function start() {
 export function hasModel(key) {
   if (models.has(key)) return true;
   const held = [...runs.values()].find((r) => r.key === key);
-  if (!held) return false;
-  models.set(key, { model: held.run.model(), pkg: held.pkg });
+  const model = held?.run.model(); // none behind weights read from a file
+  if (!model) return false;
+  models.set(key, { model, pkg: held.pkg });
   evict(models, MAX_MODELS);
   return models.has(key);
 }
@@ -100,6 +101,7 @@ export async function wasmBytes() {
 }
 
 function modelAt(key) {
+  if (key.startsWith("file:")) throw coded("this needs the model that computed the weights: a file of attention holds weights and tokens only", "needs_model");
   if (!hasModel(key)) throw coded("the model is not loaded", "model_not_loaded");
   return touch(models, key);
 }
@@ -131,6 +133,33 @@ export function run(key, request) {
   runs.set(id, { run: r, key, pkg: entry.pkg, info, tokens });
   evict(runs, MAX_RUNS);
   return { id, info, tokens, ms };
+}
+
+/**
+ * Weights computed elsewhere — headmap's JSON or a safetensors file of attention (see
+ * docs/attention.schema.json) — checked by the core and kept as a run with no model behind it.
+ * Returns what `run` returns and the `model` info the views read: the file's places, no model
+ * to trace, type into or mask differently.
+ */
+export async function openFile(name, bytes) {
+  const { pkg } = await hf();
+  const r = pkg.Run.fromFile(name, bytes);
+  const id = nextRun++;
+  let info;
+  const tokens = {};
+  try {
+    info = r.info();
+    for (const p of info.places) tokens[p.place] = Array.from({ length: p.batch }, (_, row) => r.tokens(p.place, row));
+  } catch (e) {
+    r.free();
+    throw e;
+  }
+  const key = `file:${id}`;
+  runs.set(id, { run: r, key, pkg, info, tokens });
+  evict(runs, MAX_RUNS);
+  const places = info.places.map((p) => ({ place: p.place, mask: p.mask, masks: [p.mask], layers: p.layers, heads: p.heads, dK: null }));
+  const model = { architecture: info.modelType, trained: true, fromFile: true, name, places, encoderDecoder: places.length > 1, canGenerate: false, maxTokens: null };
+  return { id, info, tokens, model, key };
 }
 
 export function free(id) {

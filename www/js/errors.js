@@ -30,6 +30,10 @@ export const JS_CODES = [
   "file_too_large",
   "cancelled",
   "not_text",
+  "needs_model",
+  "src_failed",
+  "src_status",
+  "bad_data",
 ];
 
 export class CodedError extends Error {

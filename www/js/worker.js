@@ -9,6 +9,8 @@
 //   start                                → { examples }
 //   load { key, source }                 → model info (source: see modelSource below)
 //   run { key, request }                 → { id, info, tokens, ms }
+//   openFile { name, file: { bytes } | { base64, encoding } } → { id, info, tokens, model, key }:
+//     weights computed elsewhere (docs/attention.schema.json), a run with no model
 //   view { run, sel, plot?, thumbs?, range, colormap } → { head, image?, thumbs? }
 //   layer { run, sel } (every head, [H, Tq, Tk]) · trace { run, sel } · export { run, format } · free { run }
 //   generate { key, text, maxNewTokens } · weightedSum { weights, v, dV }
@@ -19,6 +21,7 @@
 
 import * as core from "./core.js";
 import { coded } from "./errors.js";
+import { fileBytes } from "./file-bytes.js";
 import { lutFor } from "./render/colormap.js";
 import { paintHeatmap } from "./render/heatmap.js";
 
@@ -146,6 +149,7 @@ self.onmessage = async ({ data }) => {
     if (op === "start") result = await core.start();
     else if (op === "load") result = await load(id, data.key, data.source);
     else if (op === "run") result = core.run(data.key, data.request);
+    else if (op === "openFile") result = await core.openFile(data.name, await fileBytes(data.name, data.file));
     else if (op === "view") result = view(data.run, data.sel, data.plot, data.thumbs, data.range, data.colormap);
     else if (op === "layer") result = core.layer(data.run, data.sel);
     else if (op === "trace") result = core.trace(data.run, data.sel);

@@ -13,7 +13,7 @@ export const COLORMAP_NAMES = ["viridis", "magma", "blues"];
 export const TOY_PRESETS = ["small", "base"];
 
 /** Every attribute the element reads, kebab-case as authors write them. */
-export const ATTRIBUTES = ["text", "text2", "texts", "target", "mask", "place", "model", "layer", "head", "scale", "lang", "controls", "view", "colormap", "theme", "seed", "score", "fusion"];
+export const ATTRIBUTES = ["text", "text2", "texts", "target", "mask", "place", "model", "layer", "head", "scale", "lang", "controls", "view", "colormap", "theme", "seed", "score", "fusion", "src"];
 
 export const DEFAULTS = Object.freeze({
   texts: ["동물이 길을 건너지 않았다. 그것은 너무 피곤했다."],
@@ -33,6 +33,7 @@ export const DEFAULTS = Object.freeze({
   seed: 1,
   score: "previous_token", // what view="atlas" colours the heads by
   fusion: "mean", // how view="rollout" fuses a layer's heads
+  src: null, // a file of weights computed elsewhere (JSON or safetensors): drawn instead of a run
 });
 
 const int = (value, min, max) => {
@@ -81,6 +82,15 @@ export function parseAttributes(attrs, base) {
   if (has("place")) {
     if (PLACES.includes(attrs.place)) s.place = attrs.place;
     else bad("place", PLACES.join(" | "));
+  }
+  if (has("src") && attrs.src.trim()) {
+    try {
+      const url = new URL(attrs.src.trim(), base);
+      if (url.protocol !== "https:" && url.protocol !== "http:") throw new Error("not http");
+      s.src = url.href;
+    } catch {
+      bad("src", "the URL of an attention file (.json or .safetensors)");
+    }
   }
   if (has("model")) {
     const model = attrs.model.trim();

@@ -10,7 +10,8 @@ import { el } from "../views/dom.js";
  */
 export function buildControls({ T, settings: s, info, place, sel }, choose) {
   const items = [];
-  if (s.controls.includes("sentence")) {
+  // weights from a file: no model to type into, mask differently or scale
+  if (s.controls.includes("sentence") && !info.fromFile) {
     const area = el("textarea", { "aria-label": T("textDecoderOnly"), spellcheck: "false", rows: "2" });
     area.value = s.texts[0];
     let timer = 0;
@@ -36,7 +37,7 @@ export function buildControls({ T, settings: s, info, place, sel }, choose) {
     masks.value = place.mask;
     masks.addEventListener("change", () => choose("mask", masks.value === trained ? null : masks.value));
     if (info.places.length > 1) items.push(places);
-    items.push(masks);
+    if (!info.fromFile) items.push(masks);
   }
   const select = (name, count, value) => {
     const menu = el("select", { "aria-label": T(name) });
@@ -57,7 +58,7 @@ export function buildControls({ T, settings: s, info, place, sel }, choose) {
   }
   if (s.controls.includes("layer") && place.layers > 1) items.push(select("layer", place.layers, sel.layer));
   if (s.controls.includes("head") && s.view !== "lines" && s.view !== "grid") items.push(select("head", place.heads, sel.head));
-  if (s.controls.includes("scale")) {
+  if (s.controls.includes("scale") && !info.fromFile) {
     const box = el("input", { type: "checkbox", checked: s.scale });
     box.addEventListener("change", () => choose("scale", box.checked));
     items.push(el("label", {}, box, T("scale")));

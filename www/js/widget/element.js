@@ -74,6 +74,9 @@ export class AttentionHeatmap extends HTMLElement {
   #ownLabel = false; // whether aria-label is ours (an author's own stays)
   #resize = null;
   #width = 0;
+  #data = undefined; // weights computed elsewhere, set from script (see file-source.js)
+  #dataVersion = 0;
+  #opened = null; // the file's run, every place of it
 
   constructor() {
     super();
@@ -196,8 +199,11 @@ export class AttentionHeatmap extends HTMLElement {
     try {
       if (unspoken) throw chunkFailed(unspoken);
       this.#client ??= new AttentionClient(WORKER);
-      await this.#ensureModel();
-      await this.#run();
+      if (this.#data !== undefined || this.#settings.src) await this.#openFile();
+      else {
+        await this.#ensureModel();
+        await this.#run();
+      }
       await this.#draw();
     } catch (e) {
       this.#fail(e); // the last figure stays, with its own title, above the error
@@ -248,6 +254,47 @@ export class AttentionHeatmap extends HTMLElement {
     this.#sel = selectionOf({ settings, reader: this.#reader, info, place: result.info.places[0], clamped });
   }
 
+  /** Weights computed elsewhere: the `data` property or `src`, opened once, then drawn like a run. */
+  async #openFile() {
+    const s = this.#settings;
+    // loaded on first use, like the views: a blog's model widgets never need it
+    const { checkView, fetchSource, inlinePayload, nameOf, payloadOf, shownPlace } = await import("./file-source.js").catch((e) => Promise.reject(chunkFailed(e)));
+    checkView(s.view);
+    const data = this.#data !== undefined;
+    const sourceKey = data ? `data:${this.#dataVersion}` : `src:${s.src}`;
+    if (this.#model?.sourceKey !== sourceKey) {
+      const name = data ? (this.#data instanceof HTMLScriptElement ? "figure" : "data") : nameOf(s.src, "src");
+      this.#status(this.T("loading", { model: name }));
+      const file = !data ? await fetchSource(s.src) : this.#data instanceof HTMLScriptElement ? inlinePayload(this.#data) : payloadOf(this.#data);
+      const opened = await this.#client.openFile(name, file);
+      if (!opened) return; // a newer file or run superseded it
+      if (!this.isConnected) return this.#client.free(opened.id);
+      [this.#model, this.#opened] = [{ key: opened.key, info: opened.model, sourceKey }, opened];
+      this.#status("");
+    }
+    const place = shownPlace(this.#opened, this.#reader.place ?? s.place);
+    this.#result = { ...this.#opened, info: { ...this.#opened.info, places: [place] } };
+    const clamped = (name, value, count) => this.#problems.clamped(name, value, count);
+    this.#sel = selectionOf({ settings: s, reader: this.#reader, info: this.#model.info, place, clamped });
+  }
+
+  /**
+   * Weights computed elsewhere, drawn in place of a model's run: a file's bytes (ArrayBuffer or
+   * typed array), a JSON document or its text (docs/attention.schema.json), or a `<script
+   * type="application/vnd.headmap+safetensors">` holding a file as base64 (a notebook's figure).
+   * `null` goes back to the model.
+   */
+  get data() {
+    return this.#data;
+  }
+
+  set data(value) {
+    this.#data = value ?? undefined;
+    this.#dataVersion++;
+    this.#reader = {};
+    this.#refresh();
+  }
+
   /** A reader's choice from the controls or the grid: a new run, or only a new drawing. */
   #choose(what, value) {
     if (what === "select") {
@@ -291,6 +338,7 @@ export class AttentionHeatmap extends HTMLElement {
   #fail(e) {
     this.#problems.fail(e);
     this.#status("");
+    if (!this.#result) reserveHeight(this, null); // no figure to keep room for: the error alone
   }
 
   /** No picture without its title: what failed to draw leaves nothing that speaks of it. */
@@ -390,10 +438,10 @@ reflectAttributes(AttentionHeatmap, ATTRIBUTES);
 
 /**
  * Defines <attention-heatmap>, its worker, wasm and models found in the folder `assets` (the
- * entry, headmap.js, passes its own folder, bundled or not).
+ * entry, headmap.js, passes its own folder, bundled or not), or its worker at `worker`.
  */
-export function defineAttentionHeatmap(assets) {
+export function defineAttentionHeatmap(assets, worker = new URL("js/worker.js", assets)) {
   ASSETS = new URL(assets);
-  WORKER = new URL("js/worker.js", ASSETS);
+  WORKER = worker; // a notebook's figure brings its worker inline (js/inline/main.js)
   if (!customElements.get("attention-heatmap")) customElements.define("attention-heatmap", AttentionHeatmap);
 }

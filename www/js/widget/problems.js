@@ -47,7 +47,7 @@ export class Problems {
       if (this.failing !== e) return;
       this.error = e;
       this.show();
-      this.emit({ message: e?.message ?? String(e), code: e?.code ?? "error" });
+      this.emit({ message: e?.message ?? String(e), code: e?.code ?? "error", ...(e?.details ? { details: e.details } : {}) });
     };
     loadErrors().then(said, said);
   }

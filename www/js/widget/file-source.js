@@ -1,0 +1,70 @@
+// Weights computed elsewhere, drawn by the widget: `src="fig.safetensors"` (or `.json`), the
+// `data` property set from script, or the data a notebook's figure carries beside the element
+// (headmap.show in Python). The file is the one `headmap attention --format json|safetensors`
+// writes (docs/attention.schema.json); the core checks it in the worker and keeps it as a run
+// with no model behind it, so every view that needs only weights and tokens draws it as usual.
+
+import { coded } from "../errors.js";
+
+/** Views that recompute from the model (a trace, the model's sizes, its vectors): not from a file. */
+export const NEEDS_MODEL = ["steps", "mixing", "pipeline", "qk"];
+
+/** The controls that would ask the model for a new run: a file has none to ask. */
+export const MODEL_CONTROLS = ["sentence", "mask", "scale"];
+
+/** The type of the script element a notebook's figure carries its file in. */
+export const DATA_TYPE = "application/vnd.headmap+safetensors";
+
+/** Refuses a view that needs the model, by name. */
+export function checkView(view) {
+  if (NEEDS_MODEL.includes(view)) {
+    throw coded(`the ${view} view needs the model that computed the weights: a file holds weights and tokens only`, "needs_model", { view });
+  }
+}
+
+/**
+ * What `data` (the property) holds, as the worker's openFile takes it: bytes of a file
+ * (ArrayBuffer or a typed array), a JSON document (an object) or its text (a string).
+ */
+export function payloadOf(data) {
+  if (data instanceof ArrayBuffer) return { bytes: new Uint8Array(data.slice(0)) };
+  if (ArrayBuffer.isView(data)) return { bytes: new Uint8Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength)) };
+  if (typeof data === "string") return { bytes: new TextEncoder().encode(data) };
+  if (data && typeof data === "object") return { bytes: new TextEncoder().encode(JSON.stringify(data)) };
+  throw coded("the data property takes a file's bytes, a JSON document or its text", "bad_data", {});
+}
+
+/** A notebook figure's file: base64 text, deflated when `data-encoding` says so (decoded in the worker). */
+export function inlinePayload(script) {
+  if (script.type !== DATA_TYPE) throw coded(`the data property takes a script element of type ${DATA_TYPE} only`, "bad_data", {});
+  const encoding = script.dataset.encoding ?? "base64";
+  return { base64: script.textContent.trim(), encoding: encoding.startsWith("deflate") ? "deflate" : "none" };
+}
+
+/** Fetches `src` (resolved against the page); a failure says which address and why. */
+export async function fetchSource(url) {
+  let response;
+  try {
+    response = await fetch(url);
+  } catch (e) {
+    throw coded(`${url} could not be fetched (${e.message})`, "src_failed", { url });
+  }
+  if (!response.ok) throw coded(`${url} answered ${response.status}`, "src_status", { url, status: response.status });
+  return { bytes: new Uint8Array(await response.arrayBuffer()) };
+}
+
+/** The file name errors say: the last part of a URL, or what the author or notebook gave. */
+export function nameOf(url, fallback = "data") {
+  if (!url) return fallback;
+  try {
+    return decodeURIComponent(new URL(url).pathname.split("/").filter(Boolean).pop() ?? fallback);
+  } catch {
+    return fallback;
+  }
+}
+
+/** The run's place summaries narrowed to the one shown: the views draw one place at a time. */
+export function shownPlace(opened, want) {
+  const places = opened.info.places;
+  return places.find((p) => p.place === want) ?? places[0];
+}
