@@ -13,7 +13,7 @@ export { MASKS, MAX_TEXT_CHARS, PLACES };
 export const PRESETS = ["small", "base"];
 export const LANGS = ["en", "ko"];
 /** The models a link may name: the built-in ones, or a Hub id as `hub:owner/name`. */
-export const MODELS = ["toy", "trained", "induction", "minilm"];
+export const MODELS = ["toy", "trained", "induction", "minilm", "file"];
 
 export const DEFAULTS = Object.freeze({
   model: "trained",

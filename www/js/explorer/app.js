@@ -140,6 +140,7 @@ async function run() {
   syncUrl();
   if (!app.model) return;
   controls.refresh();
+  if (app.model.info.fromFile) return showFile();
   const request = requestFor(state, app.model.info);
   const empty = request.texts.some((text) => !text.trim()) || (request.targets ?? []).some((text) => !text.trim());
   if (!request.texts[0].trim() || empty) {
@@ -168,6 +169,15 @@ async function run() {
   }
 }
 
+/** Weights from a file: nothing to compute, only the place to show (the views draw one at a time). */
+async function showFile() {
+  const opened = app.model.opened;
+  const place = opened.info.places.find((p) => p.place === state.place) ?? opened.info.places[0];
+  app.result = { ...opened, info: { ...opened.info, places: [place] } };
+  lastError = null;
+  showStatus(null);
+  await viewer.render();
+}
 
 function afterModelChange() {
   controls.afterModelChange();

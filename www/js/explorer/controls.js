@@ -164,17 +164,36 @@ export class Controls {
     const { app } = this;
     const info = app.model?.info;
     const $ = app.$;
-    $("notice").textContent = !info ? "" : !info.trained ? app.T("untrained") : app.model.choice === "trained" ? app.T("trainedModel") : app.T("realModel");
+    $("notice").textContent = !info ? "" : info.fromFile ? app.T("fileNotice") : !info.trained ? app.T("untrained") : app.model.choice === "trained" ? app.T("trainedModel") : app.T("realModel");
     if (!info) return;
     const place = placeFor(app.state, info);
+    this.fileFields(info, place);
     const decoderSide = info.encoderDecoder && place !== "encoder_self";
-    $("text2-field").hidden = decoderSide;
-    $("target-field").hidden = !decoderSide;
+    $("text2-field").hidden = decoderSide || Boolean(info.fromFile);
+    $("target-field").hidden = !decoderSide || Boolean(info.fromFile);
     $("text-label").textContent = app.T(info.places.some((p) => p.place === "encoder_self") ? "text" : "textDecoderOnly");
     this.placeOptions(info, place);
     this.maskOptions(info, place);
     const mask = app.state.mask ?? info.places.find((p) => p.place === place).mask;
     $("settings-summary").textContent = `${app.T(`place.${place}`)} · ${app.T(`mask.${mask}`)}`;
+  }
+
+  /** Weights from a file cannot be computed again: the text shows the file's tokens, read only. */
+  fileFields(info, place) {
+    const { app } = this;
+    const $ = app.$;
+    const fromFile = Boolean(info.fromFile);
+    for (const id of ["text", "text2", "target"]) $(id).readOnly = fromFile;
+    $("example-buttons").parentElement.hidden = fromFile;
+    $("text").title = fromFile ? app.T("fileTokens") : "";
+    if (fromFile) {
+      const tokens = app.model.opened.tokens[place]?.[0];
+      $("text").value = tokens ? tokens.queries.filter((_, i) => tokens.queryValid[i]).map((t) => t.label).join(" ") : "";
+    } else if (this.showedFile) {
+      // back to a model: its texts as they were
+      for (const id of ["text", "text2", "target"]) $(id).value = app.state[id] ?? "";
+    }
+    this.showedFile = fromFile;
   }
 
   placeOptions(info, current) {

@@ -2,6 +2,8 @@
 // model id, or a folder from this computer. A model that fails to load leaves the one shown in
 // place and says why, as an error; a model named by a link says which model and from where.
 
+import { coded } from "../errors.js";
+import { MAX_FILE_BYTES } from "../file-bytes.js";
 import { filesToRead, validModelId } from "../model-files.js";
 
 /** The model a page opens on. */
@@ -24,8 +26,14 @@ export class ModelPicker {
       const choice = $("model").value;
       $("hub-field").hidden = choice !== "hub";
       $("local-field").hidden = choice !== "local";
+      $("file-field").hidden = choice !== "file";
       if (choice === "hub") $("hub-id").focus();
-      if (choice !== "hub" && choice !== "local") this.choose(choice);
+      if (!["hub", "local", "file"].includes(choice)) this.choose(choice);
+    });
+    $("attention-file").addEventListener("change", () => {
+      const file = $("attention-file").files[0];
+      $("attention-file").value = "";
+      if (file) this.openFile(file);
     });
     $("hub-load").addEventListener("click", () => this.chooseHub($("hub-id").value.trim()));
     $("hub-id").addEventListener("keydown", (e) => e.key === "Enter" && $("hub-load").click());
@@ -48,8 +56,50 @@ export class ModelPicker {
     }
   }
 
+  /**
+   * Weights computed elsewhere (headmap's JSON or safetensors, docs/attention.schema.json) in
+   * place of a model: checked by the core; one that fails leaves what is shown and says why.
+   */
+  async openFile(file) {
+    const app = this.app;
+    app.busy(true);
+    this.setStatus("loading", { model: file.name });
+    try {
+      if (file.size > MAX_FILE_BYTES) {
+        const problem = { problem: "too_large", megabytes: Math.floor(file.size / 2 ** 20), max: MAX_FILE_BYTES / 2 ** 20 };
+        throw coded(`${file.name}: ${problem.megabytes} MB, more than the ${problem.max} MB a page opens`, "file", { file: file.name, problem });
+      }
+      const opened = await app.client.openFile(file.name, { bytes: new Uint8Array(await file.arrayBuffer()) });
+      if (!opened) return false;
+      Object.assign(app.state, { layer: null, head: null, place: null, mask: null, row: 0 });
+      app.notices.set("clamp", null);
+      app.model = { key: opened.key, info: opened.model, choice: "file", name: file.name, where: "file", opened };
+      app.state.model = "file";
+      app.syncUrl({ step: true });
+      this.hideError();
+      this.showLoaded();
+      await this.onLoaded();
+      return true;
+    } catch (e) {
+      app.probe.errors.push(e.message);
+      this.showError({ error: e });
+      this.showLoaded();
+      return false;
+    } finally {
+      app.busy(false);
+    }
+  }
+
   /** The first model: the one the link names, else the default. */
   async start(choice) {
+    if (choice === "file") {
+      // a link cannot carry a file: the default model, and the file chooser to open it again
+      await this.choose(DEFAULT_MODEL);
+      this.app.$("model").value = "file";
+      this.app.$("file-field").hidden = false;
+      this.showError({ key: "fileAgain" });
+      return;
+    }
     // a model id the link names that the Hub box would refuse is refused the same way
     const refused = this.app.state.refusedModel;
     const fromLink = new URLSearchParams(location.search).has("model") && !refused;
@@ -151,6 +201,7 @@ export class ModelPicker {
       $("model").value = retry ? "hub" : app.model ? (app.model.choice.startsWith("hub:") ? "hub" : app.model.choice) : "toy";
       $("hub-field").hidden = $("model").value !== "hub";
       $("local-field").hidden = $("model").value !== "local";
+      $("file-field").hidden = $("model").value !== "file";
       this.showLoaded();
       return false;
     } finally {
@@ -163,6 +214,7 @@ export class ModelPicker {
   showLoaded() {
     const m = this.app.model;
     if (!m || m.choice === "toy") return this.setStatus(null);
+    if (m.choice === "file") return this.setStatus("openedFile", { file: m.name, architecture: m.info.architecture });
     const where = m.where === "local" ? this.app.T("localWhere") : m.where === "site" ? this.app.T("siteWhere") : m.where;
     const values = { model: m.name, where, architecture: m.info.architecture, max: m.info.maxTokens };
     this.setStatus("loadedFrom", values, m.fromLink ? "fromLink" : null);
