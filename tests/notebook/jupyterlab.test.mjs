@@ -24,7 +24,7 @@ async function writeNotebook(path) {
   const nb = {
     nbformat: 4, nbformat_minor: 5,
     metadata: { kernelspec: { name: "python3", display_name: "Python 3 (ipykernel)", language: "python" } },
-    cells: [cell(cells.setup), cell(cells.show)],
+    cells: [cell(cells.setup), cell(cells.show), cell(cells.big)],
   };
   await writeFile(path, JSON.stringify(nb));
 }
@@ -115,6 +115,19 @@ test("headmap.show draws in JupyterLab's output and the read-out follows the poi
   await page.locator("attention-heatmap").first().scrollIntoViewIfNeeded();
   assert.ok(await inkedPixels(page, 0) > 500, "still drawn at 390 px");
   await page.screenshot({ path: join(SHOTS, "notebook-jupyterlab-390-en.png") });
+
+  // speed, printed: BERT-base's 12 x 12 heads at 512 tokens, from Shift+Enter to the render
+  await page.setViewportSize({ width: 1280, height: 900 });
+  const big = page.locator(".jp-Notebook .jp-Cell").nth(2);
+  await big.locator(".cm-content").click();
+  const ran = await page.evaluate(() => performance.now());
+  await page.keyboard.press("Shift+Enter");
+  await big.locator(".jp-InputPrompt", { hasText: "[3]:" }).waitFor({ timeout: 300000 });
+  const replied = await page.evaluate(() => performance.now());
+  const drawn = await waitDrawn(page, 1, 300000);
+  const kernel = await big.locator(".jp-OutputArea-output", { hasText: "headmap.show took" }).innerText();
+  console.log(`[jupyterlab] 12 x 12 x 512 x 512: in the kernel ${kernel.trim()}; the cell done ${((replied - ran) / 1000).toFixed(1)} s and the figure's render ${((drawn - ran) / 1000).toFixed(1)} s after Shift+Enter`);
+  await page.screenshot({ path: join(SHOTS, "notebook-jupyterlab-512-1280-en.png") });
 
   if (page.consoleErrors.length) console.log(`[jupyterlab] console errors (JupyterLab's): ${JSON.stringify(page.consoleErrors)}`);
   assert.deepEqual(figureErrors(page.consoleErrors), [], "no console error from the figure");
