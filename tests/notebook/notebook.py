@@ -24,11 +24,11 @@ def softmax(scores, causal=False):  # (L, H, Tq, Tk)
 tokens = ["[CLS]", "the", "animal", "did", "n't", "cross", "the", "street", "because", "it", "was", "too", "tire", "##d", ".", "[SEP]"]
 L, H, T = 2, 4, len(tokens)
 weights = softmax(rng.standard_normal((L, H, T, T)) * 3)
-source = ["▁Das", "▁Tier", "▁war", "▁müde", "</s>"]
+source = ["▁Das", "▁Tier", "▁war", "▁sehr", "▁müde", "</s>"]
 target = ["<pad>", "▁The", "▁animal", "▁was", "▁tired"]
-encoder = tuple(softmax(rng.standard_normal((1, H, 5, 5)) * 3) for _ in range(L))  # as outputs.encoder_attentions
+encoder = tuple(softmax(rng.standard_normal((1, H, 6, 6)) * 3) for _ in range(L))  # as outputs.encoder_attentions
 decoder = tuple(softmax(rng.standard_normal((1, H, 5, 5)) * 3, causal=True) for _ in range(L))
-cross = tuple(softmax(rng.standard_normal((1, H, 5, 5)) * 3) for _ in range(L))
+cross = tuple(softmax(rng.standard_normal((1, H, 5, 6)) * 3) for _ in range(L))  # (1, H, Tq=target, Tk=source)
 print(headmap.__file__)"""
 
 SHOW = 'headmap.show(weights, tokens, layer=1, head=2, lang="en")'
