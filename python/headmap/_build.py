@@ -9,7 +9,7 @@ import numpy as np
 
 from ._figure import PLACES, PRECISIONS, Figure, Place
 from ._tokens import kinds, prettify
-from ._weights import check_weights, is_causal
+from ._weights import check_weights, is_causal, validity
 
 VIEWS = ("heatmap", "grid", "lines", "atlas", "rollout")  # the widget's views that need only weights
 LANGS = ("en", "ko")
@@ -20,7 +20,8 @@ THEMES = ("light", "dark", "auto")
 def make_place(weights: np.ndarray, queries: list[str], keys: list[str], *, place=None,
                special_tokens=None, pretty=False, what="attention") -> tuple[str, Place]:
     """One place from its (L, H, Tq, Tk) weights. Without `place`, weights with nothing above
-    the diagonal are a decoder's (mask causal) and others an encoder's (mask padding)."""
+    the diagonal are a decoder's (mask causal) and others an encoder's (mask padding). Tokens
+    the weights show were masked out are marked PAD (see _weights.validity)."""
     _, _, tq, tk = weights.shape
     shape = f"{list(weights.shape)} (layers, heads, queries, keys)"
     if len(queries) != tq:
@@ -35,12 +36,19 @@ def make_place(weights: np.ndarray, queries: list[str], keys: list[str], *, plac
         raise ValueError(f"place={place!r}: expected one of {', '.join(PLACES)}")
     # a decoder's self-attention whose weights see later keys was not run causally: say so
     mask = {"encoder_self": "padding", "cross": "cross"}.get(place) or ("causal" if causal else "none")
+    query_valid, key_valid = validity(weights, same_tokens=place != "cross" and queries == keys)
     labels = prettify if pretty else list
     return place, Place(
         weights=weights, mask=mask,
         queries=labels(queries), keys=labels(keys),
-        query_kinds=kinds(queries, special_tokens), key_kinds=kinds(keys, special_tokens),
+        query_valid=query_valid.tolist(), key_valid=key_valid.tolist(),
+        query_kinds=_pad(kinds(queries, special_tokens), query_valid),
+        key_kinds=_pad(kinds(keys, special_tokens), key_valid),
     )
+
+
+def _pad(token_kinds: list[str], valid: np.ndarray) -> list[str]:
+    return [kind if ok else "pad" for kind, ok in zip(token_kinds, valid)]
 
 
 def make_figure(places: dict[str, Place], *, shown: str, view="heatmap", layer=0, head=0, lang=None,

@@ -42,6 +42,8 @@ class Place:
     mask: str
     queries: list[str]
     keys: list[str]
+    query_valid: list[bool]  # false at PAD
+    key_valid: list[bool]
     query_kinds: list[str]
     key_kinds: list[str]
 
@@ -51,8 +53,8 @@ class Place:
             "what_if": False,  # the weights are the model's own: no mask was swapped
             "queries": self.queries,
             "keys": self.keys,
-            "query_valid": [True] * len(self.queries),  # the caller's tokens are all real
-            "key_valid": [True] * len(self.keys),
+            "query_valid": self.query_valid,
+            "key_valid": self.key_valid,
             "query_kinds": self.query_kinds,
             "key_kinds": self.key_kinds,
         }

@@ -21,6 +21,8 @@ def show(attention, tokens, *, place=None, key_tokens=None, view="heatmap", laye
         `outputs.attentions` (a tuple of per-layer (1, H, Tq, Tk) or (H, Tq, Tk)). Each query's
         row sums to 1 (a row of zeros is a fully masked query).
     tokens: the Tq query tokens (list of str); the keys too unless `key_tokens` names Tk others.
+        A key no query attends to in any layer or head is marked PAD (the mask hid it), and so
+        is a query whose weights are all 0.
     place: "encoder_self", "decoder_self" or "cross". By default weights with nothing above
         the diagonal are a decoder's self-attention (mask "causal"), others an encoder's (mask
         "padding"). A decoder_self whose weights see later keys gets mask "none": nothing was hidden.

@@ -72,6 +72,8 @@ def check_weights(w: np.ndarray, what: str = "attention") -> None:
     if negative.any():
         at = tuple(int(i) for i in np.argwhere(negative)[0])
         raise ValueError(f"{what} holds a negative weight ({w[at]:.4g}) at {_where(negative)}: attention weights are a softmax, 0 to 1")
+    if not w.any():
+        raise ValueError(f"{what} is all zeros: every query fully masked leaves nothing to draw")
     sums = w.sum(axis=-1, dtype=np.float64)  # (L, H, Tq)
     off = (np.abs(sums - 1) > ROW_TOLERANCE) & (sums != 0)
     if off.any():
@@ -90,6 +92,18 @@ def is_causal(w: np.ndarray) -> bool:
         return False
     above = np.triu(np.ones((tq, tk), dtype=bool), k=1)  # (Tq, Tk)
     return not w[..., above].any()
+
+
+def validity(w: np.ndarray, same_tokens: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Which tokens are real, read off the weights, since a caller's tokens carry no padding
+    mask: a key no query attends to in any layer or head is one the mask hid (PAD), and a query
+    whose weights are all 0 everywhere was fully masked. With one token list on both sides
+    (self-attention) a PAD key is a PAD query too. Returns (query_valid (Tq,), key_valid (Tk,))."""
+    key_valid = w.any(axis=(0, 1, 2))  # (Tk,)
+    query_valid = w.any(axis=(0, 1, 3))  # (Tq,)
+    if same_tokens:
+        query_valid &= key_valid
+    return query_valid, key_valid
 
 
 def _where(mask: np.ndarray) -> str:

@@ -55,6 +55,7 @@ CASES = [
      r"negative weight \(-0.25\) at layer 1, head 0, query 2, key 1"),
     ("a row short of 1", lambda: headmap.show(spoiled(short_row), words(4)), ValueError,
      r"row at layer 0, head 2, query 1 sums to 0.9: .*within 0.001.*all be 0"),
+    ("all zeros", lambda: headmap.show(np.zeros((1, 1, 2, 2)), words(2)), ValueError, "all zeros: every query fully masked"),
     ("scores, not weights", lambda: headmap.show(np.ones((1, 1, 2, 2)), words(2)), ValueError, "not the scores"),
     ("layer past the last", lambda: headmap.show(softmax_attention(), words(5), layer=2), ValueError,
      "layer=2 is out of range: there are 2 layers, counted from 0"),

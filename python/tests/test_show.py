@@ -146,3 +146,24 @@ def test_return_gives_a_figure_that_displays_itself_as_bertviz_return_value_does
 def test_a_figure_prints_as_its_places_and_settings_not_its_weights():
     fig = headmap.show(softmax_attention(12, 12, 64), words(64), view="lines", head=3, html_action="return")
     assert repr(fig) == "<headmap.Figure encoder_self (12, 12, 64, 64); view='lines' layer='0' head='3'>"
+
+
+def test_tokens_the_mask_hid_are_marked_pad(tmp_path):
+    w = softmax_attention(2, 2, 5)
+    w[..., 4] = 0  # no query attends to the last token: a PAD key, hidden by the padding mask
+    w /= w.sum(-1, keepdims=True)
+    w[:, :, 3] = 0  # and query 3 saw nothing: fully masked
+    _, doc, _ = unpack(headmap.show(w, ["[CLS]", "a", "b", "[SEP]", "[PAD]"], html_action="return").data, tmp_path)
+    place = doc["rows"][0]["attention"]["encoder_self"]
+    assert place["key_valid"] == [True, True, True, True, False]
+    assert place["query_valid"] == [True, True, True, False, False], "a PAD key is a PAD query in self-attention"
+    assert place["query_kinds"] == ["special", "word", "word", "pad", "pad"]
+
+
+def test_in_cross_attention_the_two_sides_are_read_apart(tmp_path):
+    w = softmax_attention(1, 1, 2, 3)
+    w[..., 2] = 0
+    w /= w.sum(-1, keepdims=True)
+    fig = headmap.show(w, ["x", "y"], key_tokens=["a", "b", "<pad>"], place="cross", html_action="return")
+    cross = unpack(fig.data, tmp_path)[1]["rows"][0]["attention"]["cross"]
+    assert (cross["query_valid"], cross["key_valid"]) == ([True, True], [True, True, False])

@@ -2,7 +2,8 @@
 kernel (nbclient + the venv's ipykernel), and writes what it shows into pages for the browser
 test: `python notebook.py OUT` writes OUT/executed.ipynb, OUT/figure-<n>.html (each cell's
 figure alone, as a front end inserts one output), OUT/page.html (all of them in one page, as an
-exported notebook) and OUT/saved.html (fig.save), and prints a JSON summary.
+exported notebook), OUT/fully-masked.html and OUT/saved.html (fig.save), and prints a JSON
+summary.
 `python notebook.py --cells` prints the cells the JupyterLab test opens."""
 
 import json
@@ -54,7 +55,13 @@ FIGURES = [
     ("model_view", "headmap.model_view(tuple(w[None] for w in weights), tokens, include_layers=[1], lang='en')"),
     ("causal decoder heatmap", 'headmap.show(np.stack(decoder)[:, 0], target, head=1, lang="en")'),
     ("cross heatmap", 'headmap.show(np.stack(cross)[:, 0], target, key_tokens=source, place="cross", lang="en")'),
+    # a padded batch row as transformers gives it: no query attends to [PAD], [PAD] attends as usual
+    ("padded encoder row", 'pad = rng.standard_normal((L, H, 6, 6)) * 3\npad[..., 5] = -np.inf\nheadmap.show(softmax(pad), ["[CLS]", "a", "b", "c", "[SEP]", "[PAD]"], lang="en")'),
 ]
+
+# a query that saw nothing (all its weights 0, as a model that zeroes masked rows gives them):
+# headmap.show accepts it and marks it PAD; kept out of page.html so it fails on its own
+MASKED = 'masked = softmax(rng.standard_normal((L, H, 4, 4)))\nmasked[:, :, 3] = 0\nheadmap.show(masked, ["[CLS]", "a", "[SEP]", "[PAD]"], lang="en")'
 
 
 def page(body: str) -> str:
@@ -67,7 +74,7 @@ def main(out: Path) -> None:
     from nbclient import NotebookClient
 
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(s) for s in (SETUP, *(source for _, source in FIGURES))]
+    nb.cells = [nbformat.v4.new_code_cell(s) for s in (SETUP, *(source for _, source in FIGURES), MASKED)]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     start = time.perf_counter()
     NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(out)}}).execute()
@@ -77,13 +84,15 @@ def main(out: Path) -> None:
     printed = "".join(o.get("text", "") for o in nb.cells[0].outputs if o.output_type == "stream")
     errors = [o for cell in nb.cells for o in cell.outputs if o.output_type == "error"]
     figures = []
+    masked = [o["data"]["text/html"] for o in nb.cells[-1].outputs if "text/html" in o.get("data", {})]
+    (out / "fully-masked.html").write_text(page("\n".join(masked)), encoding="utf-8")
     for (label, _), cell in zip(FIGURES, nb.cells[1:]):
         html = [o["data"]["text/html"] for o in cell.outputs if "text/html" in o.get("data", {})]
         figures.append({"label": label, "count": len(html), "size": sum(map(len, html)), "seconds": cell_seconds(cell)})
         # each figure alone, as a notebook front end inserts one output
         (out / f"figure-{len(figures) - 1}.html").write_text(page("\n".join(html)), encoding="utf-8")
     # every figure in one page, as an exported notebook has them
-    outputs = [o["data"]["text/html"] for cell in nb.cells[1:] for o in cell.outputs if "text/html" in o.get("data", {})]
+    outputs = [o["data"]["text/html"] for cell in nb.cells[1:-1] for o in cell.outputs if "text/html" in o.get("data", {})]
     (out / "page.html").write_text(page("\n".join(f'<section class="output">\n{h}\n</section>' for h in outputs)), encoding="utf-8")
     print(json.dumps({"seconds": seconds, "figures": figures, "errors": errors, "headmap": printed.strip()}))
 

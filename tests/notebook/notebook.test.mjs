@@ -66,7 +66,7 @@ test("the kernel ran every cell with headmap from the installed wheel, one figur
   for (const f of run.figures) console.log(`[notebook] cell "${f.label}": ran in ${(f.seconds * 1000).toFixed(0)} ms, output ${(f.size / 1024).toFixed(0)} KiB`);
 });
 
-const HEATMAPS = ["heatmap", "causal decoder heatmap", "cross heatmap"];
+const HEATMAPS = ["heatmap", "causal decoder heatmap", "cross heatmap", "padded encoder row"];
 
 test("each cell's figure, alone in a page, draws with no console error", async (t) => {
   for (const [n, { label }] of run.figures.entries()) {
@@ -85,6 +85,13 @@ test("each cell's figure, alone in a page, draws with no console error", async (
       await page.context().close();
     });
   }
+});
+
+test("a query that saw nothing (all its weights 0) is drawn as PAD, not refused", async () => {
+  const page = await open(`${base}fully-masked.html`);
+  await waitDrawn(page, 0);
+  assert.deepEqual(page.consoleErrors, [], "no console error");
+  await page.context().close();
 });
 
 test("every figure draws in one page, as an exported notebook holds them", async () => {
