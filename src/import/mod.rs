@@ -17,7 +17,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use ndarray::{Array4, ArrayView3, Axis};
+use ndarray::{Array3, Axis};
 use safetensors::{Dtype, SafeTensors};
 use serde::Deserialize;
 
@@ -29,6 +29,10 @@ use crate::tokenize::{short_label, Token, TokenKind};
 
 /// The largest file a page opens: a 12 × 12 × 512 × 512 run is 75 MB in f16, 151 MB in f32.
 pub const MAX_FILE_BYTES: usize = 512 << 20;
+
+/// The largest JSON file: its numbers parse into nested lists first, so JSON is for small runs
+/// (12 × 12 × 128 tokens is about 25 MB of it); safetensors is for large ones.
+pub const MAX_JSON_BYTES: usize = 64 << 20;
 
 /// How far from 1 the weights of a query may sum (f16 rounds each weight by up to 2⁻¹¹ of it).
 pub const ROW_SUM_TOLERANCE: f32 = 1e-3;
@@ -91,6 +95,9 @@ pub fn read(file: &str, bytes: &[u8]) -> Result<Imported> {
         return Err(problem(FileProblem::TooLarge { megabytes: bytes.len() >> 20, max: MAX_FILE_BYTES >> 20 }));
     }
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if first == Some(&b'{') && bytes.len() > MAX_JSON_BYTES {
+        return Err(problem(FileProblem::TooLarge { megabytes: bytes.len() >> 20, max: MAX_JSON_BYTES >> 20 }));
+    }
     let (document, mut tensors) = if first == Some(&b'{') {
         let document: Document = parse_json(bytes).map_err(problem)?;
         (document, None)
@@ -120,7 +127,7 @@ pub fn read(file: &str, bytes: &[u8]) -> Result<Imported> {
                 None => nested(&at, doc.weights.as_ref(), &doc).map_err(problem)?,
                 Some(st) => tensor(st, &format!("rows.{r}.{name}"), &doc).map_err(problem)?,
             };
-            total = total.saturating_add(weights.len());
+            total = total.saturating_add(weights.iter().map(Array3::len).sum());
             check_size(total)?;
             let mask = match &doc.mask {
                 Some(m) => MaskKind::parse(m).map_err(|_| {
@@ -175,13 +182,36 @@ fn mismatch(at: &str, side: &str, tokens: usize, size: usize) -> FileProblem {
     FileProblem::TokensMismatch { at: at.to_string(), side: side.to_string(), tokens, size }
 }
 
-/// The JSON's nested weights as one array, (L, H, Tq, Tk), every length checked.
-fn nested(at: &str, weights: Option<&Nested>, doc: &DocumentPlace) -> std::result::Result<Array4<f32>, FileProblem> {
-    let weights = weights.ok_or(FileProblem::MissingField { at: format!("{at}.weights") })?;
+/// Every layer's weights, (H, Tq, Tk) each: what a row keeps, converted once.
+type Layers = Vec<Array3<f32>>;
+
+/// A place's tokens must be there for weights to be over them (and a chunk of none is no chunk).
+fn check_tokens(at: &str, doc: &DocumentPlace) -> std::result::Result<(usize, usize), FileProblem> {
     let (tq, tk) = (doc.queries.len(), doc.keys.len());
+    if tq == 0 || tk == 0 {
+        return Err(FileProblem::WrongShape {
+            name: format!("{at}.queries, keys"),
+            got: vec![tq, tk],
+            expected: vec![tq.max(1), tk.max(1)],
+        });
+    }
+    Ok((tq, tk))
+}
+
+/// The JSON's nested weights, layer by layer, every length checked.
+fn nested(at: &str, weights: Option<&Nested>, doc: &DocumentPlace) -> std::result::Result<Layers, FileProblem> {
+    let weights = weights.ok_or(FileProblem::MissingField { at: format!("{at}.weights") })?;
+    let (tq, tk) = check_tokens(at, doc)?;
     let layers = weights.len();
     let heads = weights.first().map_or(0, Vec::len);
-    let mut flat = Vec::with_capacity(layers * heads * tq * tk);
+    if layers == 0 {
+        return Err(FileProblem::WrongShape {
+            name: format!("{at}.weights"),
+            got: vec![0],
+            expected: vec![1, 1, tq, tk],
+        });
+    }
+    let mut out = Vec::with_capacity(layers);
     for (l, layer) in weights.iter().enumerate() {
         if layer.len() != heads || heads == 0 {
             let got = vec![layers, layer.len(), tq, tk];
@@ -191,6 +221,7 @@ fn nested(at: &str, weights: Option<&Nested>, doc: &DocumentPlace) -> std::resul
                 expected: vec![layers, heads.max(1), tq, tk],
             });
         }
+        let mut flat = Vec::with_capacity(heads * tq * tk);
         for (h, head) in layer.iter().enumerate() {
             if head.len() != tq {
                 return Err(mismatch(&format!("{at}.weights[{l}][{h}]"), "query", tq, head.len()));
@@ -200,33 +231,30 @@ fn nested(at: &str, weights: Option<&Nested>, doc: &DocumentPlace) -> std::resul
                     return Err(mismatch(&format!("{at}.weights[{l}][{h}][{i}]"), "key", tk, row.len()));
                 }
                 for (j, w) in row.iter().enumerate() {
-                    let w = w.filter(|w| w.is_finite());
-                    flat.push(w.ok_or_else(|| FileProblem::NonFiniteWeight {
+                    let non_finite = || FileProblem::NonFiniteWeight {
                         at: format!("{at}.weights"),
                         layer: l,
                         head: h,
                         query: i,
                         key: j,
-                    })?);
+                    };
+                    flat.push(w.filter(|w| w.is_finite()).ok_or_else(non_finite)?);
                 }
             }
         }
+        out.push(
+            Array3::from_shape_vec((heads, tq, tk), flat)
+                .map_err(|_| FileProblem::MissingField { at: format!("{at}.weights") })?,
+        );
     }
-    if layers == 0 {
-        return Err(FileProblem::WrongShape {
-            name: format!("{at}.weights"),
-            got: vec![0],
-            expected: vec![1, 1, tq, tk],
-        });
-    }
-    Array4::from_shape_vec((layers, heads, tq, tk), flat)
-        .map_err(|_| FileProblem::MissingField { at: format!("{at}.weights") })
+    Ok(out)
 }
 
-/// Tensor `name` of the safetensors file as (L, H, Tq, Tk) f32.
-fn tensor(st: &SafeTensors<'_>, name: &str, doc: &DocumentPlace) -> std::result::Result<Array4<f32>, FileProblem> {
+/// Tensor `name` of the safetensors file, layer by layer as f32. Half floats go through a table
+/// of all 65,536 values: a lookup, where converting each one is a dozen operations in wasm.
+fn tensor(st: &SafeTensors<'_>, name: &str, doc: &DocumentPlace) -> std::result::Result<Layers, FileProblem> {
     let view = st.tensor(name).map_err(|_| FileProblem::MissingTensor { name: name.to_string() })?;
-    let (tq, tk) = (doc.queries.len(), doc.keys.len());
+    let (tq, tk) = check_tokens(name, doc)?;
     let shape = view.shape().to_vec();
     if shape.len() != 4 || shape[0] == 0 || shape[1] == 0 {
         let expected =
@@ -239,11 +267,11 @@ fn tensor(st: &SafeTensors<'_>, name: &str, doc: &DocumentPlace) -> std::result:
     if shape[3] != tk {
         return Err(mismatch(name, "key", tk, shape[3]));
     }
-    let bytes = view.data();
-    let values: Vec<f32> = match view.dtype() {
-        Dtype::F32 => bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
-        Dtype::F16 => bytes.chunks_exact(2).map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
-        Dtype::BF16 => bytes.chunks_exact(2).map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
+    let halves = |to_f32: fn(u16) -> f32| (0..=u16::MAX).map(to_f32).collect::<Vec<f32>>();
+    let (width, table) = match view.dtype() {
+        Dtype::F32 => (4, None),
+        Dtype::F16 => (2, Some(halves(|b| half::f16::from_bits(b).to_f32()))),
+        Dtype::BF16 => (2, Some(halves(|b| half::bf16::from_bits(b).to_f32()))),
         other => {
             return Err(FileProblem::UnsupportedDtype {
                 name: name.to_string(),
@@ -251,7 +279,22 @@ fn tensor(st: &SafeTensors<'_>, name: &str, doc: &DocumentPlace) -> std::result:
             })
         }
     };
-    Array4::from_shape_vec((shape[0], shape[1], tq, tk), values).map_err(|_| FileProblem::NotSafetensors)
+    let (layers, heads) = (shape[0], shape[1]);
+    let per_layer = heads * tq * tk * width;
+    let bytes = view.data();
+    if bytes.len() != layers * per_layer {
+        return Err(FileProblem::NotSafetensors);
+    }
+    let layer = |chunk: &[u8]| {
+        let values: Vec<f32> = match &table {
+            Some(table) => {
+                chunk.chunks_exact(2).map(|b| table[usize::from(u16::from_le_bytes([b[0], b[1]]))]).collect()
+            }
+            None => chunk.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
+        };
+        Array3::from_shape_vec((heads, tq, tk), values).map_err(|_| FileProblem::NotSafetensors)
+    };
+    bytes.chunks_exact(per_layer).map(layer).collect()
 }
 
 /// One side's tokens: labels as given (shortened like a model's), kinds as given or guessed.
@@ -316,7 +359,7 @@ fn build_row(
     at: &str,
     doc: &DocumentPlace,
     mask: MaskKind,
-    weights: Array4<f32>,
+    weights: Layers,
 ) -> std::result::Result<RowAttention, FileProblem> {
     let queries = side(at, "query", &doc.queries, doc.query_valid.as_ref(), doc.query_kinds.as_ref())?;
     let keys = side(at, "key", &doc.keys, doc.key_valid.as_ref(), doc.key_kinds.as_ref())?;
@@ -325,49 +368,56 @@ fn build_row(
         expected: "a mask these tokens allow (causal needs as many queries as keys)".into(),
     })?;
     let built = Arc::new(built);
-    let heads = weights.len_of(Axis(1));
-    let mut layers = Vec::with_capacity(weights.len_of(Axis(0)));
-    for (l, layer) in weights.outer_iter().enumerate() {
-        check_layer(at, mask, &built, l, layer)?;
-        layers.push((layer.to_owned(), Arc::clone(&built)));
+    let heads = weights.first().map_or(0, |w| w.len_of(Axis(0)));
+    for (l, layer) in weights.iter().enumerate() {
+        check_layer(at, mask, &built, &queries.valid, l, layer)?;
     }
+    let layers = weights.into_iter().map(|w| (w, Arc::clone(&built))).collect();
     Ok(RowAttention::from_weights(&queries, &keys, heads, layers))
 }
 
 /// Every weight finite and in 0..=1, every row that may see a key summing to 1, nothing where
-/// the mask hides a key. A row that may see no key is all zeros, or spread evenly as
-/// transformers spreads it (its masked cells are not checked).
+/// the mask hides a key. A row that may see no key, or of a PAD query, is all zeros or sums to
+/// 1 (transformers spreads a row that sees nothing evenly: its masked cells are not checked).
+/// One pass over contiguous rows: a 12 × 12 × 512 × 512 file is 37.7 M weights.
 fn check_layer(
     at: &str,
     kind: MaskKind,
     mask: &crate::Mask,
+    query_valid: &[bool],
     layer: usize,
-    w: ArrayView3<'_, f32>,
+    w: &Array3<f32>,
 ) -> std::result::Result<(), FileProblem> {
-    let allowed = mask.allowed();
-    for (head, h) in w.outer_iter().enumerate() {
-        for (query, row) in h.outer_iter().enumerate() {
-            let mut sum = 0.0f64;
-            for (key, &value) in row.iter().enumerate() {
-                if !value.is_finite() {
-                    return Err(FileProblem::NonFiniteWeight { at: at.to_string(), layer, head, query, key });
-                }
-                if !(0.0..=1.0 + ROW_SUM_TOLERANCE).contains(&value) {
-                    return Err(FileProblem::WeightOutOfRange { at: at.to_string(), value, layer, head, query, key });
-                }
-                sum += f64::from(value);
-            }
-            let sees = allowed.row(query).iter().any(|&a| a);
-            let near = |target: f64| (sum - target).abs() <= f64::from(ROW_SUM_TOLERANCE);
-            if sees && !near(1.0) || !sees && !near(0.0) && !near(1.0) {
-                return Err(FileProblem::RowSum { at: at.to_string(), sum: sum as f32, layer, head, query });
-            }
-            if !sees {
-                continue;
-            }
-            if let Some((key, &value)) =
-                row.iter().enumerate().find(|&(j, &v)| !allowed[[query, j]] && v > ROW_SUM_TOLERANCE)
-            {
+    let (_, tq, tk) = w.dim();
+    let allowed: Vec<bool> = mask.allowed().iter().copied().collect(); // (Tq, Tk), row-major
+    let sees: Vec<bool> = allowed.chunks_exact(tk).map(|r| r.iter().any(|&a| a)).collect();
+    let hides: Vec<bool> = allowed.chunks_exact(tk).map(|r| r.iter().any(|&a| !a)).collect();
+    let values = w.as_slice().ok_or(FileProblem::NotSafetensors)?; // built row-major
+    let limit = 1.0 + ROW_SUM_TOLERANCE;
+    for (r, row) in values.chunks_exact(tk).enumerate() {
+        let (head, query) = (r / tq, r % tq);
+        let mut sum = 0.0f64;
+        let mut outside = false;
+        for &v in row {
+            sum += f64::from(v);
+            outside |= !(0.0..=limit).contains(&v); // NaN too
+        }
+        if outside {
+            let (key, &value) = row.iter().enumerate().find(|&(_, v)| !(0.0..=limit).contains(v)).unwrap_or((0, &0.0));
+            return Err(if value.is_finite() {
+                FileProblem::WeightOutOfRange { at: at.to_string(), value, layer, head, query, key }
+            } else {
+                FileProblem::NonFiniteWeight { at: at.to_string(), layer, head, query, key }
+            });
+        }
+        let near = |target: f64| (sum - target).abs() <= f64::from(ROW_SUM_TOLERANCE);
+        let may_be_empty = !sees[query] || !query_valid[query];
+        if !near(1.0) && !(may_be_empty && near(0.0)) {
+            return Err(FileProblem::RowSum { at: at.to_string(), sum: sum as f32, layer, head, query });
+        }
+        if sees[query] && hides[query] && !near(0.0) {
+            let cells = &allowed[query * tk..(query + 1) * tk];
+            if let Some((key, &value)) = row.iter().enumerate().find(|&(j, &v)| !cells[j] && v > ROW_SUM_TOLERANCE) {
                 return Err(FileProblem::MaskedWeight {
                     at: at.to_string(),
                     mask: kind.name().into(),

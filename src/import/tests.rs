@@ -6,6 +6,7 @@ use crate::export::{export, safetensors, Precision};
 use crate::models::run::Request;
 use crate::models::toy::ToyConfig;
 use crate::models::Model;
+use ndarray::Array4;
 
 fn toy_run() -> Run {
     let model = Model::toy(ToyConfig::small(1)).unwrap();
@@ -73,6 +74,21 @@ fn a_hand_written_document_guesses_token_kinds_and_builds_the_mask() {
     assert!(!row.mask(0).unwrap().allows(0, 1), "causal: the first query sees only itself");
     assert_eq!(row.maxima().unwrap()[[0, 0]], 1.0);
     assert!(matches!(row.trace(0, 0), Err(Error::NeedsModel)), "nothing to trace without a model");
+}
+
+#[test]
+fn a_pad_query_may_have_no_weight() {
+    let doc = serde_json::json!({ "rows": [{ "attention": { "encoder_self": {
+        "mask": "padding", "queries": ["a", "b", "[PAD]"], "keys": ["a", "b", "[PAD]"],
+        "query_valid": [true, true, false], "key_valid": [true, true, false],
+        "weights": [[[[0.5, 0.5, 0.0], [0.25, 0.75, 0.0], [0.0, 0.0, 0.0]]]] } } }] });
+    assert!(read("pad.json", &serde_json::to_vec(&doc).unwrap()).is_ok());
+    let mut real = doc.clone();
+    real["rows"][0]["attention"]["encoder_self"]["query_valid"] = serde_json::json!([true, true, true]);
+    assert!(matches!(
+        problem(read("pad.json", &serde_json::to_vec(&real).unwrap())),
+        FileProblem::RowSum { query: 2, .. }
+    ));
 }
 
 #[test]
@@ -153,5 +169,21 @@ fn a_safetensors_file_must_match_its_metadata() {
 #[test]
 fn a_file_past_the_limit_is_refused_before_it_is_read() {
     let big = vec![b' '; MAX_FILE_BYTES + 1];
-    assert!(matches!(problem(read("big.json", &big)), FileProblem::TooLarge { max: 512, .. }));
+    assert!(matches!(problem(read("big.safetensors", &big)), FileProblem::TooLarge { max: 512, .. }));
+    let json = [b"{".as_slice(), &vec![b' '; MAX_JSON_BYTES]].concat();
+    assert!(matches!(problem(read("big.json", &json)), FileProblem::TooLarge { max: 64, .. }));
+}
+
+#[test]
+fn a_place_without_tokens_is_refused_not_divided_by() {
+    let empty = br#"{"rows":[{"attention":{"encoder_self":{"queries":[],"keys":[],"weights":[[[]]]}}}]}"#;
+    assert!(matches!(problem(read("e.json", empty)), FileProblem::WrongShape { .. }));
+    let meta = serde_json::json!({ "rows": [{ "attention": { "encoder_self": { "queries": [], "keys": ["a"] } } }] });
+    let view = safetensors::tensor::TensorView::new(Dtype::F32, vec![1, 1, 0, 1], &[]).unwrap();
+    let file = safetensors::serialize(
+        [("rows.0.encoder_self", view)],
+        Some(std::collections::HashMap::from([("headmap".to_string(), meta.to_string())])),
+    )
+    .unwrap();
+    assert!(matches!(problem(read("e.safetensors", &file)), FileProblem::WrongShape { .. }));
 }

@@ -37,7 +37,9 @@ function scriptUrl(url) {
 
 class Connection {
   constructor(url) {
-    this.worker = new Worker(scriptUrl(url), { type: "module" });
+    // a notebook figure's worker is one classic script from a blob: (js/inline/main.js), which a
+    // page opened from disk could not start as a module
+    this.worker = new Worker(scriptUrl(url), url.startsWith("blob:") ? {} : { type: "module" });
     this.pending = new Map();
     this.nextId = 1;
     this.sources = new Map(); // model key → its source, to load it again

@@ -31,9 +31,9 @@ function fromBase64(name, text) {
   }
 }
 
-/** Inflates `bytes` (zlib's deflate), stopping with a clear error past the page's limit. */
-async function inflate(name, bytes) {
-  const reader = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate")).getReader();
+/** Every chunk of `stream`, stopping with a clear error past the page's limit. */
+async function readAll(name, stream, failed) {
+  const reader = stream.getReader();
   const parts = [];
   let size = 0;
   try {
@@ -48,7 +48,7 @@ async function inflate(name, bytes) {
       parts.push(value);
     }
   } catch (e) {
-    throw e.code ? e : notAttention(name);
+    throw e.code ? e : failed(e);
   }
   const out = new Uint8Array(size);
   let at = 0;
@@ -59,9 +59,28 @@ async function inflate(name, bytes) {
   return out;
 }
 
-/** `{ bytes }` or `{ base64, encoding: "deflate" | "none" }` as the file's bytes. */
-export async function fileBytes(name, { bytes, base64, encoding = "none" }) {
-  let data = base64 === undefined ? bytes : fromBase64(name, base64);
+/** Inflates `bytes` (zlib's deflate): a small file cannot unfold past the limit. */
+function inflate(name, bytes) {
+  return readAll(name, new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate")), () => notAttention(name));
+}
+
+/** Fetches a widget's `src` here, in the worker: the page's thread never holds the bytes. */
+async function fetched(name, url) {
+  let response;
+  try {
+    response = await fetch(url);
+  } catch (e) {
+    throw coded(`${url} could not be fetched (${e.message})`, "src_failed", { url });
+  }
+  if (!response.ok) throw coded(`${url} answered ${response.status}`, "src_status", { url, status: response.status });
+  const length = Number(response.headers.get("content-length") ?? 0);
+  if (length > MAX_FILE_BYTES) throw tooLarge(name, length);
+  return readAll(name, response.body, (e) => coded(`${url} could not be read (${e.message})`, "src_failed", { url }));
+}
+
+/** `{ bytes }`, `{ url }` or `{ base64, encoding: "deflate" | "none" }` as the file's bytes. */
+export async function fileBytes(name, { bytes, url, base64, encoding = "none" }) {
+  let data = url !== undefined ? await fetched(name, url) : base64 === undefined ? bytes : fromBase64(name, base64);
   if (!(data instanceof Uint8Array)) throw notAttention(name);
   if (encoding === "deflate") data = await inflate(name, data);
   if (data.length > MAX_FILE_BYTES) throw tooLarge(name, data.length);

@@ -21,7 +21,6 @@
 
 import * as core from "./core.js";
 import { coded } from "./errors.js";
-import { fileBytes } from "./file-bytes.js";
 import { lutFor } from "./render/colormap.js";
 import { paintHeatmap } from "./render/heatmap.js";
 
@@ -149,7 +148,11 @@ self.onmessage = async ({ data }) => {
     if (op === "start") result = await core.start();
     else if (op === "load") result = await load(id, data.key, data.source);
     else if (op === "run") result = core.run(data.key, data.request);
-    else if (op === "openFile") result = await core.openFile(data.name, await fileBytes(data.name, data.file));
+    else if (op === "openFile") {
+      // decoding files is for pages that open them: a page of model widgets never loads it
+      const { fileBytes } = await import("./file-bytes.js");
+      result = await core.openFile(data.name, await fileBytes(data.name, data.file));
+    }
     else if (op === "view") result = view(data.run, data.sel, data.plot, data.thumbs, data.range, data.colormap);
     else if (op === "layer") result = core.layer(data.run, data.sel);
     else if (op === "trace") result = core.trace(data.run, data.sel);

@@ -2,6 +2,7 @@
 // so they are tested in Node. A value that cannot be read falls back to its default and is
 // reported (the element fires an `error` event for it; it never throws).
 
+import { coded } from "../errors.js";
 import { FUSIONS, SCORES } from "../find-names.js";
 import { MASKS, PLACES, masksFor } from "../places.js";
 
@@ -213,4 +214,23 @@ export function selectionOf({ settings, reader, info, place, clamped }) {
     return Math.min(reader[name] ?? author(name) ?? fallback(name, count), count - 1);
   };
   return { place: place.place, row: Math.min(reader.row ?? 0, place.batch - 1), layer: pick("layer", place.layers), head: pick("head", place.heads) };
+}
+
+/**
+ * The request for `settings` on a model described by `info`: an empty text is refused, an
+ * author's mask the place does not take is drawn with the place's own and said through
+ * `problem`, and at an encoder–decoder's decoder `target(text)` gives the model's own target
+ * when the author gave none.
+ */
+export async function widgetRequest(settings, info, { problem, target }) {
+  if (!settings.texts[0]?.trim()) throw coded("the text is empty: type a sentence to see its attention", "empty_text");
+  const request = requestOf(settings, info);
+  const modelPlace = info.places.find((p) => p.place === request.place);
+  if (settings.mask && request.mask === undefined && settings.mask !== modelPlace?.mask) {
+    problem({ attribute: "mask", value: settings.mask, expected: modelPlace.masks.join(" | ") });
+  }
+  if (request.targets === undefined && info.encoderDecoder && request.place !== "encoder_self" && info.canGenerate) {
+    return requestOf(settings, info, await target(request.texts[0]));
+  }
+  return request;
 }

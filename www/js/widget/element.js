@@ -4,13 +4,11 @@
 //   <attention-heatmap text="동물이 길을 건너지 않았다. 그것은 너무 피곤했다." mask="causal"
 //                      layer="0" head="3"></attention-heatmap>
 //
-// Attributes (each mirrored by a property; changing one re-renders): text, text2, texts,
-// target, mask, place, model, layer, head ("all" for the grid), scale, lang, controls, view,
-// colormap, theme, seed — see attributes.js. Events: `load` (detail: { model, run }) once a
-// model's first figure is drawn, `render` after every figure, `error` (detail: { message,
-// code, attribute? }) instead of throwing. Every widget of a page shares one worker, one wasm
-// instance and one model cache, and computes once it is scrolled into view.
-//
+// Attributes (each mirrored by a property; changing one re-renders): see attributes.js; `src`
+// or the `data` property draw weights computed elsewhere (file-source.js). Events: `load`
+// once a model's first figure is drawn, `render` after every figure, `error` (detail: {
+// message, code, details?, attribute? }) instead of throwing. Every widget of a page shares
+// one worker, one wasm instance and one model cache, and computes once scrolled into view.
 // The element keeps reflection, the update loop and the frame; the controls are controls.js,
 // the figure (views, legend, table, read-out, saving) figure.js.
 
@@ -19,34 +17,16 @@ import { chunkFailed, coded } from "../errors.js";
 import { browserLang, loadLanguage, tf } from "../i18n.js";
 import { offer } from "../views/dom.js";
 import { adoptSizes, reserveHeight } from "../views/sizes.js";
-import { ATTRIBUTES, DEFAULTS, parseAttributes, requestOf, selectionOf, sourceOf, withReader } from "./attributes.js";
+import { ATTRIBUTES, DEFAULTS, parseAttributes, selectionOf, sourceOf, widgetRequest, withReader } from "./attributes.js";
 import { buildControls } from "./controls.js";
 import { WidgetFigure } from "./figure.js";
-import { buildFrame, colorsOf, frameNotes, isDark, reservedHeight } from "./frame.js";
+import { buildFrame, colorsOf, figureTitle, frameNotes, isDark, notebookData, reservedHeight, visibility, widgetSheet } from "./frame.js";
 import { Problems } from "./problems.js";
 import { reflectAttributes } from "./reflect.js";
-import { STYLES } from "./styles.js";
 
 /** The widget's folder (where headmap.js is): its worker, wasm and models are found from here. */
 let ASSETS = null;
 let WORKER = null;
-
-let sheet = null;
-function styles() {
-  if (!sheet) {
-    sheet = new CSSStyleSheet();
-    sheet.replaceSync(STYLES);
-  }
-  return sheet;
-}
-
-/** Widgets compute once they are near the screen; one observer serves them all. */
-const visibility = new IntersectionObserver(
-  (entries) => {
-    for (const entry of entries) if (entry.isIntersecting) entry.target.onVisible();
-  },
-  { rootMargin: "200px" },
-);
 
 export class AttentionHeatmap extends HTMLElement {
   static get observedAttributes() {
@@ -81,7 +61,7 @@ export class AttentionHeatmap extends HTMLElement {
   constructor() {
     super();
     this.#root = this.attachShadow({ mode: "open" });
-    this.#root.adoptedStyleSheets = [styles()];
+    this.#root.adoptedStyleSheets = [widgetSheet()];
     adoptSizes(this.#root);
     this.#problems = new Problems({ box: () => this.#parts?.error, T: this.T, lang: () => this.#lang, emit: (detail) => this.dispatchEvent(new CustomEvent("error", { detail })) });
     // the figure reads the element's state as it is at each drawing
@@ -199,6 +179,9 @@ export class AttentionHeatmap extends HTMLElement {
     try {
       if (unspoken) throw chunkFailed(unspoken);
       this.#client ??= new AttentionClient(WORKER);
+      const inline = this.#data === undefined && !this.#settings.src ? notebookData(this) : undefined;
+      if (inline === null) return; // a notebook figure whose data the parser has not reached yet
+      if (inline) this.#data = inline;
       if (this.#data !== undefined || this.#settings.src) await this.#openFile();
       else {
         await this.#ensureModel();
@@ -224,28 +207,21 @@ export class AttentionHeatmap extends HTMLElement {
 
   #startWorker() {
     try {
-      this.#client = new AttentionClient(WORKER);
-      this.#client.start().catch(() => {});
-    } catch {}
+      (this.#client = new AttentionClient(WORKER)).start().catch(() => {});
+    } catch {} // said where the frame can show it: #update makes the client again
   }
 
   async #run() {
     const model = this.#model;
     const info = model.info;
     const settings = withReader(this.#settings, this.#reader);
-    if (!settings.texts[0]?.trim()) throw coded("the text is empty: type a sentence to see its attention", "empty_text");
-    let request = requestOf(settings, info);
-    const modelPlace = info.places.find((p) => p.place === request.place);
-    if (settings.mask && request.mask === undefined && settings.mask !== modelPlace?.mask) {
-      // the author's mask does not fit the place: drawn with the place's own, and said so
-      this.#problems.add({ attribute: "mask", value: settings.mask, expected: modelPlace.masks.join(" | ") });
-    }
-    // at an encoder–decoder's decoder, a model that can write its own target does, once per text
-    if (request.targets === undefined && info.encoderDecoder && request.place !== "encoder_self" && info.canGenerate) {
-      const text = request.texts[0];
-      if (!this.#targets.has(text)) this.#targets.set(text, await this.#client.generate(model.key, text));
-      request = requestOf(settings, info, this.#targets.get(text));
-    }
+    const request = await widgetRequest(settings, info, {
+      problem: (p) => this.#problems.add(p),
+      target: async (text) => {
+        if (!this.#targets.has(text)) this.#targets.set(text, await this.#client.generate(model.key, text));
+        return this.#targets.get(text);
+      },
+    });
     const result = await this.#client.run(model.key, request);
     if (!result) return; // a newer run of this widget superseded this one
     if (!this.isConnected) return this.#client.free(result.id); // the figure left the page meanwhile
@@ -256,34 +232,19 @@ export class AttentionHeatmap extends HTMLElement {
 
   /** Weights computed elsewhere: the `data` property or `src`, opened once, then drawn like a run. */
   async #openFile() {
-    const s = this.#settings;
     // loaded on first use, like the views: a blog's model widgets never need it
-    const { checkView, fetchSource, inlinePayload, nameOf, payloadOf, shownPlace } = await import("./file-source.js").catch((e) => Promise.reject(chunkFailed(e)));
-    checkView(s.view);
-    const data = this.#data !== undefined;
-    const sourceKey = data ? `data:${this.#dataVersion}` : `src:${s.src}`;
-    if (this.#model?.sourceKey !== sourceKey) {
-      const name = data ? (this.#data instanceof HTMLScriptElement ? "figure" : "data") : nameOf(s.src, "src");
-      this.#status(this.T("loading", { model: name }));
-      const file = !data ? await fetchSource(s.src) : this.#data instanceof HTMLScriptElement ? inlinePayload(this.#data) : payloadOf(this.#data);
-      const opened = await this.#client.openFile(name, file);
-      if (!opened) return; // a newer file or run superseded it
-      if (!this.isConnected) return this.#client.free(opened.id);
-      [this.#model, this.#opened] = [{ key: opened.key, info: opened.model, sourceKey }, opened];
-      this.#status("");
-    }
-    const place = shownPlace(this.#opened, this.#reader.place ?? s.place);
-    this.#result = { ...this.#opened, info: { ...this.#opened.info, places: [place] } };
-    const clamped = (name, value, count) => this.#problems.clamped(name, value, count);
-    this.#sel = selectionOf({ settings: s, reader: this.#reader, info: this.#model.info, place, clamped });
+    const { openFile } = await import("./file-source.js").catch((e) => Promise.reject(chunkFailed(e)));
+    const got = await openFile({
+      client: this.#client, settings: this.#settings, reader: this.#reader, data: this.#data, version: this.#dataVersion, model: this.#model, opened: this.#opened,
+      status: (name) => this.#status(name === null ? "" : this.T("loading", { model: name })),
+      clamped: (name, value, count) => this.#problems.clamped(name, value, count),
+    });
+    if (!got) return; // a newer file or run superseded it
+    if (!this.isConnected) return this.#client.free(got.opened.id);
+    [this.#model, this.#opened, this.#result, this.#sel] = [got.model, got.opened, got.result, got.sel];
   }
 
-  /**
-   * Weights computed elsewhere, drawn in place of a model's run: a file's bytes (ArrayBuffer or
-   * typed array), a JSON document or its text (docs/attention.schema.json), or a `<script
-   * type="application/vnd.headmap+safetensors">` holding a file as base64 (a notebook's figure).
-   * `null` goes back to the model.
-   */
+  /** Weights computed elsewhere, drawn in place of a model's run (file-source.js); `null`: the model again. */
   get data() {
     return this.#data;
   }
@@ -297,14 +258,10 @@ export class AttentionHeatmap extends HTMLElement {
 
   /** A reader's choice from the controls or the grid: a new run, or only a new drawing. */
   #choose(what, value) {
-    if (what === "select") {
-      Object.assign(this.#reader, value);
-      Object.assign(this.#sel, value);
-      return this.#draw();
-    }
-    if (what === "layer" || what === "head" || what === "row") {
-      this.#reader[what] = value;
-      this.#sel[what] = value;
+    if (["select", "layer", "head", "row"].includes(what)) {
+      const change = what === "select" ? value : { [what]: value }; // a head of the grid: both
+      Object.assign(this.#reader, change);
+      Object.assign(this.#sel, change);
       return this.#draw();
     }
     if (what === "place") {
@@ -341,15 +298,6 @@ export class AttentionHeatmap extends HTMLElement {
     if (!this.#result) reserveHeight(this, null); // no figure to keep room for: the error alone
   }
 
-  /** No picture without its title: what failed to draw leaves nothing that speaks of it. */
-  #clearFigure() {
-    if (!this.#parts) return;
-    for (const part of ["stage", "legend", "table"]) this.#parts[part].replaceChildren();
-    this.#parts.title.textContent = "";
-    this.#parts.readout.textContent = "";
-    this.#figure.shown = null;
-  }
-
   // ---- drawing ------------------------------------------------------------------------------
 
   async #draw() {
@@ -363,17 +311,16 @@ export class AttentionHeatmap extends HTMLElement {
     this.#parts.controls.hidden = !this.#parts.controls.children.length;
     const tokens = r.tokens[sel.place][sel.row];
     const info = this.#model.info;
-    const architecture = info.architecture === "toy" ? T("arch.toy") : info.architecture;
-    const allHeads = ["lines", "pipeline", "grid", "rollout"].includes(this.#settings.view);
-    const title = [T(`place.${sel.place}`), `${T("layer")} ${sel.layer + 1}`, ...(allHeads ? [] : [`${T("head")} ${sel.head + 1}`]), architecture].join(" · ");
-    const notes = frameNotes({ T, info, place, sel, tokens, architecture, settings: this.#settings });
+    const architecture = info.architecture === "toy" ? T("arch.toy") : info.architecture === "unknown" ? null : info.architecture; // a file may not say
+    const title = figureTitle(T, sel, architecture, this.#settings.view);
+    const notes = frameNotes({ T, info, place, sel, tokens, architecture: architecture ?? info.architecture, settings: this.#settings });
     this.#parts.note.textContent = notes.join(" ");
     this.#parts.note.hidden = !notes.length;
     try {
       if (!(await this.#figure.draw(r, sel, Math.max(200, this.#width - 22)))) return; // a newer run took over
     } catch (e) {
       this.#fail(e);
-      this.#clearFigure();
+      this.#figure.clear();
       this.#drawFailed = true;
       return;
     }
@@ -419,9 +366,7 @@ export class AttentionHeatmap extends HTMLElement {
   /** Offers the figure ("png", "svg") or the weights ("json") as a file to save. */
   async save(format) {
     try {
-      const blob =
-        format === "png" ? await this.toPNG() : format === "svg" ? new Blob([this.toSVG()], { type: "image/svg+xml" }) : new Blob([await this.toJSON()], { type: "application/json" });
-      offer(blob, `headmap-${this.#sel.place}-l${this.#sel.layer + 1}-h${this.#sel.head + 1}.${format}`, this.#root);
+      offer(await this.#figure.blob(format, this.#parts.title.textContent), `headmap-${this.#sel.place}-l${this.#sel.layer + 1}-h${this.#sel.head + 1}.${format}`, this.#root);
       // a save that worked takes away the error of one that did not
       if (this.#saveFailed) {
         this.#saveFailed = false;

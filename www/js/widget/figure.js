@@ -273,6 +273,16 @@ export class WidgetFigure {
     this.host.parts.table.replaceChildren(table);
   }
 
+  /** No picture without its title: what failed to draw leaves nothing that speaks of it. */
+  clear() {
+    const { parts } = this.host;
+    if (!parts) return;
+    for (const part of ["stage", "legend", "table"]) parts[part].replaceChildren();
+    parts.title.textContent = "";
+    parts.readout.textContent = "";
+    this.shown = null;
+  }
+
   readout(hit) {
     const out = this.host.parts.readout;
     const s = this.shown;
@@ -313,6 +323,13 @@ export class WidgetFigure {
     this.#offered("svg");
     const s = this.shown;
     return heatmapSvg({ title, weights: s.weights, tq: s.tq, tk: s.tk, queries: s.labels.queries, keys: s.labels.keys, allowed: s.allowed, queryValid: s.tokens.queryValid, max: s.max, maskedLabel: this.host.T("masked") });
+  }
+
+  /** The figure as a file of `format` (png, svg, json) to offer: a Blob. */
+  async blob(format, title) {
+    if (format === "png") return this.toPNG();
+    if (format === "svg") return new Blob([this.toSVG(title)], { type: "image/svg+xml" });
+    return new Blob([await this.toJSON()], { type: "application/json" });
   }
 
   /** The run's weights as the command line writes them (JSON text). */

@@ -5,6 +5,7 @@
 // with no model behind it, so every view that needs only weights and tokens draws it as usual.
 
 import { coded } from "../errors.js";
+import { selectionOf } from "./attributes.js";
 
 /** Views that recompute from the model (a trace, the model's sizes, its vectors): not from a file. */
 export const NEEDS_MODEL = ["steps", "mixing", "pipeline", "qk"];
@@ -41,18 +42,6 @@ export function inlinePayload(script) {
   return { base64: script.textContent.trim(), encoding: encoding.startsWith("deflate") ? "deflate" : "none" };
 }
 
-/** Fetches `src` (resolved against the page); a failure says which address and why. */
-export async function fetchSource(url) {
-  let response;
-  try {
-    response = await fetch(url);
-  } catch (e) {
-    throw coded(`${url} could not be fetched (${e.message})`, "src_failed", { url });
-  }
-  if (!response.ok) throw coded(`${url} answered ${response.status}`, "src_status", { url, status: response.status });
-  return { bytes: new Uint8Array(await response.arrayBuffer()) };
-}
-
 /** The file name errors say: the last part of a URL, or what the author or notebook gave. */
 export function nameOf(url, fallback = "data") {
   if (!url) return fallback;
@@ -63,8 +52,34 @@ export function nameOf(url, fallback = "data") {
   }
 }
 
-/** The run's place summaries narrowed to the one shown: the views draw one place at a time. */
-export function shownPlace(opened, want) {
-  const places = opened.info.places;
-  return places.find((p) => p.place === want) ?? places[0];
+/**
+ * Opens `data` (see payloadOf, or a notebook's script element) or `src` in `client`'s worker,
+ * saying its name through `status(name)` meanwhile; resolves as `client.openFile` does.
+ */
+export async function openSource(client, { data, src }, status) {
+  const inline = data instanceof HTMLScriptElement;
+  const name = src ? nameOf(src, "src") : inline ? "figure" : "data";
+  status(name);
+  // the worker fetches `src` itself: the page's thread never holds a large file's bytes
+  const file = src ? { url: src } : inline ? inlinePayload(data) : payloadOf(data);
+  return client.openFile(name, file);
+}
+
+/**
+ * The element's file, opened when it is new (`model.sourceKey` names what is open) and narrowed
+ * to the place shown (the views draw one at a time): { model, opened, result, sel }, or null
+ * when a newer run superseded it. A view that needs the model is refused first.
+ */
+export async function openFile({ client, settings: s, reader, data, version, model, opened, status, clamped }) {
+  checkView(s.view);
+  const sourceKey = data !== undefined ? `data:${version}` : `src:${s.src}`;
+  if (model?.sourceKey !== sourceKey) {
+    opened = await openSource(client, data !== undefined ? { data } : { src: s.src }, status);
+    if (!opened) return null;
+    model = { key: opened.key, info: opened.model, sourceKey };
+    status(null);
+  }
+  const place = opened.info.places.find((p) => p.place === (reader.place ?? s.place)) ?? opened.info.places[0];
+  const result = { ...opened, info: { ...opened.info, places: [place] } };
+  return { model, opened, result, sel: selectionOf({ settings: s, reader, info: model.info, place, clamped }) };
 }

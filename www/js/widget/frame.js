@@ -4,6 +4,42 @@
 import { el } from "../views/dom.js";
 import { headNotes } from "../views/head-grid.js";
 import { figureNotes } from "../views/notes.js";
+import { STYLES } from "./styles.js";
+
+let sheet = null;
+
+/** The widget's one stylesheet, shared by every widget's shadow root. */
+export function widgetSheet() {
+  if (!sheet) {
+    sheet = new CSSStyleSheet();
+    sheet.replaceSync(STYLES);
+  }
+  return sheet;
+}
+
+/** Widgets compute once they are near the screen; one observer serves them all. */
+export const visibility = new IntersectionObserver(
+  (entries) => {
+    for (const entry of entries) if (entry.isIntersecting) entry.target.onVisible();
+  },
+  { rootMargin: "200px" },
+);
+
+/**
+ * A notebook's figure (`<div class="headmap-figure">`, js/inline/main.js) draws its own data,
+ * never a model: the data script beside the element, `null` while the page's parser has not
+ * reached it (the figure's script sets it then), `undefined` for any other widget.
+ */
+export function notebookData(element) {
+  if (!element.parentElement?.classList.contains("headmap-figure")) return undefined;
+  return element.parentElement.querySelector('script[type="application/vnd.headmap+safetensors"]');
+}
+
+/** What the title says: the place, layer, head (for a one-head view) and the model. */
+export function figureTitle(T, sel, architecture, view) {
+  const allHeads = ["lines", "pipeline", "grid", "rollout"].includes(view);
+  return [T(`place.${sel.place}`), `${T("layer")} ${sel.layer + 1}`, ...(allHeads ? [] : [`${T("head")} ${sel.head + 1}`]), architecture].filter(Boolean).join(" · ");
+}
 
 /** The frame's parts for `settings`, saving offered in `formats`; `save(format)` on a tap. */
 export function buildFrame({ T, settings: s, formats, save }) {
