@@ -10,6 +10,8 @@
 //! headmap attention --model $M --text "$T" --place encoder_self --format safetensors --precision f32 --out tests/fixtures/attention/tiny-ko-en.f32.safetensors
 //! ```
 
+#![cfg(all(feature = "cli", not(target_arch = "wasm32")))]
+
 mod cli_common;
 
 use std::path::{Path, PathBuf};

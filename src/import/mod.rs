@@ -412,7 +412,7 @@ fn check_layer(
         }
         let near = |target: f64| (sum - target).abs() <= f64::from(ROW_SUM_TOLERANCE);
         let may_be_empty = !sees[query] || !query_valid[query];
-        if !near(1.0) && !(may_be_empty && near(0.0)) {
+        if !(near(1.0) || may_be_empty && near(0.0)) {
             return Err(FileProblem::RowSum { at: at.to_string(), sum: sum as f32, layer, head, query });
         }
         if sees[query] && hides[query] && !near(0.0) {

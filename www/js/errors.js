@@ -34,6 +34,7 @@ export const JS_CODES = [
   "src_failed",
   "src_status",
   "bad_data",
+  "file", // a file's problem the page finds before the core (too large), worded as the core's
 ];
 
 export class CodedError extends Error {

@@ -106,7 +106,7 @@ export const EXPLORER_STRINGS = {
     "model.local": "이 기기의 모델 폴더…",
     "model.file": "파일에 저장된 어텐션…",
     chooseAttentionFile: "파일 고르기…",
-    "model.fileHint": "다른 곳에서 계산한 가중치: headmap attention --format json이나 safetensors, 또는 노트북의 headmap.save로 저장한 파일입니다. 히트맵, 격자, 선, 헤드 찾기와 롤아웃은 파일로 그리고, 단계 보기, 새 문장, 다른 마스크에는 모델이 있어야 합니다.",
+    "model.fileHint": "다른 곳에서 계산한 가중치: 명령줄이 쓴 JSON이나 safetensors 파일, 또는 노트북의 headmap 패키지로 저장한 파일입니다. 히트맵, 격자, 선, 헤드 찾기와 롤아웃은 파일로 그리고, 단계 보기, 새 문장, 다른 마스크에는 모델이 있어야 합니다.",
     fileAgain: "링크에는 파일을 담을 수 없습니다: 어텐션 파일을 다시 골라 주세요.",
     openedFile: "{file}: 파일에서 읽은 어텐션 가중치입니다 ({architecture}).",
     fileTokens: "파일의 문장입니다 (파일의 가중치는 다시 계산할 수 없습니다).",
