@@ -67,6 +67,8 @@ describe("article", () => {
     const details = await page.evaluate(() => Object.fromEntries(globalThis.__events.filter((e) => e.type === "render").map((e) => [e.id, e.detail])));
     assert.deepEqual([details["w-qkv"].place, details["w-qkv"].layer, details["w-qkv"].head], ["encoder_self", 1, 1], "the coreference head");
     assert.deepEqual([details["w-qk"].place, details["w-qk"].layer, details["w-qk"].head], ["encoder_self", 2, 2], "the positional head of the query–key section");
+    assert.equal(details["w-file"].model.fromFile, true, "section 11 draws a file, not a model's run");
+    assert.deepEqual([details["w-file"].place, details["w-file"].layer], ["encoder_self", 1]);
     assert.equal(details["w-causal"].place, "decoder_self");
     assert.equal(details["w-causal"].run.places[0].mask, "causal");
     assert.equal(details["w-cross"].place, "cross");
