@@ -141,10 +141,11 @@ reader's browser — for blog posts. Copy this folder to your site (say \`/asset
 Attributes: \`text\`, \`text2\` or \`texts\` (a padded batch), \`target\`, \`mask\` (none | padding |
 causal | cross), \`place\` (encoder_self | decoder_self | cross), \`model\` (trained — the default, a
 tiny Korean–English model; small or base — the untrained toy; or the URL of a folder with
-config.json, model.safetensors and tokenizer.json), \`layer\`, \`head\` (or all; both counted from 0, as
+config.json, model.safetensors and tokenizer.json), \`src\` (a JSON or safetensors file of weights
+computed elsewhere, drawn instead: \`headmap attention --format safetensors\`), \`layer\`, \`head\` (or all; both counted from 0, as
 transformers does — the figure's labels count from 1), \`scale\`, \`lang\`
 (ko | en), \`controls\` (sentence mask layer head scale save), \`view\` (heatmap | grid | steps |
-mixing | pipeline | lines), \`colormap\` (viridis | magma | blues), \`theme\` (light | dark | auto).
+mixing | pipeline | lines | atlas | rollout | qk), \`colormap\` (viridis | magma | blues), \`theme\` (light | dark | auto).
 Events: \`load\`, \`render\`, \`error\`. Theme with \`--headmap-bg\`, \`--headmap-fg\`,
 \`--headmap-muted\`, \`--headmap-line\`, \`--headmap-accent\`, \`--headmap-font\`, \`--headmap-radius\`.
 

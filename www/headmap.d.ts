@@ -2,12 +2,13 @@
 
 export type Place = "encoder_self" | "decoder_self" | "cross";
 export type MaskKind = "none" | "padding" | "causal" | "cross";
-export type View = "heatmap" | "grid" | "steps" | "mixing" | "pipeline" | "lines";
+export type View = "heatmap" | "grid" | "steps" | "mixing" | "pipeline" | "lines" | "atlas" | "rollout" | "qk";
 export type Control = "sentence" | "mask" | "layer" | "head" | "scale" | "save";
 
 /** What the widget draws now; the detail of its `load` and `render` events. */
 export interface Figure {
-  model: { architecture: string; trained: boolean; places: { place: Place; mask: MaskKind; layers: number; heads: number; dK: number }[]; maxTokens: number; dModel: number };
+  /** `fromFile`: weights computed elsewhere (`src`, `data`); then `dK`, `maxTokens` and `dModel` are unknown. */
+  model: { architecture: string; trained: boolean; fromFile?: boolean; places: { place: Place; mask: MaskKind; layers: number; heads: number; dK: number | null }[]; maxTokens: number | null; dModel?: number };
   run: { places: { place: Place; mask: MaskKind; whatIf: boolean; scale: boolean; batch: number; layers: number; heads: number; tq: number; tk: number }[] };
   place: Place;
   row: number;
@@ -22,6 +23,8 @@ export interface Figure {
 export interface HeadmapError {
   message: string;
   code: string;
+  /** The values the message is made of (a file's problem: `{ file, problem: { problem, … } }`). */
+  details?: Record<string, unknown>;
   attribute?: string;
   value?: string;
   expected?: string;
@@ -40,6 +43,13 @@ export class AttentionHeatmap extends HTMLElement {
   place: Place | null;
   /** "trained" (default), a toy preset ("small", "base"), or the URL of a folder of Hugging Face files. */
   model: string | null;
+  /** A file of attention computed elsewhere (JSON or safetensors, docs/attention.schema.json), drawn instead of a model's run. */
+  src: string | null;
+  /**
+   * The same from script: a file's bytes, a JSON document or its text, or a notebook figure's
+   * `<script type="application/vnd.headmap+safetensors">`; `null` goes back to the model.
+   */
+  data: ArrayBuffer | ArrayBufferView | object | string | HTMLScriptElement | null;
   layer: number | null;
   /** A head from 0, or "all" for the layer × head grid. */
   head: number | "all" | null;

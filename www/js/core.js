@@ -120,6 +120,11 @@ export function run(key, request) {
   const t0 = performance.now();
   const r = entry.model.run(request);
   const ms = performance.now() - t0;
+  return { ...keep(r, key, entry.pkg), ms };
+}
+
+/** Keeps run `r` of model `key` (made by `pkg`) under a new id, with its info and every row's tokens. */
+function keep(r, key, pkg) {
   const id = nextRun++;
   let info;
   const tokens = {};
@@ -130,9 +135,9 @@ export function run(key, request) {
     r.free(); // and with it the run's hold on its model
     throw e;
   }
-  runs.set(id, { run: r, key, pkg: entry.pkg, info, tokens });
+  runs.set(id, { run: r, key: key ?? `file:${id}`, pkg, info, tokens });
   evict(runs, MAX_RUNS);
-  return { id, info, tokens, ms };
+  return { id, info, tokens };
 }
 
 /**
@@ -143,23 +148,10 @@ export function run(key, request) {
  */
 export async function openFile(name, bytes) {
   const { pkg } = await hf();
-  const r = pkg.Run.fromFile(name, bytes);
-  const id = nextRun++;
-  let info;
-  const tokens = {};
-  try {
-    info = r.info();
-    for (const p of info.places) tokens[p.place] = Array.from({ length: p.batch }, (_, row) => r.tokens(p.place, row));
-  } catch (e) {
-    r.free();
-    throw e;
-  }
-  const key = `file:${id}`;
-  runs.set(id, { run: r, key, pkg, info, tokens });
-  evict(runs, MAX_RUNS);
+  const { id, info, tokens } = keep(pkg.Run.fromFile(name, bytes), null, pkg);
   const places = info.places.map((p) => ({ place: p.place, mask: p.mask, masks: [p.mask], layers: p.layers, heads: p.heads, dK: null }));
   const model = { architecture: info.modelType, trained: true, fromFile: true, name, places, encoderDecoder: places.length > 1, canGenerate: false, maxTokens: null };
-  return { id, info, tokens, model, key };
+  return { id, info, tokens, model, key: `file:${id}` };
 }
 
 export function free(id) {
