@@ -209,6 +209,9 @@ pub enum FileProblem {
     #[error("`{at}` is missing")]
     MissingField { at: String },
 
+    #[error("`{at}` has {count} {what}, more than the {max} a page opens")]
+    TooMany { at: String, what: String, count: usize, max: usize },
+
     #[error("`{at}` has {tokens} {side} tokens, but its weights have {size}")]
     TokensMismatch { at: String, side: String, tokens: usize, size: usize },
 
@@ -223,7 +226,7 @@ pub enum FileProblem {
     #[error("`{at}`: the weights of layer {layer}, head {head}, query {query} sum to {sum}, not 1 (within 0.001)")]
     RowSum { at: String, sum: f32, layer: usize, head: usize, query: usize },
 
-    #[error("`{at}` has the weight {value} at layer {layer}, head {head}, query {query}, key {key}, a key its {mask} mask hides")]
+    #[error("`{at}` puts weight on keys its {mask} mask hides: {value} at layer {layer}, head {head}, query {query}, key {key}")]
     MaskedWeight { at: String, mask: String, value: f32, layer: usize, head: usize, query: usize, key: usize },
 }
 

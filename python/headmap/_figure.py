@@ -120,7 +120,12 @@ class Figure:
         return _page.page(self.data, [_widget.script()], title=title, lang=self.attributes.get("lang", "en"))
 
     def save(self, path: str | os.PathLike) -> Path:
-        """Writes the page to `path` (one file: no network, no CDN) and returns the path."""
+        """Writes the page to `path` (one file: no network, no CDN) and returns the path; a path
+        ending in .safetensors gets the weights alone, the file the widget's `src` and the
+        explorer open (docs/attention.schema.json)."""
         path = Path(path)
+        if path.suffix == ".safetensors":
+            path.write_bytes(self.safetensors())
+            return path
         path.write_bytes(self.page().encode("utf-8"))  # bytes: no CR LF on Windows, the hash stays true
         return path

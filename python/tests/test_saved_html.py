@@ -94,3 +94,17 @@ def test_save_needs_a_path_and_a_figure_takes_no_more_arguments(tmp_path):
     with pytest.raises(TypeError, match="takes no other arguments"):
         headmap.save(fig, tmp_path / "x.html", view="grid")
     assert headmap.save(fig, path=tmp_path / "y.html").is_file()
+
+
+def test_a_safetensors_path_saves_the_weights_alone_for_the_widget_and_explorer(tmp_path):
+    from safetensors.numpy import load_file
+    import json
+    w = softmax_attention(2, 3, 5)
+    fig = headmap.show(w, words(5), view="grid", head="all", html_action="return")
+    path = fig.save(tmp_path / "run.safetensors")
+    tensors = load_file(path)
+    assert tensors["rows.0.encoder_self"].shape == (2, 3, 5, 5)
+    assert abs(tensors["rows.0.encoder_self"].astype("float32") - w).max() <= 5e-4
+    with open(path, "rb") as f:
+        header = json.loads(f.read(8 + int.from_bytes(open(path, "rb").read(8), "little"))[8:])
+    assert json.loads(header["__metadata__"]["headmap"])["format"] == "headmap.attention"

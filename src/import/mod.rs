@@ -15,7 +15,7 @@
 //! Each refusal is a [`FileProblem`] that says where.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use ndarray::{Array3, Axis};
 use safetensors::{Dtype, SafeTensors};
@@ -24,7 +24,7 @@ use serde::Deserialize;
 use crate::attention::mask::MaskKind;
 use crate::attention::place::Place;
 use crate::error::{Error, FileProblem, Result};
-use crate::models::run::{check_size, PlaceRun, Row, RowAttention, Run};
+use crate::models::run::{check_size, PlaceRun, Row, RowAttention, Run, MAX_WEIGHT_BYTES};
 use crate::tokenize::{short_label, Token, TokenKind};
 
 /// The largest file a page opens: a 12 × 12 × 512 × 512 run is 75 MB in f16, 151 MB in f32.
@@ -36,6 +36,15 @@ pub const MAX_JSON_BYTES: usize = 64 << 20;
 
 /// How far from 1 the weights of a query may sum (f16 rounds each weight by up to 2⁻¹¹ of it).
 pub const ROW_SUM_TOLERANCE: f32 = 1e-3;
+
+/// The same for bf16 weights, which round by up to 2⁻⁹ of each: a bf16 model's own attention
+/// sums to 1 only within about 2e-3.
+pub const BF16_ROW_SUM_TOLERANCE: f32 = 4e-3;
+
+/// The most tokens a side and rows a file may have: far past what a page draws, and a bound on
+/// what a small file can make the reader build.
+pub const MAX_TOKENS: usize = 8192;
+pub const MAX_ROWS: usize = 64;
 
 /// What the document calls itself (`format`); the version this reader knows.
 pub const FORMAT: &str = "headmap.attention";
@@ -94,72 +103,117 @@ pub fn read(file: &str, bytes: &[u8]) -> Result<Imported> {
     if bytes.len() > MAX_FILE_BYTES {
         return Err(problem(FileProblem::TooLarge { megabytes: bytes.len() >> 20, max: MAX_FILE_BYTES >> 20 }));
     }
-    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
-    if first == Some(&b'{') && bytes.len() > MAX_JSON_BYTES {
-        return Err(problem(FileProblem::TooLarge { megabytes: bytes.len() >> 20, max: MAX_JSON_BYTES >> 20 }));
-    }
-    let (document, mut tensors) = if first == Some(&b'{') {
-        let document: Document = parse_json(bytes).map_err(problem)?;
-        (document, None)
-    } else {
-        let st = SafeTensors::deserialize(bytes).map_err(|_| problem(FileProblem::NotAttention))?;
+    let (document, tensors) = if looks_like_safetensors(bytes) {
+        let st = SafeTensors::deserialize(bytes).map_err(|_| problem(FileProblem::NotSafetensors))?;
         let (_, metadata) = SafeTensors::read_metadata(bytes).map_err(|_| problem(FileProblem::NotSafetensors))?;
         let text =
             metadata.metadata().as_ref().and_then(|m| m.get("headmap")).ok_or(problem(FileProblem::NotAttention))?;
-        let document: Document = parse_json(text.as_bytes()).map_err(problem)?;
-        (document, Some(st))
+        (parse_json(text.as_bytes()).map_err(problem)?, Some(st))
+    } else if bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
+        if bytes.len() > MAX_JSON_BYTES {
+            return Err(problem(FileProblem::TooLarge { megabytes: bytes.len() >> 20, max: MAX_JSON_BYTES >> 20 }));
+        }
+        (parse_json(bytes).map_err(problem)?, None)
+    } else {
+        return Err(problem(FileProblem::NotAttention));
     };
     if document.format.as_deref().is_some_and(|f| f != FORMAT) || document.version.is_some_and(|v| v > VERSION) {
         return Err(problem(FileProblem::NotAttention));
     }
-    let mut places: BTreeMap<Place, PlaceRun> = BTreeMap::new();
+    if document.rows.len() > MAX_ROWS {
+        return Err(problem(FileProblem::TooMany {
+            at: "rows".into(),
+            what: "rows".into(),
+            count: document.rows.len(),
+            max: MAX_ROWS,
+        }));
+    }
+    // per place: its mask, whether it is a what-if, and its rows
+    let mut places: BTreeMap<Place, (MaskKind, bool, Vec<RowAttention>)> = BTreeMap::new();
+    let mut names: Option<Vec<String>> = None; // row 0's places: every row has the same
     let mut total = 0usize;
     for (r, row) in document.rows.into_iter().enumerate() {
+        let these: Vec<String> = row.attention.keys().cloned().collect();
+        let first = names.get_or_insert_with(|| these.clone());
+        if let Some(missing) = first
+            .iter()
+            .find(|n| !these.contains(n))
+            .map(|n| (r, n))
+            .or_else(|| these.iter().find(|n| !first.contains(n)).map(|n| (0, n)))
+        {
+            return Err(problem(FileProblem::MissingField {
+                at: format!("rows[{}].attention.{}", missing.0, missing.1),
+            }));
+        }
         for (name, doc) in row.attention {
             let at = format!("rows[{r}].attention.{name}");
-            let place = Place::parse(&name).map_err(|_| {
-                problem(FileProblem::WrongType {
-                    field: at.clone(),
-                    expected: "encoder_self, decoder_self or cross".into(),
-                })
-            })?;
-            let weights = match &mut tensors {
-                None => nested(&at, doc.weights.as_ref(), &doc).map_err(problem)?,
-                Some(st) => tensor(st, &format!("rows.{r}.{name}"), &doc).map_err(problem)?,
+            let wrong =
+                |field: String, expected: &str| problem(FileProblem::WrongType { field, expected: expected.into() });
+            let place = Place::parse(&name).map_err(|_| wrong(at.clone(), "encoder_self, decoder_self or cross"))?;
+            let mask = match &doc.mask {
+                Some(m) => {
+                    MaskKind::parse(m).map_err(|_| wrong(format!("{at}.mask"), "padding, causal, cross or none"))?
+                }
+                None => MaskKind::None,
+            };
+            check_sides(&at, place, &doc).map_err(problem)?;
+            let (weights, tolerance) = match &tensors {
+                None => (nested(&at, doc.weights.as_ref(), &doc).map_err(problem)?, ROW_SUM_TOLERANCE),
+                Some(st) => tensor(st, &format!("rows.{r}.{name}"), &doc, total).map_err(problem)?,
             };
             total = total.saturating_add(weights.iter().map(Array3::len).sum());
             check_size(total)?;
-            let mask = match &doc.mask {
-                Some(m) => MaskKind::parse(m).map_err(|_| {
-                    problem(FileProblem::WrongType {
-                        field: format!("{at}.mask"),
-                        expected: "padding, causal, cross or none".into(),
-                    })
-                })?,
-                None => MaskKind::None,
-            };
-            let row = build_row(&at, &doc, mask, weights).map_err(problem)?;
-            let entry =
-                places.entry(place).or_insert_with(|| PlaceRun::from_rows(place, mask, doc.what_if, Vec::new()));
-            if let Some(first) = entry.rows.first() {
-                let shape = |r: &RowAttention| vec![r.layers(), r.heads(), r.size().0, r.size().1];
-                if shape(first) != shape(&row) || entry.mask != mask {
-                    return Err(problem(FileProblem::WrongShape {
-                        name: at,
-                        got: shape(&row),
-                        expected: shape(first),
-                    }));
-                }
+            let row = build_row(&at, &doc, mask, weights, tolerance).map_err(problem)?;
+            let (kept_mask, _, rows) = places.entry(place).or_insert_with(|| (mask, doc.what_if, Vec::new()));
+            if *kept_mask != mask {
+                return Err(wrong(format!("{at}.mask"), kept_mask.name()));
             }
-            entry.rows.push(row);
+            let shape = |r: &RowAttention| vec![r.layers(), r.heads(), r.size().0, r.size().1];
+            if let Some(first) = rows.first().filter(|first| shape(first) != shape(&row)) {
+                return Err(problem(FileProblem::WrongShape { name: at, got: shape(&row), expected: shape(first) }));
+            }
+            rows.push(row);
         }
     }
-    if places.is_empty() || places.values().any(|p| p.rows.len() != places.values().next().map_or(0, |q| q.rows.len()))
-    {
-        return Err(problem(FileProblem::MissingField { at: "rows[…].attention".into() }));
+    if places.is_empty() {
+        return Err(problem(FileProblem::MissingField { at: "rows[0].attention".into() }));
     }
+    let places =
+        places.into_iter().map(|(place, (mask, what_if, rows))| PlaceRun::from_rows(place, mask, what_if, rows));
     let model_type = short_label(document.model_type.as_deref().unwrap_or("unknown"));
-    Ok(Imported { model_type, run: Run { places: places.into_values().collect(), hidden: Vec::new() } })
+    Ok(Imported { model_type, run: Run { places: places.collect(), hidden: Vec::new() } })
+}
+
+/// A safetensors file starts with the length of its JSON header (8 bytes, little-endian), then
+/// the header's `{`: told apart from JSON by that, not by a first `{`, which a header length
+/// can also begin with.
+fn looks_like_safetensors(bytes: &[u8]) -> bool {
+    let Some((length, rest)) = bytes.split_first_chunk::<8>() else { return false };
+    let length = u64::from_le_bytes(*length);
+    length <= rest.len() as u64 && rest.first() == Some(&b'{')
+}
+
+/// Tokens on both sides, not too many, and as many on each side of a self-attention place.
+fn check_sides(at: &str, place: Place, doc: &DocumentPlace) -> std::result::Result<(), FileProblem> {
+    for (side, count) in [("queries", doc.queries.len()), ("keys", doc.keys.len())] {
+        if count > MAX_TOKENS {
+            return Err(FileProblem::TooMany {
+                at: format!("{at}.{side}"),
+                what: "tokens".into(),
+                count,
+                max: MAX_TOKENS,
+            });
+        }
+    }
+    if place != Place::Cross && doc.queries.len() != doc.keys.len() {
+        let (got, expected) = (vec![doc.keys.len()], vec![doc.queries.len()]);
+        return Err(FileProblem::WrongShape {
+            name: format!("{at}.keys (self-attention: as many as its queries)"),
+            got,
+            expected,
+        });
+    }
+    Ok(())
 }
 
 fn parse_json(bytes: &[u8]) -> std::result::Result<Document, FileProblem> {
@@ -252,7 +306,14 @@ fn nested(at: &str, weights: Option<&Nested>, doc: &DocumentPlace) -> std::resul
 
 /// Tensor `name` of the safetensors file, layer by layer as f32. Half floats go through a table
 /// of all 65,536 values: a lookup, where converting each one is a dozen operations in wasm.
-fn tensor(st: &SafeTensors<'_>, name: &str, doc: &DocumentPlace) -> std::result::Result<Layers, FileProblem> {
+/// Tensor `name` as f32, and how far its rows may sum from 1; refused before it is converted
+/// when it would take the run's weights past what a page keeps (`before` are kept already).
+fn tensor(
+    st: &SafeTensors<'_>,
+    name: &str,
+    doc: &DocumentPlace,
+    before: usize,
+) -> std::result::Result<(Layers, f32), FileProblem> {
     let view = st.tensor(name).map_err(|_| FileProblem::MissingTensor { name: name.to_string() })?;
     let (tq, tk) = check_tokens(name, doc)?;
     let shape = view.shape().to_vec();
@@ -267,11 +328,19 @@ fn tensor(st: &SafeTensors<'_>, name: &str, doc: &DocumentPlace) -> std::result:
     if shape[3] != tk {
         return Err(mismatch(name, "key", tk, shape[3]));
     }
+    let bytes = shape.iter().fold(before, |n, &d| n.saturating_mul(d.max(1))).saturating_mul(4);
+    if bytes > MAX_WEIGHT_BYTES {
+        return Err(FileProblem::TooLarge { megabytes: bytes >> 20, max: MAX_WEIGHT_BYTES >> 20 });
+    }
+    static F16: OnceLock<Vec<f32>> = OnceLock::new();
+    static BF16: OnceLock<Vec<f32>> = OnceLock::new();
     let halves = |to_f32: fn(u16) -> f32| (0..=u16::MAX).map(to_f32).collect::<Vec<f32>>();
-    let (width, table) = match view.dtype() {
-        Dtype::F32 => (4, None),
-        Dtype::F16 => (2, Some(halves(|b| half::f16::from_bits(b).to_f32()))),
-        Dtype::BF16 => (2, Some(halves(|b| half::bf16::from_bits(b).to_f32()))),
+    let (width, table, tolerance) = match view.dtype() {
+        Dtype::F32 => (4, None, ROW_SUM_TOLERANCE),
+        Dtype::F16 => (2, Some(F16.get_or_init(|| halves(|b| half::f16::from_bits(b).to_f32()))), ROW_SUM_TOLERANCE),
+        Dtype::BF16 => {
+            (2, Some(BF16.get_or_init(|| halves(|b| half::bf16::from_bits(b).to_f32()))), BF16_ROW_SUM_TOLERANCE)
+        }
         other => {
             return Err(FileProblem::UnsupportedDtype {
                 name: name.to_string(),
@@ -281,12 +350,12 @@ fn tensor(st: &SafeTensors<'_>, name: &str, doc: &DocumentPlace) -> std::result:
     };
     let (layers, heads) = (shape[0], shape[1]);
     let per_layer = heads * tq * tk * width;
-    let bytes = view.data();
+    let bytes = view.data(); // safetensors checked that it holds the shape's bytes
     if bytes.len() != layers * per_layer {
         return Err(FileProblem::NotSafetensors);
     }
     let layer = |chunk: &[u8]| {
-        let values: Vec<f32> = match &table {
+        let values: Vec<f32> = match table {
             Some(table) => {
                 chunk.chunks_exact(2).map(|b| table[usize::from(u16::from_le_bytes([b[0], b[1]]))]).collect()
             }
@@ -294,7 +363,7 @@ fn tensor(st: &SafeTensors<'_>, name: &str, doc: &DocumentPlace) -> std::result:
         };
         Array3::from_shape_vec((heads, tq, tk), values).map_err(|_| FileProblem::NotSafetensors)
     };
-    bytes.chunks_exact(per_layer).map(layer).collect()
+    Ok((bytes.chunks_exact(per_layer).map(layer).collect::<std::result::Result<_, _>>()?, tolerance))
 }
 
 /// One side's tokens: labels as given (shortened like a model's), kinds as given or guessed.
@@ -360,6 +429,7 @@ fn build_row(
     doc: &DocumentPlace,
     mask: MaskKind,
     weights: Layers,
+    tolerance: f32,
 ) -> std::result::Result<RowAttention, FileProblem> {
     let queries = side(at, "query", &doc.queries, doc.query_valid.as_ref(), doc.query_kinds.as_ref())?;
     let keys = side(at, "key", &doc.keys, doc.key_valid.as_ref(), doc.key_kinds.as_ref())?;
@@ -370,7 +440,7 @@ fn build_row(
     let built = Arc::new(built);
     let heads = weights.first().map_or(0, |w| w.len_of(Axis(0)));
     for (l, layer) in weights.iter().enumerate() {
-        check_layer(at, mask, &built, &queries.valid, l, layer)?;
+        check_layer(at, (mask, &built), &queries.valid, (l, layer), tolerance)?;
     }
     let layers = weights.into_iter().map(|w| (w, Arc::clone(&built))).collect();
     Ok(RowAttention::from_weights(&queries, &keys, heads, layers))
@@ -382,18 +452,17 @@ fn build_row(
 /// One pass over contiguous rows: a 12 × 12 × 512 × 512 file is 37.7 M weights.
 fn check_layer(
     at: &str,
-    kind: MaskKind,
-    mask: &crate::Mask,
+    (kind, mask): (MaskKind, &crate::Mask),
     query_valid: &[bool],
-    layer: usize,
-    w: &Array3<f32>,
+    (layer, w): (usize, &Array3<f32>),
+    tolerance: f32,
 ) -> std::result::Result<(), FileProblem> {
     let (_, tq, tk) = w.dim();
     let allowed: Vec<bool> = mask.allowed().iter().copied().collect(); // (Tq, Tk), row-major
     let sees: Vec<bool> = allowed.chunks_exact(tk).map(|r| r.iter().any(|&a| a)).collect();
     let hides: Vec<bool> = allowed.chunks_exact(tk).map(|r| r.iter().any(|&a| !a)).collect();
-    let values = w.as_slice().ok_or(FileProblem::NotSafetensors)?; // built row-major
-    let limit = 1.0 + ROW_SUM_TOLERANCE;
+    let values = w.as_slice().ok_or(FileProblem::NotSafetensors)?; // (H, Tq, Tk), built row-major
+    let limit = 1.0 + tolerance;
     for (r, row) in values.chunks_exact(tk).enumerate() {
         let (head, query) = (r / tq, r % tq);
         let mut sum = 0.0f64;
@@ -410,23 +479,20 @@ fn check_layer(
                 FileProblem::NonFiniteWeight { at: at.to_string(), layer, head, query, key }
             });
         }
-        let near = |target: f64| (sum - target).abs() <= f64::from(ROW_SUM_TOLERANCE);
+        let near = |target: f64| (sum - target).abs() <= f64::from(tolerance);
         let may_be_empty = !sees[query] || !query_valid[query];
         if !(near(1.0) || may_be_empty && near(0.0)) {
             return Err(FileProblem::RowSum { at: at.to_string(), sum: sum as f32, layer, head, query });
         }
+        // what the mask hides holds nothing: all of it together, not only each cell
         if sees[query] && hides[query] && !near(0.0) {
             let cells = &allowed[query * tk..(query + 1) * tk];
-            if let Some((key, &value)) = row.iter().enumerate().find(|&(j, &v)| !cells[j] && v > ROW_SUM_TOLERANCE) {
-                return Err(FileProblem::MaskedWeight {
-                    at: at.to_string(),
-                    mask: kind.name().into(),
-                    value,
-                    layer,
-                    head,
-                    query,
-                    key,
-                });
+            let hidden = row.iter().enumerate().filter(|&(j, _)| !cells[j]);
+            let leaked: f32 = hidden.clone().map(|(_, v)| v).sum();
+            if leaked > tolerance {
+                let (key, &value) = hidden.max_by(|a, b| a.1.total_cmp(b.1)).unwrap_or((0, &0.0));
+                let mask = kind.name().into();
+                return Err(FileProblem::MaskedWeight { at: at.to_string(), mask, value, layer, head, query, key });
             }
         }
     }

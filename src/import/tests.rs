@@ -148,11 +148,11 @@ fn a_safetensors_file_must_match_its_metadata() {
     }
     // a tensor whose shape does not fit the tokens
     let short = Array4::<f32>::from_elem((1, 1, 2, 2), 0.5);
-    let meta = serde_json::json!({ "rows": [{ "attention": { "encoder_self": { "queries": ["a", "b", "c"], "keys": ["a", "b"] } } }] });
+    let meta = serde_json::json!({ "rows": [{ "attention": { "cross": { "queries": ["a", "b", "c"], "keys": ["a", "b"] } } }] });
     let bytes: Vec<u8> = short.iter().flat_map(|v| v.to_le_bytes()).collect();
     let view = safetensors::tensor::TensorView::new(Dtype::F32, vec![1, 1, 2, 2], &bytes).unwrap();
     let file = safetensors::serialize(
-        [("rows.0.encoder_self", view)],
+        [("rows.0.cross", view)],
         Some(std::collections::HashMap::from([("headmap".to_string(), meta.to_string())])),
     )
     .unwrap();
@@ -164,6 +164,66 @@ fn a_safetensors_file_must_match_its_metadata() {
     )
     .unwrap();
     assert!(matches!(problem(read("model.safetensors", &plain)), FileProblem::NotAttention));
+}
+
+#[test]
+fn rows_places_and_masks_must_agree() {
+    let place = |q: serde_json::Value, k: serde_json::Value, w: serde_json::Value, mask: &str| serde_json::json!({ "mask": mask, "queries": q, "keys": k, "weights": w });
+    let square = || {
+        place(
+            serde_json::json!(["a", "b"]),
+            serde_json::json!(["a", "b"]),
+            serde_json::json!([[[[1.0, 0.0], [0.5, 0.5]]]]),
+            "causal",
+        )
+    };
+    let doc = |rows: serde_json::Value| serde_json::to_vec(&serde_json::json!({ "rows": rows })).unwrap();
+    // self-attention over sides of different lengths: refused (rollout would multiply them)
+    let wide =
+        place(serde_json::json!(["a"]), serde_json::json!(["a", "b"]), serde_json::json!([[[[0.5, 0.5]]]]), "none");
+    let p = problem(read("w.json", &doc(serde_json::json!([{ "attention": { "encoder_self": wide } }]))));
+    assert!(matches!(p, FileProblem::WrongShape { .. }), "{p:?}");
+    // every row has the same places
+    let rows = serde_json::json!([{ "attention": { "decoder_self": square() } }, { "attention": { "encoder_self": square() } }]);
+    assert!(matches!(problem(read("r.json", &doc(rows))), FileProblem::MissingField { .. }));
+    // and one mask per place
+    let mut other = square();
+    other["mask"] = "none".into();
+    let rows =
+        serde_json::json!([{ "attention": { "decoder_self": square() } }, { "attention": { "decoder_self": other } }]);
+    assert!(matches!(problem(read("m.json", &doc(rows))), FileProblem::WrongType { .. }));
+    // weight spread thin over the hidden keys is still weight under the mask
+    let t = 8;
+    let mut row0 = vec![0.0005f32; t];
+    row0[0] = 1.0 - 0.0005 * (t - 1) as f32;
+    let causal: Vec<Vec<f32>> = (0..t)
+        .map(|i| {
+            if i == 0 {
+                row0.clone()
+            } else {
+                (0..t).map(|j| if j <= i { 1.0 / (i + 1) as f32 } else { 0.0 }).collect()
+            }
+        })
+        .collect();
+    let tokens: Vec<String> = (0..t).map(|i| format!("w{i}")).collect();
+    let leak = place(serde_json::json!(tokens), serde_json::json!(tokens), serde_json::json!([[causal]]), "causal");
+    let p = problem(read("l.json", &doc(serde_json::json!([{ "attention": { "decoder_self": leak } }]))));
+    assert!(matches!(p, FileProblem::MaskedWeight { query: 0, .. }), "{p:?}");
+}
+
+#[test]
+fn bf16_rows_sum_to_1_within_bf16_rounding() {
+    // 0.7 and 0.3 in bf16 are 0.69921875 and 0.30078125: a sum within 2e-3, not 1e-3
+    let weights = [0.7f32, 0.3, 0.3, 0.7].map(|v| half::bf16::from_f32(v + 0.0015));
+    let bytes: Vec<u8> = weights.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let meta = serde_json::json!({ "rows": [{ "attention": { "encoder_self": { "queries": ["a", "b"], "keys": ["a", "b"] } } }] });
+    let view = safetensors::tensor::TensorView::new(Dtype::BF16, vec![1, 1, 2, 2], &bytes).unwrap();
+    let file = safetensors::serialize(
+        [("rows.0.encoder_self", view)],
+        Some(std::collections::HashMap::from([("headmap".to_string(), meta.to_string())])),
+    )
+    .unwrap();
+    assert!(read("b.safetensors", &file).is_ok());
 }
 
 #[test]

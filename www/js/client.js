@@ -190,7 +190,13 @@ export class AttentionClient {
    */
   async openFile(name, file) {
     const mine = ++this.latest;
-    const result = await this.call("openFile", { name, file });
+    let result;
+    try {
+      result = await this.call("openFile", { name, file });
+    } catch (e) {
+      if (mine !== this.latest) return null; // a newer request superseded this one
+      throw e;
+    }
     if (mine !== this.latest) {
       this.free(result.id);
       return null;

@@ -7,7 +7,8 @@ import { coded } from "./errors.js";
 /** The largest file a page opens, as the core counts it (src/import: MAX_FILE_BYTES). */
 export const MAX_FILE_BYTES = 512 * 2 ** 20;
 
-function tooLarge(name, bytes) {
+/** The core's refusal of a file past the page's limit, made where the page finds it first. */
+export function tooLarge(name, bytes) {
   const megabytes = Math.floor(bytes / 2 ** 20);
   const problem = { problem: "too_large", megabytes, max: MAX_FILE_BYTES / 2 ** 20 };
   return coded(`${name}: ${megabytes} MB or more, more than the ${problem.max} MB a page opens`, "file", { file: name, problem });
@@ -75,6 +76,7 @@ async function fetched(name, url) {
   if (!response.ok) throw coded(`${url} answered ${response.status}`, "src_status", { url, status: response.status });
   const length = Number(response.headers.get("content-length") ?? 0);
   if (length > MAX_FILE_BYTES) throw tooLarge(name, length);
+  if (!response.body) return new Uint8Array(await response.arrayBuffer());
   return readAll(name, response.body, (e) => coded(`${url} could not be read (${e.message})`, "src_failed", { url }));
 }
 

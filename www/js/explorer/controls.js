@@ -187,7 +187,7 @@ export class Controls {
     $("example-buttons").parentElement.hidden = fromFile;
     $("text").title = fromFile ? app.T("fileTokens") : "";
     if (fromFile) {
-      const tokens = app.model.opened.tokens[place]?.[0];
+      const tokens = app.model.opened.tokens[place]?.[app.state.row ?? 0] ?? app.model.opened.tokens[place]?.[0];
       $("text").value = tokens ? tokens.queries.filter((_, i) => tokens.queryValid[i]).map((t) => t.label).join(" ") : "";
     } else if (this.showedFile) {
       // back to a model: its texts as they were

@@ -2,8 +2,7 @@
 // model id, or a folder from this computer. A model that fails to load leaves the one shown in
 // place and says why, as an error; a model named by a link says which model and from where.
 
-import { coded } from "../errors.js";
-import { MAX_FILE_BYTES } from "../file-bytes.js";
+import { MAX_FILE_BYTES, tooLarge } from "../file-bytes.js";
 import { filesToRead, validModelId } from "../model-files.js";
 
 /** The model a page opens on. */
@@ -65,10 +64,7 @@ export class ModelPicker {
     app.busy(true);
     this.setStatus("loading", { model: file.name });
     try {
-      if (file.size > MAX_FILE_BYTES) {
-        const problem = { problem: "too_large", megabytes: Math.floor(file.size / 2 ** 20), max: MAX_FILE_BYTES / 2 ** 20 };
-        throw coded(`${file.name}: ${problem.megabytes} MB, more than the ${problem.max} MB a page opens`, "file", { file: file.name, problem });
-      }
+      if (file.size > MAX_FILE_BYTES) throw tooLarge(file.name, file.size);
       const opened = await app.client.openFile(file.name, { bytes: new Uint8Array(await file.arrayBuffer()) });
       if (!opened) return false;
       Object.assign(app.state, { layer: null, head: null, place: null, mask: null, row: 0 });

@@ -92,6 +92,7 @@ export const EN = {
   widgetLabel: "Attention heatmap: {place}, layer {layer}, head {head}, of “{text}”",
   badAttribute: "Attribute {attribute}=\"{value}\" cannot be read, so the widget uses its default. Allowed: {expected}.",
   "expected.texts": "a JSON array of sentences, or one sentence per line",
+  "expected.src": "the URL of an attention file (.json or .safetensors)",
   "expected.model": "trained | induction | small | base | the URL of a folder of Hugging Face files",
   "expected.layer": "a layer number, counted from 0",
   "expected.head": "a head number, counted from 0, or all",

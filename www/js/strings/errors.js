@@ -70,6 +70,7 @@ export const ERRORS_KO = {
   "file.not_attention": "{file}: 어텐션 가중치 파일이 아닙니다. headmap의 JSON이나 headmap 메타데이터가 든 safetensors 파일을 엽니다.",
   "file.too_large": "{file}: {megabytes}메가바이트로, 페이지가 여는 {max}메가바이트를 넘습니다.",
   "file.missing_field": "{file}: ‘{at}’이(가) 없습니다.",
+  "file.too_many": "{file}: ‘{at}’에 {what}이(가) {count}개로, 페이지가 여는 최대 {max}개를 넘습니다.",
   "file.tokens_mismatch": "{file}: ‘{at}’에 {side} 토큰이 {tokens}개인데 가중치는 {size}개입니다.",
   "file.non_finite_weight": "{file}: ‘{at}’의 층 {layer}, 헤드 {head}, 쿼리 {query}, 키 {key}의 가중치가 유한하지 않습니다(숫자가 아니거나 무한대).",
   "file.weight_out_of_range": "{file}: ‘{at}’의 층 {layer}, 헤드 {head}, 쿼리 {query}, 키 {key}의 가중치 {value}이(가) 0과 1 사이가 아닙니다.",
@@ -163,6 +164,13 @@ export const WORDS_KO = {
   "a list": "목록",
   "another kind of value": "다른 종류의 값",
   null: "null",
+  tokens: "토큰",
+  rows: "행",
+  "encoder_self, decoder_self or cross": "encoder_self, decoder_self, cross 중 하나",
+  "padding, causal, cross or none": "padding, causal, cross, none 중 하나",
+  "word, continuation, part, special, unknown or pad": "word, continuation, part, special, unknown, pad 중 하나",
+  "a mask these tokens allow (causal needs as many queries as keys)": "이 토큰들에 맞는 마스크(인과 마스크는 쿼리와 키의 수가 같아야 합니다)",
+  "what docs/attention.schema.json describes": "docs/attention.schema.json이 설명하는 형식",
 };
 
 /** English wording for the errors whose core message names places and masks by their codes. */

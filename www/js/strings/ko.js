@@ -91,6 +91,7 @@ export const KO = {
   widgetLabel: "어텐션 히트맵: ‘{text}’의 {place}, {layer}층, {head}번 헤드",
   badAttribute: "속성 {attribute}=\"{value}\"을(를) 읽을 수 없어 기본값으로 그립니다. 쓸 수 있는 값: {expected}.",
   "expected.texts": "문장들의 JSON 배열, 또는 한 줄에 한 문장",
+  "expected.src": ".json이나 .safetensors 어텐션 파일의 URL",
   "expected.model": "trained | induction | small | base | 허깅 페이스 파일이 든 폴더의 URL",
   "expected.layer": "0부터 세는 층 번호",
   "expected.head": "0부터 세는 헤드 번호, 또는 all",

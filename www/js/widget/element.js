@@ -250,6 +250,7 @@ export class AttentionHeatmap extends HTMLElement {
   }
 
   set data(value) {
+    if ((value ?? undefined) === this.#data) return; // a notebook's figure finds its data before its script sets it
     this.#data = value ?? undefined;
     this.#dataVersion++;
     this.#reader = {};
@@ -328,7 +329,7 @@ export class AttentionHeatmap extends HTMLElement {
     this.#parts.title.textContent = title;
     if (!this.hasAttribute("aria-label") || this.#ownLabel) {
       this.#ownLabel = true;
-      const text = withReader(this.#settings, this.#reader).texts[sel.row] ?? "";
+      const text = this.#model.info.fromFile ? tokens.queries.filter((_, i) => tokens.queryValid[i]).map((t) => t.label).join(" ") : withReader(this.#settings, this.#reader).texts[sel.row] ?? "";
       this.setAttribute("aria-label", T("widgetLabel", { place: T(`place.${sel.place}`), layer: sel.layer + 1, head: sel.head + 1, text: text.slice(0, 120) }));
     }
     if (this.#drawFailed) {

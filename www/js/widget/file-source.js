@@ -25,9 +25,10 @@ export function checkView(view) {
 
 /**
  * What `data` (the property) holds, as the worker's openFile takes it: bytes of a file
- * (ArrayBuffer or a typed array), a JSON document (an object) or its text (a string).
+ * (a Blob or File, an ArrayBuffer or a typed array), a JSON document (an object) or its text.
  */
-export function payloadOf(data) {
+export async function payloadOf(data) {
+  if (data instanceof Blob) return { bytes: new Uint8Array(await data.arrayBuffer()) }; // a File too
   if (data instanceof ArrayBuffer) return { bytes: new Uint8Array(data.slice(0)) };
   if (ArrayBuffer.isView(data)) return { bytes: new Uint8Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength)) };
   if (typeof data === "string") return { bytes: new TextEncoder().encode(data) };
@@ -61,7 +62,7 @@ export async function openSource(client, { data, src }, status) {
   const name = src ? nameOf(src, "src") : inline ? "figure" : "data";
   status(name);
   // the worker fetches `src` itself: the page's thread never holds a large file's bytes
-  const file = src ? { url: src } : inline ? inlinePayload(data) : payloadOf(data);
+  const file = src ? { url: src } : inline ? inlinePayload(data) : await payloadOf(data);
   return client.openFile(name, file);
 }
 

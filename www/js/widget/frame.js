@@ -68,7 +68,7 @@ export function buildFrame({ T, settings: s, formats, save }) {
  */
 export function frameNotes({ T, info, place, sel, tokens, architecture, settings }) {
   const modelPlace = info.places.find((p) => p.place === sel.place);
-  const trained = settings.model.from === "trained";
+  const trained = !info.fromFile && settings.model.from === "trained"; // a file names its own model
   const said = figureNotes({ T, info, place, tokens, model: trained ? "headmap-tiny-ko-en" : architecture, reads: trained ? "reads.trained" : null, script: !trained });
   const notes = [said.whatIf, said.scale, said.decoder, said.coverage].filter(Boolean);
   // shared key/value heads and local layers: said where they shape what is drawn
