@@ -209,6 +209,9 @@ pub enum FileProblem {
     #[error("`{at}` is missing")]
     MissingField { at: String },
 
+    #[error("self-attention `{at}` has {queries} queries and {keys} keys: its tokens attend to themselves, as many on each side")]
+    NotSquare { at: String, queries: usize, keys: usize },
+
     #[error("`{at}` has {count} {what}, more than the {max} a page opens")]
     TooMany { at: String, what: String, count: usize, max: usize },
 

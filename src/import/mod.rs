@@ -206,12 +206,7 @@ fn check_sides(at: &str, place: Place, doc: &DocumentPlace) -> std::result::Resu
         }
     }
     if place != Place::Cross && doc.queries.len() != doc.keys.len() {
-        let (got, expected) = (vec![doc.keys.len()], vec![doc.queries.len()]);
-        return Err(FileProblem::WrongShape {
-            name: format!("{at}.keys (self-attention: as many as its queries)"),
-            got,
-            expected,
-        });
+        return Err(FileProblem::NotSquare { at: at.to_string(), queries: doc.queries.len(), keys: doc.keys.len() });
     }
     Ok(())
 }

@@ -182,7 +182,7 @@ fn rows_places_and_masks_must_agree() {
     let wide =
         place(serde_json::json!(["a"]), serde_json::json!(["a", "b"]), serde_json::json!([[[[0.5, 0.5]]]]), "none");
     let p = problem(read("w.json", &doc(serde_json::json!([{ "attention": { "encoder_self": wide } }]))));
-    assert!(matches!(p, FileProblem::WrongShape { .. }), "{p:?}");
+    assert!(matches!(p, FileProblem::NotSquare { queries: 1, keys: 2, .. }), "{p:?}");
     // every row has the same places
     let rows = serde_json::json!([{ "attention": { "decoder_self": square() } }, { "attention": { "encoder_self": square() } }]);
     assert!(matches!(problem(read("r.json", &doc(rows))), FileProblem::MissingField { .. }));
@@ -238,10 +238,10 @@ fn a_file_past_the_limit_is_refused_before_it_is_read() {
 fn a_place_without_tokens_is_refused_not_divided_by() {
     let empty = br#"{"rows":[{"attention":{"encoder_self":{"queries":[],"keys":[],"weights":[[[]]]}}}]}"#;
     assert!(matches!(problem(read("e.json", empty)), FileProblem::WrongShape { .. }));
-    let meta = serde_json::json!({ "rows": [{ "attention": { "encoder_self": { "queries": [], "keys": ["a"] } } }] });
+    let meta = serde_json::json!({ "rows": [{ "attention": { "cross": { "queries": [], "keys": ["a"] } } }] });
     let view = safetensors::tensor::TensorView::new(Dtype::F32, vec![1, 1, 0, 1], &[]).unwrap();
     let file = safetensors::serialize(
-        [("rows.0.encoder_self", view)],
+        [("rows.0.cross", view)],
         Some(std::collections::HashMap::from([("headmap".to_string(), meta.to_string())])),
     )
     .unwrap();

@@ -100,10 +100,11 @@ describe("weights from a file, in the widget", () => {
       ["row sum", bad((p) => (p.weights[0][0][1][0] += 0.01)), "row_sum"],
       ["NaN", bad((p) => (p.weights[1][2][0][3] = null)), "non_finite_weight"],
       ["negative", bad((p) => (p.weights[0][0][0][0] = -0.2)), "weight_out_of_range"],
-      ["a token too many", bad((p) => p.queries.push("더")), "tokens_mismatch"],
+      ["a token too many", bad((p) => (p.queries.push("더"), p.keys.push("더"))), "tokens_mismatch"],
+      ["queries without their keys", bad((p) => p.queries.push("더")), "not_square"],
       ["a head missing", bad((p) => p.weights[1].pop()), "wrong_shape"],
       ["not attention", { hello: "world" }, "missing_field"],
-      ["truncated safetensors", new Uint8Array(st.slice(0, Math.floor(st.length / 2))), "not_attention"],
+      ["truncated safetensors", new Uint8Array(st.slice(0, Math.floor(st.length / 2))), "not_safetensors"],
       ["text", "어텐션이 아닌 글", "not_attention"],
     ];
     assert.ok(place.weights.length >= 2 && place.weights[1].length >= 3);

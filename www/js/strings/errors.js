@@ -70,6 +70,7 @@ export const ERRORS_KO = {
   "file.not_attention": "{file}: 어텐션 가중치 파일이 아닙니다. headmap의 JSON이나 headmap 메타데이터가 든 safetensors 파일을 엽니다.",
   "file.too_large": "{file}: {megabytes}메가바이트로, 페이지가 여는 {max}메가바이트를 넘습니다.",
   "file.missing_field": "{file}: ‘{at}’이(가) 없습니다.",
+  "file.not_square": "{file}: 셀프 어텐션 ‘{at}’에 쿼리 {queries}개와 키 {keys}개가 있습니다: 같은 토큰끼리 주목하므로 양쪽 수가 같아야 합니다.",
   "file.too_many": "{file}: ‘{at}’에 {what}이(가) {count}개로, 페이지가 여는 최대 {max}개를 넘습니다.",
   "file.tokens_mismatch": "{file}: ‘{at}’에 {side} 토큰이 {tokens}개인데 가중치는 {size}개입니다.",
   "file.non_finite_weight": "{file}: ‘{at}’의 층 {layer}, 헤드 {head}, 쿼리 {query}, 키 {key}의 가중치가 유한하지 않습니다(숫자가 아니거나 무한대).",
