@@ -238,7 +238,9 @@ export class Viewer {
   /** "Sentence 1 · 동물이 길을…" per batch row; the one shown is pressed. */
   rowTabs(r, place) {
     const { app } = this;
-    const texts = [app.state.text, app.state.text2];
+    // a file's rows are named by their own tokens: there are no texts typed for them
+    const ofFile = (b) => r.tokens[place.place][b].queries.filter((_, i) => r.tokens[place.place][b].queryValid[i]).map((t) => t.label).join(" ");
+    const texts = app.model.info.fromFile ? Array.from({ length: place.batch }, (_, b) => ofFile(b)) : [app.state.text, app.state.text2];
     const tabs = [];
     if (place.batch > 1) {
       for (let b = 0; b < place.batch; b++) {
