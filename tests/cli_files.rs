@@ -8,6 +8,7 @@
 //! headmap attention --model $M --text "$T" --place encoder_self --format json > tests/fixtures/attention/tiny-ko-en.json
 //! headmap attention --model $M --text "$T" --place encoder_self --format safetensors --out tests/fixtures/attention/tiny-ko-en.safetensors
 //! headmap attention --model $M --text "$T" --place encoder_self --format safetensors --precision f32 --out tests/fixtures/attention/tiny-ko-en.f32.safetensors
+//! headmap attention --model tests/fixtures/hf/bert --text "a b c" --text "d e" --format safetensors --out tests/fixtures/attention/bert-two-rows.safetensors
 //! ```
 
 #![cfg(all(feature = "cli", not(target_arch = "wasm32")))]
@@ -71,6 +72,13 @@ fn the_committed_files_are_what_the_command_line_writes() {
     assert!(largest_difference(&now, &committed("tiny-ko-en.f32.safetensors")) <= 1e-6);
     let f16 = largest_difference(&now, &committed("tiny-ko-en.safetensors"));
     assert!(f16 <= 5e-4, "f16 rounds a weight by at most 2⁻¹¹ of it: {f16}");
+    let bert = fixture("bert");
+    let two = written(
+        &["attention", "--model", &bert, "--text", "a b c", "--text", "d e"],
+        &["--format", "json"],
+        "two.json",
+    );
+    assert!(largest_difference(&two, &committed("bert-two-rows.safetensors")) <= 5e-4, "the explorer's two-row file");
 }
 
 #[test]

@@ -196,6 +196,21 @@ describe("weights from a file, in the explorer", () => {
     await page.context().close();
   });
 
+  it("names a file's batch rows by their tokens, and a row's tab shows its tokens", async () => {
+    const page = await openExplorer(h);
+    await page.selectOption("#model", "file");
+    const drawn = await page.evaluate(() => globalThis.__headmap.renders);
+    await page.setInputFiles("#attention-file", join(FIXTURES, "bert-two-rows.safetensors"));
+    await page.waitForFunction((n) => globalThis.__headmap.renders > n, drawn);
+    assert.deepEqual(await page.locator("#rows button").allTextContents(), ["Sentence 1 · [CLS] a b c [SEP]", "Sentence 2 · [CLS] d e [SEP]"]);
+    const before = await page.evaluate(() => globalThis.__headmap.renders);
+    await page.locator("#rows button").nth(1).click();
+    await page.waitForFunction((n) => globalThis.__headmap.renders > n, before);
+    assert.equal(await page.inputValue("#text"), "[CLS] d e [SEP]");
+    assert.deepEqual(page.consoleErrors, []);
+    await page.context().close();
+  });
+
   it("reads on a phone in Korean", async () => {
     const page = await openExplorer(h, "?lang=ko", { width: 390, height: 844, locale: "ko-KR", touch: true });
     await page.selectOption("#model", "file");

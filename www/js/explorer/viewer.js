@@ -255,7 +255,9 @@ export class Viewer {
               onclick: () => {
                 app.state.row = b;
                 app.syncUrl();
-                this.render();
+                // a file's row: its tokens go in the (read-only) text field too
+                if (app.model.info.fromFile) app.recompute();
+                else this.render();
               },
             },
             `${app.T("sentence")} ${b + 1} · `,
