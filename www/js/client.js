@@ -164,35 +164,25 @@ export class AttentionClient {
    * Runs `request` on the model `key`. Resolves to { id, info, tokens, ms }, or to `null` when
    * a newer run was asked of this client meanwhile. The previous run is freed.
    */
-  async run(key, request) {
-    const mine = ++this.latest;
-    let result;
-    try {
-      result = await this.withModel(key, () => this.call("run", { key, request }));
-    } catch (e) {
-      if (mine !== this.latest) return null; // a newer request superseded this one
-      throw e;
-    }
-    if (mine !== this.latest) {
-      this.free(result.id);
-      return null;
-    }
-    if (this.current !== null) this.free(this.current);
-    this.current = result.id;
-    this.asked.set(result.id, { key, request });
-    return result;
+  run(key, request) {
+    return this.newest(() => this.withModel(key, () => this.call("run", { key, request })), { key, request });
   }
 
   /**
    * Weights computed elsewhere: `file` is `{ bytes }` (a file's, kept here to open again if the
-   * worker lets the run go) or `{ base64, encoding }` (a notebook figure's). Resolves like
-   * `run`, plus the `model` info the views read; `null` when a newer run superseded it.
+   * worker lets the run go), `{ url }` or `{ base64, encoding }` (a notebook figure's). Resolves
+   * like `run`, plus the `model` info the views read; `null` when a newer run superseded it.
    */
-  async openFile(name, file) {
+  openFile(name, file) {
+    return this.newest(() => this.call("openFile", { name, file }), { file: { name, file } });
+  }
+
+  /** `make()`'s run as this client's newest (`asked` makes it again), or null if a newer one came. */
+  async newest(make, asked) {
     const mine = ++this.latest;
     let result;
     try {
-      result = await this.call("openFile", { name, file });
+      result = await make();
     } catch (e) {
       if (mine !== this.latest) return null; // a newer request superseded this one
       throw e;
@@ -203,7 +193,7 @@ export class AttentionClient {
     }
     if (this.current !== null) this.free(this.current);
     this.current = result.id;
-    this.asked.set(result.id, { file: { name, file } });
+    this.asked.set(result.id, asked);
     return result;
   }
 
