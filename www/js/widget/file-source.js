@@ -10,9 +10,6 @@ import { selectionOf } from "./attributes.js";
 /** Views that recompute from the model (a trace, the model's sizes, its vectors): not from a file. */
 export const NEEDS_MODEL = ["steps", "mixing", "pipeline", "qk"];
 
-/** The controls that would ask the model for a new run: a file has none to ask. */
-export const MODEL_CONTROLS = ["sentence", "mask", "scale"];
-
 /** The type of the script element a notebook's figure carries its file in. */
 export const DATA_TYPE = "application/vnd.headmap+safetensors";
 
