@@ -95,7 +95,6 @@ pub enum Error {
     #[error("the induction probe draws tokens from a vocabulary: {architecture} has none")]
     NoVocabulary { architecture: String },
 
-    #[cfg(feature = "hf")]
     #[error("a worker thread could not start: {reason}")]
     Thread { reason: String },
 

@@ -34,6 +34,7 @@ pub mod import;
 pub mod math;
 pub mod models;
 pub mod nn;
+pub mod par;
 #[cfg(feature = "hf")]
 pub mod qk;
 pub mod rng;

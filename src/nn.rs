@@ -38,7 +38,7 @@ impl Linear {
         if x.ncols() != self.d_in() {
             return Err(Error::shape("input", &[x.nrows(), x.ncols()], &[x.nrows(), self.d_in()]));
         }
-        let mut y = x.dot(&self.weight); // (T, d_out)
+        let mut y = crate::par::product(x, self.weight.view()); // (T, d_out)
         if let Some(b) = &self.bias {
             y += b;
         }

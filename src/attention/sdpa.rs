@@ -116,7 +116,7 @@ fn weights_checked(
     steps: ScoreSteps,
 ) -> Result<(Array2<f32>, Vec<usize>)> {
     let (tq, tk) = (q.nrows(), k.nrows());
-    let mut weights = Vec::with_capacity(tq * tk);
+    let mut weights = vec![0.0; tq * tk];
     let head = weights_into(q, k, mask, steps, &mut Vec::new(), &mut weights)?;
     Ok((matrix("weights", tq, tk, weights)?, head.fully_masked_rows))
 }
@@ -130,7 +130,7 @@ pub(crate) struct HeadWeights {
     pub max: f32,
 }
 
-/// Appends the weights of queries `q` (Tq, d_k) over keys `k` (Tk, d_k) to `out`, (Tq, Tk)
+/// Writes the weights of queries `q` (Tq, d_k) over keys `k` (Tk, d_k) into `out`, (Tq, Tk)
 /// row-major, with `scratch` holding QKᵀ: then each row goes through 1. scale, 2. the position
 /// bias, 3. the mask and 4. softmax while it is in cache.
 ///
@@ -142,23 +142,24 @@ pub(crate) fn weights_into(
     mask: Option<&Mask>,
     steps: ScoreSteps,
     scratch: &mut Vec<f32>,
-    out: &mut Vec<f32>,
+    out: &mut [f32],
 ) -> Result<HeadWeights> {
     let (tq, tk) = (q.nrows(), k.nrows());
+    if out.len() != tq * tk {
+        return Err(Error::shape("weights", &[out.len()], &[tq * tk]));
+    }
     scratch.resize(tq * tk, 0.0);
     let mut scores = matrix("scores QKᵀ", tq, tk, std::mem::take(scratch))?; // (Tq, Tk)
     ndarray::linalg::general_mat_mul(1.0, &q, &k.t(), 0.0, &mut scores); // QKᵀ
     *scratch = scores.into_raw_vec_and_offset().0;
     let inv = 1.0 / steps.divisor;
     let mut head = HeadWeights { fully_masked_rows: Vec::new(), max: 0.0 };
-    for (i, s) in scratch.chunks_exact(tk).enumerate() {
+    for (i, (s, row)) in scratch.chunks_exact(tk).zip(out.chunks_exact_mut(tk)).enumerate() {
         if !math::all_finite(s) {
             let j = s.iter().position(|x| !x.is_finite()).unwrap_or(0);
             return Err(Error::NonFinite { what: "scores QKᵀ".to_string(), index: vec![i, j] });
         }
-        let start = out.len();
-        out.extend_from_slice(s);
-        let row = &mut out[start..];
+        row.copy_from_slice(s);
         // 1. scale, 2. add the position bias, 3. mask: the trace's arithmetic, value for value
         if inv != 1.0 {
             row.iter_mut().for_each(|x| *x *= inv);

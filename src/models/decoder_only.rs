@@ -13,6 +13,7 @@ use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, Row, Run, Settings};
 use crate::attention::mask::{Mask, MaskKind};
 use crate::error::Result;
 use crate::nn;
+use crate::par;
 
 /// What a query that may see no key gets in a windowed layer — a PAD query at the end of a
 /// right-padded row whose window holds only PAD keys — as each family's transformers code
@@ -80,14 +81,18 @@ impl Network for DecoderOnly {
     /// was trained, or a what-if mask (the windows stay).
     fn forward(&self, batch: &Batch, settings: &Settings) -> Result<Run> {
         let mut place = PlaceRun::new(&self.place, settings);
-        let mut hidden = Vec::with_capacity(batch.sources.len());
-        for row in &batch.sources {
+        // the rows of a padded batch are independent: on the threads when there are some
+        let rows = par::map(&batch.sources, |row| {
             let x = self.embeddings.forward(&row.ids)?; // (T, D)
             let masks = layer_masks(&self.place, place.mask, row, self.empty_rows)?;
             let mut record = place.record(row, row);
             let out = self.stack.run(x, &masks, settings.scale_scores, Some(&mut record), None, settings.until())?;
+            Ok((record, Hidden { encoder: None, decoder: out }))
+        });
+        let mut hidden = Vec::with_capacity(batch.sources.len());
+        for (record, row) in par::all(rows)? {
             place.rows.push(record);
-            hidden.push(Hidden { encoder: None, decoder: out });
+            hidden.push(row);
         }
         Ok(Run { places: vec![place], hidden })
     }

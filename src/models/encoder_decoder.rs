@@ -13,9 +13,10 @@ use super::transformer::DecoderPlaces;
 use crate::attention::mask::{Mask, MaskKind};
 use crate::attention::place::Place;
 use crate::error::{Error, Result};
+use crate::par;
 
 /// An encoder–decoder model's two stacks, embeddings to output, and its head.
-pub(crate) trait Stacks {
+pub(crate) trait Stacks: Send + Sync {
     /// The encoder's output (Ts, D) for `src`, its self-attention masked by `mask` and recorded
     /// in `record`; `None` when it runs only `until` its last layer's weights.
     fn encode(
@@ -97,21 +98,22 @@ impl<S: Stacks> Network for EncoderDecoder<S> {
         let needs_decoder = settings.keeps(Place::DecoderSelf) || settings.keeps(Place::Cross);
         // the decoder's cross-attention reads the whole encoder output
         let encoder_until = if needs_decoder { Until::Output } else { settings.until() };
-        let mut hidden = Vec::with_capacity(batch.sources.len());
-        for (src, tgt) in batch.sources.iter().zip(&batch.targets) {
+        // the rows of a padded batch are independent: on the threads when there are some
+        let pairs: Vec<_> = batch.sources.iter().zip(&batch.targets).collect();
+        let rows = par::map(&pairs, |&(src, tgt)| {
             // 1. encoder self-attention, PAD keys masked
             let padding = place_mask(encoder.mask, src, src)?;
             let mut enc_row = settings.keeps(Place::EncoderSelf).then(|| encoder.record(src, src));
             let memory = self.stacks.encode(src, &padding, settings.scale_scores, enc_row.as_mut(), encoder_until)?;
             let memory = Arc::new(memory.unwrap_or_default());
-            encoder.rows.extend(enc_row);
             // 2. decoder: masked self-attention, then cross-attention over the encoder output
             let mut out = Hidden::default();
+            let (mut self_row, mut cross_row) = (None, None);
             if needs_decoder {
                 let causal = place_mask(decoder.mask, tgt, tgt)?;
                 let source_padding = place_mask(cross.mask, tgt, src)?;
-                let mut self_row = settings.keeps(Place::DecoderSelf).then(|| decoder.record(tgt, tgt));
-                let mut cross_row = settings.keeps(Place::Cross).then(|| cross.record(tgt, src));
+                self_row = settings.keeps(Place::DecoderSelf).then(|| decoder.record(tgt, tgt));
+                cross_row = settings.keeps(Place::Cross).then(|| cross.record(tgt, src));
                 let places = DecoderPlaces {
                     self_mask: &causal,
                     cross_mask: &source_padding,
@@ -119,10 +121,15 @@ impl<S: Stacks> Network for EncoderDecoder<S> {
                     cross_record: cross_row.as_mut(),
                 };
                 out.decoder = self.stacks.decode(tgt, &memory, places, settings.scale_scores, settings.until())?;
-                decoder.rows.extend(self_row);
-                cross.rows.extend(cross_row);
             }
             out.encoder = (encoder_until == Until::Output).then(|| Arc::unwrap_or_clone(memory));
+            Ok(([enc_row, self_row, cross_row], out))
+        });
+        let mut hidden = Vec::with_capacity(batch.sources.len());
+        for ([enc_row, self_row, cross_row], out) in par::all(rows)? {
+            encoder.rows.extend(enc_row);
+            decoder.rows.extend(self_row);
+            cross.rows.extend(cross_row);
             hidden.push(out);
         }
         let places = [encoder, decoder, cross].into_iter().filter(|p| settings.keeps(p.place)).collect();

@@ -10,6 +10,7 @@ use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, Run, Settings};
 use super::transformer::{self, EncoderLayer};
 use crate::error::{Error, Result};
 use crate::nn::{self, LayerNorm, Linear};
+use crate::par;
 
 /// Which row of the position table each token reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,8 +116,8 @@ impl Network for EncoderOnly {
     /// Encoder self-attention with the padding mask it was trained with (or a what-if mask).
     fn forward(&self, batch: &Batch, settings: &Settings) -> Result<Run> {
         let mut place = PlaceRun::new(&self.place, settings);
-        let mut hidden = Vec::with_capacity(batch.sources.len());
-        for row in &batch.sources {
+        // the rows of a padded batch are independent: on the threads when there are some
+        let rows = par::map(&batch.sources, |row| {
             let x = self.embeddings.forward(&row.ids)?; // (T, D)
             let mask = place_mask(place.mask, row, row)?;
             let mut record = place.record(row, row);
@@ -128,8 +129,12 @@ impl Network for EncoderOnly {
                 Some(&mut record),
                 settings.until(),
             )?;
+            Ok((record, Hidden { encoder: out, decoder: None }))
+        });
+        let mut hidden = Vec::with_capacity(batch.sources.len());
+        for (record, row) in par::all(rows)? {
             place.rows.push(record);
-            hidden.push(Hidden { encoder: out, decoder: None });
+            hidden.push(row);
         }
         Ok(Run { places: vec![place], hidden })
     }

@@ -26,7 +26,7 @@ pub(crate) struct NetworkInfo {
 
 /// What a network does: run token rows, recording the attention block behind each place and
 /// layer (for weights on demand and traces), and, in an encoder–decoder, write its own target.
-pub(crate) trait Network {
+pub(crate) trait Network: Send + Sync {
     fn info(&self) -> &NetworkInfo;
     /// Runs a padded batch; keeps the places `settings` asks for, each layer recorded with
     /// its block and inputs (see [`super::run::attend`]) so its weights and traces can be

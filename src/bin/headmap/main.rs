@@ -39,6 +39,10 @@ use vectors::vectors;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Threads for the forward (the heads of a layer, large products, the rows of a batch):
+    /// the machine's cores by default, or HEADMAP_THREADS. One gives the single-threaded run.
+    #[arg(long, global = true, value_parser = clap::value_parser!(u16).range(1..=256))]
+    threads: Option<u16>,
 }
 
 #[derive(Subcommand)]
@@ -227,7 +231,14 @@ enum ProbeKind {
 }
 
 fn main() -> ExitCode {
-    let done = match Cli::parse().command {
+    let cli = Cli::parse();
+    if let Some(n) = cli.threads {
+        if let Err(e) = headmap::par::set_threads(usize::from(n)) {
+            eprintln!("headmap: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    let done = match cli.command {
         Command::Attention(args) => attention(&args),
         Command::Heads(args) => heads(&args),
         Command::Rollout(args) => rollout(&args),

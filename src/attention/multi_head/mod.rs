@@ -16,8 +16,11 @@ use super::relative::RelativePositionBias;
 #[cfg(feature = "hf")]
 use super::rotary::{Rotary, RotaryTables};
 use super::sdpa::{self, ScoreScale, ScoreSteps, Trace};
-use crate::error::{ensure_finite, Error, Result};
+use crate::error::{Error, Result};
 use crate::nn::Linear;
+use heads::{Keep, Projected};
+
+mod heads;
 
 /// The four projections of one attention block, and what the model does between them.
 #[derive(Debug, Clone, PartialEq)]
@@ -79,22 +82,6 @@ pub struct HeadTrace {
     /// The key/value head this query head reads (itself unless grouped-query).
     pub kv_head: usize,
     pub steps: Trace,
-}
-
-/// What a pass over the heads gives besides each head's largest weight.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Keep {
-    /// Every head's weights (H, Tq, Tk); else each lives only while its head is computed.
-    weights: bool,
-    /// The heads' outputs, weights · V: without them V and W_O are not computed at all.
-    values: bool,
-}
-
-/// Q, K and V of a block, every head side by side, rotated when the block rotates.
-struct Projected {
-    q: Array2<f32>,         // (Tq, H·d_k)
-    k: Array2<f32>,         // (Tk, KV·d_k)
-    v: Option<Array2<f32>>, // (Tk, KV·d_k), when the values are needed
 }
 
 impl MultiHeadAttention {
@@ -237,60 +224,6 @@ impl MultiHeadAttention {
         let mut out = self.heads(&p, mask, scale_scores, Keep { weights: keep, values: true })?;
         out.output = self.w_o.forward(out.output.view())?; // (Tq, D)
         Ok(out)
-    }
-
-    /// Attends head by head over projected `p`: every head's weights written straight into
-    /// one (H, Tq, Tk) buffer (or one head's worth, reused, when they are not kept), and with
-    /// values each head's output into its columns of (Tq, H·d_k), before W_O.
-    fn heads(&self, p: &Projected, mask: Option<&Mask>, scale_scores: bool, keep: Keep) -> Result<MultiHeadOutput> {
-        let (tq, tk, d_k) = (p.q.nrows(), p.k.nrows(), self.head_dim);
-        // once per layer rather than per head: a NaN or ∞ in Q, K or V is an error, never a heatmap
-        ensure_finite("Q", p.q.view())?;
-        ensure_finite("K", p.k.view())?;
-        let Keep { weights: kept, values } = keep;
-        if let Some(v) = &p.v {
-            ensure_finite("V", v.view())?;
-        }
-        let divisor = self.score_scale.divisor(d_k, scale_scores);
-        let buckets = self.buckets(tq, tk); // (Tq, Tk)
-        let mut weights = Vec::with_capacity(if kept { self.heads * tq * tk } else { tq * tk }); // (H, Tq, Tk)
-        let mut scores = Vec::with_capacity(tq * tk); // (Tq, Tk), every head's QKᵀ in turn
-        let mut heads_out = Array2::zeros((tq, if values { self.heads * d_k } else { 0 })); // (Tq, H·d_k)
-        let mut fully_masked_rows = Vec::new();
-        let mut maxima = Vec::with_capacity(self.heads);
-        for h in 0..self.heads {
-            let bias = self.head_bias(h, buckets.as_ref());
-            if let Some(b) = &bias {
-                ensure_finite("position bias", b.view())?;
-            }
-            let steps = ScoreSteps { divisor, bias: bias.as_ref().map(|b| b.view()) };
-            let (q, k, v) = self.head_slices(p, h);
-            sdpa::check_shapes(q, k, v, mask, steps.bias)?;
-            if !kept {
-                weights.clear();
-            }
-            let head = sdpa::weights_into(q, k, mask, steps, &mut scores, &mut weights)?;
-            if let Some(v) = v {
-                // this head's weights are the last Tq rows written, still in cache: viewed in
-                // place (the Vec moves into a matrix and back, nothing is copied)
-                let rows = weights.len() / tk;
-                let written = sdpa::matrix("weights", rows, tk, std::mem::take(&mut weights))?; // (rows, Tk)
-                let w = written.slice(s![rows - tq.., ..]); // (Tq, Tk)
-                let mut out = heads_out.slice_mut(s![.., h * d_k..(h + 1) * d_k]); // (Tq, d_k)
-                ndarray::linalg::general_mat_mul(1.0, &w, &v, 0.0, &mut out);
-                weights = written.into_raw_vec_and_offset().0;
-            }
-            maxima.push(head.max);
-            fully_masked_rows = head.fully_masked_rows;
-        }
-        let weights = if kept {
-            let n = weights.len();
-            Array3::from_shape_vec((self.heads, tq, tk), weights)
-                .map_err(|_| Error::shape("weights", &[n], &[self.heads, tq, tk]))?
-        } else {
-            Array3::zeros((0, 0, 0))
-        };
-        Ok(MultiHeadOutput { output: heads_out, weights, maxima, fully_masked_rows })
     }
 
     /// Every step of head `head`, recomputed from the block's inputs.
@@ -444,57 +377,4 @@ pub fn concat_heads(x: ArrayView3<f32>) -> Array2<f32> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use ndarray::{Array2, Axis};
-
-    fn identity(d: usize) -> Linear {
-        Linear::new("eye", Array2::eye(d), None).unwrap()
-    }
-
-    #[test]
-    fn heads_must_divide_d_model() {
-        let err = MultiHeadAttention::new(identity(6), identity(6), identity(6), identity(6), 4).unwrap_err();
-        assert_eq!(err, Error::HeadsDoNotDivide { d_model: 6, heads: 4 });
-        assert!(err.to_string().contains("4 heads do not divide d_model = 6"));
-        assert!(split_heads(Array2::zeros((2, 6)).view(), 4).is_err());
-    }
-
-    #[test]
-    fn projections_of_other_widths_are_rejected() {
-        let wide = Linear::new("wide", Array2::zeros((4, 5)), None).unwrap();
-        let err = MultiHeadAttention::new(identity(4), wide, identity(4), identity(4), 2).unwrap_err();
-        assert_eq!(err.to_string(), "`W_K` has shape [4, 5], expected [4, 4]");
-    }
-
-    #[test]
-    fn grouped_query_heads_share_keys_and_values() {
-        // 4 query heads of width 1 over 2 key/value heads: heads 0, 1 read K/V 0; 2, 3 read 1
-        let w_kv = Linear::new("kv", ndarray::array![[1.0f32, 0.0], [0.0, 1.0], [0.0, 0.0], [0.0, 0.0]], None).unwrap();
-        let shape = HeadShape { heads: 4, kv_heads: 2, head_dim: 1 };
-        let mha = MultiHeadAttention::with_shape(identity(4), w_kv.clone(), w_kv, identity(4), shape).unwrap();
-        assert_eq!((0..4).map(|h| mha.kv_head(h)).collect::<Vec<_>>(), [0, 0, 1, 1]);
-        let x = ndarray::array![[1.0f32, 2.0, 3.0, 4.0], [0.5, 0.0, -1.0, 2.0]];
-        let t = mha.trace(x.view(), x.view(), None, true, 3).unwrap();
-        assert_eq!((t.kv_head, t.k.column(0).to_vec()), (1, vec![2.0, 0.0]));
-        let all = mha.forward(x.view(), x.view(), None, true).unwrap();
-        assert_eq!(all.weights.index_axis(Axis(0), 3), t.steps.weights);
-        assert_eq!(mha.weights(x.view(), x.view(), None, true).unwrap(), all.weights);
-        let odd = HeadShape { heads: 3, kv_heads: 2, head_dim: 1 };
-        assert_eq!(
-            MultiHeadAttention::with_shape(identity(4), identity(4), identity(4), identity(4), odd).unwrap_err(),
-            Error::KvHeadsDoNotDivide { heads: 3, kv_heads: 2 }
-        );
-    }
-
-    #[test]
-    fn a_head_sees_only_its_own_columns() {
-        // With identity projections, head 1's Q is columns 2..4 of the input.
-        let mha = MultiHeadAttention::new(identity(4), identity(4), identity(4), identity(4), 2).unwrap();
-        let x = ndarray::array![[1.0f32, 0.0, 0.0, 5.0], [0.0, 1.0, 5.0, 0.0]];
-        let t = mha.trace(x.view(), x.view(), None, false, 1).unwrap();
-        assert_eq!(t.q, ndarray::array![[0.0f32, 5.0], [5.0, 0.0]]);
-        assert_eq!(t.steps.scores, ndarray::array![[25.0f32, 0.0], [0.0, 25.0]]);
-        assert!(mha.trace(x.view(), x.view(), None, false, 2).is_err());
-    }
-}
+mod tests;

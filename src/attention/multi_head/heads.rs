@@ -1,0 +1,156 @@
+//! One pass over a block's heads: QKᵀ → scale → bias → mask → softmax (→ ·V) for each, on
+//! one thread or spread over the threads there are ([`crate::par`]).
+
+use ndarray::{Array2, Array3, ArrayView2, ArrayViewMut2, Axis};
+#[cfg(feature = "hf")]
+use rayon::prelude::*;
+
+use super::{MultiHeadAttention, MultiHeadOutput};
+use crate::attention::mask::Mask;
+use crate::attention::sdpa::{self, HeadWeights, ScoreSteps};
+use crate::error::{ensure_finite, Error, Result};
+use crate::par;
+
+/// What a pass over the heads gives besides each head's largest weight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Keep {
+    /// Every head's weights (H, Tq, Tk); else each lives only while its head is computed.
+    pub weights: bool,
+    /// The heads' outputs, weights · V: without them V and W_O are not computed at all.
+    pub values: bool,
+}
+
+/// Q, K and V of a block, every head side by side, rotated when the block rotates.
+pub(super) struct Projected {
+    pub q: Array2<f32>,         // (Tq, H·d_k)
+    pub k: Array2<f32>,         // (Tk, KV·d_k)
+    pub v: Option<Array2<f32>>, // (Tk, KV·d_k), when the values are needed
+}
+
+/// What every head of one pass shares.
+struct Pass<'a> {
+    p: &'a Projected,
+    mask: Option<&'a Mask>,
+    divisor: f32,
+    buckets: Option<Array2<usize>>, // (Tq, Tk), T5's relative positions
+}
+
+impl MultiHeadAttention {
+    /// Attends head by head over projected `p`: every head's weights written straight into
+    /// one (H, Tq, Tk) buffer (or one head's worth, reused, when they are not kept), and with
+    /// values each head's output into its columns of (Tq, H·d_k), before W_O.
+    pub(super) fn heads(
+        &self,
+        p: &Projected,
+        mask: Option<&Mask>,
+        scale_scores: bool,
+        keep: Keep,
+    ) -> Result<MultiHeadOutput> {
+        let (tq, tk, d_k) = (p.q.nrows(), p.k.nrows(), self.head_dim);
+        // once per layer rather than per head: a NaN or ∞ in Q, K or V is an error, never a heatmap
+        ensure_finite("Q", p.q.view())?;
+        ensure_finite("K", p.k.view())?;
+        if let Some(v) = &p.v {
+            ensure_finite("V", v.view())?;
+        }
+        let Keep { weights: kept, values } = keep;
+        let pass =
+            Pass { p, mask, divisor: self.score_scale.divisor(d_k, scale_scores), buckets: self.buckets(tq, tk) };
+        let n = tq * tk;
+        let mut weights = vec![0.0; if kept { self.heads * n } else { n }]; // (H, Tq, Tk) or (Tq, Tk)
+        let mut heads_out = Array2::zeros((tq, if values { self.heads * d_k } else { 0 })); // (Tq, H·d_k)
+                                                                                            // each head's columns of the output, or none without values
+        let columns: Vec<Option<ArrayViewMut2<f32>>> = match values {
+            true => heads_out.axis_chunks_iter_mut(Axis(1), d_k).map(Some).collect(),
+            false => (0..self.heads).map(|_| None).collect(),
+        };
+        let spread = par::threads() > 1
+            && self.heads > 1
+            && par::worth_splitting(self.heads.saturating_mul(n).saturating_mul(d_k), par::HEADS_SPLIT_FLOPS);
+        let done = if spread {
+            par::all(self.heads_spread(&pass, &mut weights, columns, kept))?
+        } else {
+            let mut scores = Vec::with_capacity(n); // (Tq, Tk), every head's QKᵀ in turn
+            let mut each = |(h, dest)| {
+                let slot = if kept { &mut weights[h * n..(h + 1) * n] } else { &mut weights[..] };
+                self.head(&pass, h, &mut scores, slot, dest)
+            };
+            columns.into_iter().enumerate().map(&mut each).collect::<Result<Vec<_>>>()?
+        };
+        let maxima = done.iter().map(|h| h.max).collect();
+        // the mask's fully masked queries are the same for every head
+        let fully_masked_rows = done.into_iter().last().map(|h| h.fully_masked_rows).unwrap_or_default();
+        let weights = if kept {
+            Array3::from_shape_vec((self.heads, tq, tk), weights)
+                .map_err(|_| Error::shape("weights", &[self.heads * n], &[self.heads, tq, tk]))?
+        } else {
+            Array3::zeros((0, 0, 0))
+        };
+        Ok(MultiHeadOutput { output: heads_out, weights, maxima, fully_masked_rows })
+    }
+
+    /// The heads on the threads: each with its own scores, its own slice of the kept weights
+    /// (or a head's worth of its own) and its own columns of the output.
+    #[cfg(feature = "hf")]
+    fn heads_spread(
+        &self,
+        pass: &Pass,
+        weights: &mut [f32],
+        columns: Vec<Option<ArrayViewMut2<f32>>>,
+        kept: bool,
+    ) -> Vec<Result<HeadWeights>> {
+        let n = pass.p.q.nrows() * pass.p.k.nrows();
+        if kept {
+            let jobs: Vec<_> = weights.chunks_mut(n).zip(columns).enumerate().collect();
+            jobs.into_par_iter()
+                .map_init(Vec::new, |scores, (h, (slot, dest))| self.head(pass, h, scores, slot, dest))
+                .collect()
+        } else {
+            columns
+                .into_par_iter()
+                .enumerate()
+                .map_init(
+                    || (Vec::new(), vec![0.0; n]),
+                    |(scores, slot), (h, dest)| self.head(pass, h, scores, slot, dest),
+                )
+                .collect()
+        }
+    }
+    #[cfg(not(feature = "hf"))]
+    fn heads_spread(
+        &self,
+        _: &Pass,
+        _: &mut [f32],
+        _: Vec<Option<ArrayViewMut2<f32>>>,
+        _: bool,
+    ) -> Vec<Result<HeadWeights>> {
+        unreachable!("the toy-only build has one thread")
+    }
+
+    /// Head `h`: its weights into `slot` (Tq, Tk), with `scores` as scratch, and with values
+    /// weights · V into `dest` (Tq, d_k).
+    fn head(
+        &self,
+        pass: &Pass,
+        h: usize,
+        scores: &mut Vec<f32>,
+        slot: &mut [f32],
+        dest: Option<ArrayViewMut2<f32>>,
+    ) -> Result<HeadWeights> {
+        let bias = self.head_bias(h, pass.buckets.as_ref());
+        if let Some(b) = &bias {
+            ensure_finite("position bias", b.view())?;
+        }
+        let steps = ScoreSteps { divisor: pass.divisor, bias: bias.as_ref().map(|b| b.view()) };
+        let (q, k, v) = self.head_slices(pass.p, h);
+        sdpa::check_shapes(q, k, v, pass.mask, steps.bias)?;
+        let head = sdpa::weights_into(q, k, pass.mask, steps, scores, slot)?;
+        if let (Some(v), Some(mut dest)) = (v, dest) {
+            // this head's weights were just written, still in cache
+            let w = ArrayView2::from_shape((q.nrows(), k.nrows()), &*slot)
+                .map_err(|_| Error::shape("weights", &[slot.len()], &[q.nrows(), k.nrows()]))?;
+            ndarray::linalg::general_mat_mul(1.0, &w, &v, 0.0, &mut dest);
+        }
+        Ok(head)
+    }
+}

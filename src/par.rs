@@ -1,0 +1,203 @@
+//! Threads: where the forward splits its work, and how many threads it uses.
+//!
+//! Three places run in parallel when more than one thread is there: the batch rows of a padded
+//! batch ([`map`]), the heads of a layer (`attention::multi_head`: each head's QKᵀ → softmax →
+//! ·V is independent) and the rows of a large product ([`product`]). Each piece of work does
+//! the same arithmetic in the same order whatever thread runs it, so the weights are the same,
+//! bit for bit, with one thread or many (`tests/threads.rs`).
+//!
+//! The threads are rayon's: natively its global pool, sized by `HEADMAP_THREADS` (the
+//! machine's cores when unset) or by [`set_threads`] (the command line's `--threads`); in the
+//! browser's threaded build the pool `initThreadPool(n)` starts. A caller can also run a piece
+//! of work in its own pool ([`pool`] and `ThreadPool::install`). With one thread nothing is
+//! split and no task is spawned: the single-threaded path is the code that ran before threads.
+//! The toy-only build has no threads at all.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use ndarray::{Array2, ArrayView2, Axis};
+
+use crate::error::Result;
+
+/// Products smaller than this many multiply–adds run on one thread: below it the split costs
+/// more than it saves (measured on MiniLM's projections, `scripts/bench` with 2 threads).
+pub const PRODUCT_SPLIT_FLOPS: usize = 1 << 20;
+
+/// A layer's heads go to threads when their products together are at least this many
+/// multiply–adds (H · Tq · Tk · d_k): at 16 tokens MiniLM's heads stay on one thread.
+pub const HEADS_SPLIT_FLOPS: usize = 1 << 18;
+
+static SPLIT_ALL: AtomicBool = AtomicBool::new(false);
+
+/// Splits work of any size, however small, for the rest of the process: what the tests use to
+/// run the split paths on tiny models (`tests/threads.rs`) and the benches to measure the
+/// thresholds. The results are the same either way; only the time differs.
+pub fn split_everything(on: bool) {
+    SPLIT_ALL.store(on, Ordering::Relaxed);
+}
+
+/// `flops` of work is worth splitting when it is at least `threshold` multiply–adds.
+pub fn worth_splitting(flops: usize, threshold: usize) -> bool {
+    flops >= threshold || SPLIT_ALL.load(Ordering::Relaxed)
+}
+
+/// The threads the forward may use here: 1 when the build has none.
+pub fn threads() -> usize {
+    imp::threads()
+}
+
+/// Sets the number of threads for the rest of the process (the command line's `--threads`):
+/// refused when the pool has already started with another count.
+pub fn set_threads(n: usize) -> Result<()> {
+    imp::set_threads(n)
+}
+
+/// A pool of `n` threads of its own, for a caller that compares thread counts in one process.
+#[cfg(feature = "hf")]
+pub fn pool(n: usize) -> Result<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(n.max(1))
+        .build()
+        .map_err(|e| crate::error::Error::Thread { reason: e.to_string() })
+}
+
+/// `f` over `items`, in order; in parallel when there are threads and more than one item.
+pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
+    imp::map(items, f)
+}
+
+/// `x · w`, split by rows of `x` across the threads when the product is large enough. Each
+/// row's sums are the ones the whole product makes (the kernel sums along d_in in the same
+/// blocks for any number of rows), so the result does not depend on the split.
+pub fn product(x: ArrayView2<f32>, w: ArrayView2<f32>) -> Array2<f32> {
+    let (rows, d_in, d_out) = (x.nrows(), x.ncols(), w.ncols());
+    let threads = threads();
+    if threads == 1
+        || rows < 2
+        || !worth_splitting(rows.saturating_mul(d_in).saturating_mul(d_out), PRODUCT_SPLIT_FLOPS)
+    {
+        return x.dot(&w);
+    }
+    let mut y = Array2::zeros((rows, d_out));
+    // about one piece a thread, in whole tiles of 8 rows (the kernel's height) when they are large
+    let chunk = match rows.div_ceil(threads) {
+        small @ 0..8 => small,
+        chunk => chunk.next_multiple_of(8).min(rows),
+    };
+    let pieces: Vec<_> = x.axis_chunks_iter(Axis(0), chunk).zip(y.axis_chunks_iter_mut(Axis(0), chunk)).collect();
+    imp::each(pieces, |(x, mut y)| ndarray::linalg::general_mat_mul(1.0, &x, &w, 0.0, &mut y));
+    y
+}
+
+/// The first error of `results`, or every value in order.
+pub fn all<R>(results: Vec<Result<R>>) -> Result<Vec<R>> {
+    results.into_iter().collect()
+}
+
+#[cfg(feature = "hf")]
+mod imp {
+    use std::sync::Once;
+
+    use rayon::prelude::*;
+
+    use crate::error::{Error, Result};
+
+    static FROM_ENV: Once = Once::new();
+
+    /// Natively the first call sizes the global pool from `HEADMAP_THREADS`, if set.
+    fn start() {
+        #[cfg(not(target_arch = "wasm32"))]
+        FROM_ENV.call_once(|| {
+            if let Some(n) = std::env::var("HEADMAP_THREADS").ok().and_then(|v| v.trim().parse::<usize>().ok()) {
+                // an error means the pool already runs (someone sized it first): that count stands
+                let _ = rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build_global();
+            }
+        });
+        #[cfg(target_arch = "wasm32")]
+        FROM_ENV.call_once(|| {});
+    }
+
+    pub fn threads() -> usize {
+        // wasm without atomics has no threads, and rayon's pool there is the page's own thread
+        if cfg!(all(target_arch = "wasm32", not(target_feature = "atomics"))) {
+            return 1;
+        }
+        start();
+        rayon::current_num_threads()
+    }
+
+    pub fn set_threads(n: usize) -> Result<()> {
+        let n = n.max(1);
+        let mut refused = None;
+        FROM_ENV.call_once(|| {
+            refused = rayon::ThreadPoolBuilder::new().num_threads(n).build_global().err().map(|e| e.to_string());
+        });
+        match refused {
+            Some(reason) => Err(Error::Thread { reason }),
+            None if rayon::current_num_threads() != n => Err(Error::Thread {
+                reason: format!("the thread pool already runs {} threads", rayon::current_num_threads()),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
+        if items.len() < 2 || threads() == 1 {
+            return items.iter().map(f).collect();
+        }
+        items.par_iter().map(f).collect()
+    }
+
+    pub fn each<T: Send>(items: Vec<T>, f: impl Fn(T) + Sync + Send) {
+        items.into_par_iter().for_each(f);
+    }
+}
+
+#[cfg(not(feature = "hf"))]
+mod imp {
+    use crate::error::{Error, Result};
+
+    pub fn threads() -> usize {
+        1
+    }
+
+    pub fn set_threads(n: usize) -> Result<()> {
+        match n {
+            0 | 1 => Ok(()),
+            _ => Err(Error::Thread { reason: "this build has no threads".into() }),
+        }
+    }
+
+    pub fn map<T, R>(items: &[T], f: impl Fn(&T) -> R) -> Vec<R> {
+        items.iter().map(f).collect()
+    }
+
+    pub fn each<T>(items: Vec<T>, f: impl Fn(T)) {
+        items.into_iter().for_each(f);
+    }
+}
+
+#[cfg(all(test, feature = "hf"))]
+mod tests {
+    use ndarray::Array2;
+
+    use super::*;
+
+    #[test]
+    fn a_split_product_equals_the_whole_one_bit_for_bit() {
+        let x = Array2::from_shape_fn((77, 384), |(i, j)| ((i * 31 + j * 17) % 97) as f32 / 97.0 - 0.5);
+        let w = Array2::from_shape_fn((384, 160), |(i, j)| ((i * 13 + j * 7) % 89) as f32 / 89.0 - 0.5);
+        let whole = x.dot(&w);
+        for n in [1, 2, 3] {
+            let split = pool(n).unwrap().install(|| product(x.view(), w.view()));
+            assert_eq!(split, whole, "{n} threads");
+        }
+    }
+
+    #[test]
+    fn map_keeps_the_order() {
+        let items: Vec<usize> = (0..100).collect();
+        let squares = pool(2).unwrap().install(|| map(&items, |i| i * i));
+        assert_eq!(squares, items.iter().map(|i| i * i).collect::<Vec<_>>());
+    }
+}
