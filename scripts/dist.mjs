@@ -20,6 +20,9 @@ const FILES = [
   "pkg-hf/headmap.js",
   "pkg-hf/headmap_bg.wasm",
   "pkg-hf/headmap.d.ts",
+  // the threaded build as wasm-bindgen wrote it: its thread helper (snippets/) starts each
+  // thread from its own URL and imports headmap.js by URL, so neither is bundled
+  "pkg-hf-threads",
   "models/headmap-tiny-ko-en/config.json",
   "models/headmap-tiny-ko-en/model.safetensors",
   "models/headmap-tiny-ko-en/tokenizer.json",
@@ -85,7 +88,7 @@ const bundle = (entry, outfile, split = false) =>
     charset: "utf8",
     target: "es2022",
     legalComments: "none",
-    external: ["../pkg/headmap.js", "../pkg-hf/headmap.js"],
+    external: ["../pkg/headmap.js", "../pkg-hf/headmap.js", "../pkg-hf-threads/headmap.js"],
     logLevel: "warning",
   });
 const element = await bundle("headmap.js", "headmap.js", true);
@@ -119,7 +122,7 @@ await writeFile(
       types: "./headmap.d.ts",
       exports: { ".": { types: "./headmap.d.ts", default: "./headmap.js" }, "./headmap.js": "./headmap.js", "./*": "./*" },
       sideEffects: ["./headmap.js"],
-      files: ["headmap.js", "headmap.d.ts", "js/", "pkg/", "pkg-hf/", "models/", "data/", "README.md"],
+      files: ["headmap.js", "headmap.d.ts", "js/", "pkg/", "pkg-hf/", "pkg-hf-threads/", "models/", "data/", "README.md"],
       keywords: ["attention", "transformer", "heatmap", "web-component", "wasm"],
     },
     null,
@@ -152,6 +155,11 @@ Events: \`load\`, \`render\`, \`error\`. Theme with \`--headmap-bg\`, \`--headma
 It needs \`script-src 'self' 'wasm-unsafe-eval'\` in a Content-Security-Policy; with Trusted Types
 enforced, allow the policy \`headmap\` (\`trusted-types headmap\`). What you put inside the element
 shows until it upgrades (readers without JavaScript, feed readers).
+
+Real models run on threads (\`pkg-hf-threads/\`, one per core up to 8) when the page is
+cross-origin isolated — served with \`Cross-Origin-Opener-Policy: same-origin\` and
+\`Cross-Origin-Embedder-Policy: require-corp\` — and on one thread (\`pkg-hf/\`) anywhere else, with
+nothing to change in the page.
 `,
 );
 

@@ -39,12 +39,19 @@ export const CSP = [
 ].join("; ");
 
 /**
+ * Cross-origin isolation: what lets a page share memory between threads (SharedArrayBuffer), so
+ * the explorer and widgets run the threaded build. Every file here is same-origin; a model from
+ * the Hub comes by CORS, which `require-corp` allows.
+ */
+export const ISOLATION = { "cross-origin-opener-policy": "same-origin", "cross-origin-embedder-policy": "require-corp" };
+
+/**
  * Serves `root` on 127.0.0.1:`port`; resolves to the server once it listens. `mounts` maps
  * URL prefixes to other folders ({ "/models/x/": "models/x" }); `routes` maps prefixes to
  * handlers `(req, res, rest)` (a test's stand-in for the Hub); `headers` are added to every
- * answer (the CSP by default).
+ * answer (the CSP and cross-origin isolation by default).
  */
-export function serve(root, port = 0, { mounts = {}, routes = {}, headers = { "content-security-policy": CSP } } = {}) {
+export function serve(root, port = 0, { mounts = {}, routes = {}, headers = { "content-security-policy": CSP, ...ISOLATION } } = {}) {
   const server = createServer(async (req, res) => {
     let path;
     try {

@@ -44,15 +44,17 @@ function concatAttentions(out) {
 }
 
 const engines = {
-  /** headmap's own package, as the explorer's worker uses it: text in, `Run.row` out. */
+  /** headmap's own package, as the explorer's worker uses it: text in, `Run.row` out; with
+   *  threads > 1 the threaded build on a pool of that many, as an isolated page loads it. */
   async headmap() {
-    const pkg = await import("/pkg-hf/headmap.js");
+    const pkg = await import(threads > 1 ? "/pkg-hf-threads/headmap.js" : "/pkg-hf/headmap.js");
     await pkg.default();
+    if (threads > 1) await pkg.initThreadPool(threads);
     const [config, weights, tokenizer] = await Promise.all(["config.json", "model.safetensors", "tokenizer.json"].map((f) => bytes(MODEL + f)));
     const model = pkg.Model.fromFiles(config, weights, tokenizer);
     const texts = new Map();
     return {
-      name: "headmap wasm, 1 thread",
+      name: threads > 1 ? `headmap wasm, ${pkg.threadCount()} threads` : "headmap wasm, 1 thread",
       tokenize: (text) => model.tokenize(text).tokens.map((t) => t.piece),
       prepare: (n, { text }) => texts.set(n, text),
       async run(n) {

@@ -11,6 +11,7 @@ onnxruntime and PyTorch are optional: a peer whose package is missing is left ou
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -20,6 +21,7 @@ from pathlib import Path
 # numpy comes with onnxruntime and PyTorch; without them headmap runs alone and needs none
 
 WEIGHTS_ONLY = "headmap, weights only (no last hidden state)"
+TWO_THREADS = "headmap, 2 threads"
 
 class Pipe:
     """An engine in a process of its own, answering `run N` (its own milliseconds) and
@@ -27,9 +29,10 @@ class Pipe:
     peer. Separate processes keep one runtime's spinning threads from stealing another's
     time, and each keeps its thread count fixed, as the browser's workers do."""
 
-    def __init__(self, name, command):
+    def __init__(self, name, command, env=None):
         self.name = name
-        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        env = {**os.environ, **(env or {})}
+        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
 
     def ask(self, line):
         self.proc.stdin.write(line + "\n")
@@ -158,10 +161,12 @@ def main():
 
     config = json.loads((args.model / "config.json").read_text())
     layers, heads = config["num_hidden_layers"], config["num_attention_heads"]
-    engines = [Pipe("headmap", [args.headmap, "serve", str(args.ids)])]
+    # headmap on 1 thread (the reference) and on 2 (HEADMAP_THREADS), each a process of its own
+    serve_ids = [args.headmap, "serve", str(args.ids)]
+    engines = [Pipe("headmap", serve_ids, {"HEADMAP_THREADS": "1"}), Pipe(TWO_THREADS, serve_ids, {"HEADMAP_THREADS": "2"})]
     # the same forward without the last layer's V, W_O and feed-forward (Model::run_weights):
     # every weight, no last hidden state; the peers' graphs still compute theirs
-    engines.append(Pipe(WEIGHTS_ONLY, [args.headmap, "serve", str(args.ids), "--weights-only"]))
+    engines.append(Pipe(WEIGHTS_ONLY, serve_ids + ["--weights-only"], {"HEADMAP_THREADS": "1"}))
     missing = []
     for kind, module in (("onnxruntime", "onnxruntime"), ("torch", "transformers")):
         try:
@@ -178,7 +183,8 @@ def main():
             pipe.name = pipe.proc.stdout.readline().strip()  # the engine says what it is once loaded
             engines.append(pipe)
 
-    peers = engines[2:]  # what returns weights to compare (weights only: bit-identical to headmap's)
+    # what returns weights to compare (2 threads and weights only: bit-identical to headmap's)
+    peers = [engines[1]] + engines[3:]
     if args.gemm:
         engines.append(Pipe(GEMM_ONLY, [args.gemm, "serve", str(layers)]))
     if args.gemm_avx512:

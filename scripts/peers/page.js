@@ -56,7 +56,7 @@ async function run({ lengths = [16, 128, 512], runs = 20, warmup = 3, gemmReps =
   //    the last two are no forward: the forward's matrix products alone, at the GEMM's own speed,
   //    built as headmap is (simd128) and with relaxed SIMD (fused multiply-add)
   const gemms = [new Engine("gemm"), new Engine("gemm", 1, "relaxed")];
-  const engines = [new Engine("headmap"), new Engine("ort", 1), new Engine("ort", 2), new Engine("tjs", 1), ...gemms];
+  const engines = [new Engine("headmap"), new Engine("headmap", 2), new Engine("ort", 1), new Engine("ort", 2), new Engine("tjs", 1), ...gemms];
   const peers = engines.slice(1, -2); // the engines whose weights are compared with headmap's
   const loads = {};
   for (const e of engines) {

@@ -50,6 +50,22 @@ function engineTable(title, lengths, data, reference, out) {
   out.push("");
 }
 
+/** Ratios of one engine's medians (minima) to another's, for each pair [a, b] whose names match. */
+function ratioLines(title, lengths, data, pairs, out) {
+  const names = Object.keys(data[lengths[0]].times);
+  const find = (p) => names.find((n) => (typeof p === "string" ? n === p : p.test(n)));
+  const rows = pairs.map(([a, b]) => [find(a), find(b)]).filter(([a, b]) => a && b);
+  if (!rows.length) return;
+  out.push(title);
+  for (const [a, b] of rows) {
+    out.push(left(`  ${a} ÷ ${b}`, 72) + lengths.map((n) => {
+      const [x, y] = [data[n].times[a], data[n].times[b]];
+      return cell(`${(x.median / y.median).toFixed(2)} (${(x.min / y.min).toFixed(2)})`, 16);
+    }).join(""));
+  }
+  out.push("");
+}
+
 function gemmTable(title, rows, lengths, out) {
   out.push(title);
   out.push(left("GFLOP/s at the median (min–max ms)", 36) + lengths.map((n) => cell(`${n} tok`, 24)).join(""));
@@ -84,11 +100,21 @@ export function printTables({ browser, native, config, runs, warmup }) {
   if (browser) {
     const hm = browser.engines[0];
     engineTable(`In headless Chromium ${browser.chromium ?? ""} (wasm), cross-origin isolated: ${browser.isolated}`, lengths, browser.lengths, hm, out);
+    ratioLines("threads in wasm: medians (minima)", lengths, browser.lengths, [
+      [/^headmap wasm, \d+ threads/, /onnxruntime-web.*, 1 thread$/],
+      [/^headmap wasm, \d+ threads/, /onnxruntime-web.*, 2 threads/],
+      [/^headmap wasm, \d+ threads/, "headmap wasm, 1 thread"],
+    ], out);
     out.push(left("headmap's own split (median ms)", 36) + lengths.map((n) => cell(`run ${f1(browser.lengths[n].headmapParts.forward.median)} + row ${f1(browser.lengths[n].headmapParts.copy.median)}`, 22)).join(""));
     out.push("");
   }
   if (native) {
-    engineTable("Natively (this CPU)", lengths, native.lengths, "headmap", out);
+    engineTable("Natively (this CPU); headmap = 1 thread", lengths, native.lengths, "headmap", out);
+    ratioLines("threads natively: medians (minima)", lengths, native.lengths, [
+      ["headmap, 2 threads", /^onnxruntime .*, 2 threads/],
+      ["headmap, 2 threads", /^PyTorch .*, 2 threads/],
+      ["headmap, 2 threads", "headmap"],
+    ], out);
     if (native.missing.length) out.push(`left out natively: ${native.missing.join(", ")}`, "");
   }
   if (browser?.gemm) {

@@ -67,6 +67,9 @@ pub fn tsne(
         .build()
         .map_err(|e| Error::Thread { reason: e.to_string() })?
         .install(fit);
+    // wasm: one thread in the single-threaded build; in the threaded build the page's pool (a
+    // pool of one would need the page's progress callback to cross threads), whose sums may
+    // differ in their last bits from run to run
     #[cfg(target_arch = "wasm32")]
     let coords = fit();
     Ok(Array2::from_shape_vec((n, 2), coords).expect("two coordinates a point"))

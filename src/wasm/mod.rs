@@ -38,6 +38,17 @@ pub mod hf;
 #[cfg(feature = "hf")]
 mod qk;
 mod run;
+
+/// Starts `n` threads (web workers sharing this module's memory) for the forward; resolves
+/// when they run. Only in the threaded build, on a cross-origin isolated page.
+#[cfg(feature = "threads")]
+pub use wasm_bindgen_rayon::init_thread_pool;
+
+/// The threads a forward may use: 1 in the single-threaded build or before `initThreadPool`.
+#[wasm_bindgen(js_name = threadCount)]
+pub fn thread_count() -> usize {
+    crate::par::threads()
+}
 mod trace;
 
 #[cfg(feature = "hf")]
@@ -330,6 +341,8 @@ impl MultiHeadBench {
 }
 
 /// Talc instead of the standard library's dlmalloc: 7 KB smaller (a widget's budget is 150 KB)
-/// and faster at the large, short-lived buffers a run allocates.
+/// and faster at the large, short-lived buffers a run allocates. Talc's wasm allocator takes
+/// no lock: the threaded build keeps the standard library's, which does.
+#[cfg(not(target_feature = "atomics"))]
 #[global_allocator]
 static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();

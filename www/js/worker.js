@@ -73,7 +73,12 @@ async function load(id, key, source) {
     suggested.set(key, (await modelFiles()).suggestions(extra));
   }
   const info = await core.loadFiles(key, null);
-  return { ...info, suggestions: suggested.get(key) ?? [], wasmBytes: await core.wasmBytes() };
+  return {
+    ...info,
+    suggestions: suggested.get(key) ?? [],
+    wasmBytes: await core.wasmBytes(),
+    compute: await core.computeInfo(),
+  };
 }
 
 /** An RGBA bitmap of `width` x `height` device pixels painted by `paint(pixels)`. */

@@ -59,10 +59,10 @@ impl MultiHeadAttention {
         let n = tq * tk;
         let mut weights = vec![0.0; if kept { self.heads * n } else { n }]; // (H, Tq, Tk) or (Tq, Tk)
         let mut heads_out = Array2::zeros((tq, if values { self.heads * d_k } else { 0 })); // (Tq, H·d_k)
-                                                                                            // each head's columns of the output, or none without values
+        // each head's columns of the output (none without values), one per head even at d_k 0
         let columns: Vec<Option<ArrayViewMut2<f32>>> = match values {
-            true => heads_out.axis_chunks_iter_mut(Axis(1), d_k).map(Some).collect(),
-            false => (0..self.heads).map(|_| None).collect(),
+            true if d_k > 0 => heads_out.axis_chunks_iter_mut(Axis(1), d_k).map(Some).collect(),
+            _ => (0..self.heads).map(|_| None).collect(),
         };
         let spread = par::threads() > 1
             && self.heads > 1

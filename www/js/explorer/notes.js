@@ -66,4 +66,7 @@ export function showCost(app, place) {
     size: formatBytes(app.lang, c.weightBytes),
     shape: `${app.architecture(info)} · ${shape}`,
   });
+  // a real model: on how many threads (the threaded build on an isolated page, else one)
+  const how = info.compute;
+  if (how) app.$("cost").textContent += ` · ${app.T(how.build === "threads" ? "compute.threads" : `compute.${how.why}`, { threads: how.threads })}`;
 }

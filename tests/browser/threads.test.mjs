@@ -1,0 +1,86 @@
+// Threads in the browser: on a cross-origin isolated page (scripts/serve sends COOP and COEP)
+// real models run on the threaded build (www/pkg-hf-threads/), one thread per core up to 8; on
+// a page that is not isolated, on the single-threaded one, with no error in the console. Both
+// draw the same pixels: threads change the time, not the weights. The page says which it uses.
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { after, before, describe, it } from "node:test";
+import { join } from "node:path";
+
+import { CSP, EXPLORER, serve } from "../../scripts/serve.mjs";
+import { SHOTS, openHarness, waitForRender } from "./harness.mjs";
+
+// long enough that every split is taken: heads (12 · n² · 32 ≥ 2¹⁸ at n ≥ 26) and products
+const TEXT = "The little dog ran across the busy street because it wanted to reach the park where the other dogs were playing with a red ball, and then it rested under a tall tree in the warm afternoon sun.";
+
+let h;
+let plain; // the same files without isolation
+before(async () => {
+  h = await openHarness();
+  plain = await serve(EXPLORER.root, 0, { mounts: EXPLORER.mounts, headers: { "content-security-policy": CSP } });
+});
+after(async () => {
+  await h?.close();
+  plain?.close();
+});
+
+/** The explorer at `base` on MiniLM and TEXT, once drawn; console errors recorded. */
+async function minilm(base, { lang = "en", width = 1280, locale = "en-US" } = {}) {
+  const page = await h.page({ width, height: 1000, locale });
+  await page.goto(`${base}?model=minilm&lang=${lang}&text=${encodeURIComponent(TEXT)}`);
+  await page.waitForFunction(() => globalThis.__headmap?.model?.compute || globalThis.__headmap?.errors.length, null, { timeout: 90000 });
+  await waitForRender(page);
+  await page.waitForFunction(() => document.querySelectorAll("#grid button.thumb canvas, #grid button.thumb").length >= 72);
+  return page;
+}
+
+/** SHA-256 of the heatmap's pixels and of every head's thumbnail. */
+function pixels(page) {
+  return page.evaluate(() =>
+    [document.querySelector("#heatmap"), ...document.querySelectorAll("#grid canvas")].map((c) => {
+      // copied onto a canvas of our own: the thumbnails hold bitmaps, not a 2d context
+      const copy = document.createElement("canvas");
+      [copy.width, copy.height] = [c.width, c.height];
+      const ctx = copy.getContext("2d");
+      ctx.drawImage(c, 0, 0);
+      return Array.from(ctx.getImageData(0, 0, c.width, c.height).data).join(",");
+    }),
+  ).then((all) => all.map((p) => createHash("sha256").update(p).digest("hex")));
+}
+
+describe("threads in the browser", () => {
+  it("runs MiniLM on the threaded build on an isolated page and draws what one thread draws elsewhere", async () => {
+    const threaded = await minilm(h.base);
+    assert.equal(await threaded.evaluate(() => crossOriginIsolated), true);
+    const compute = await threaded.evaluate(() => globalThis.__headmap.model.compute);
+    const cores = await threaded.evaluate(() => Math.min(8, navigator.hardwareConcurrency));
+    assert.deepEqual(compute, { build: "threads", threads: cores });
+    assert.ok(cores >= 2, "this test needs two cores");
+    assert.match(await threaded.locator("#cost").textContent(), new RegExp(`computed in this browser on ${cores} threads`));
+    assert.deepEqual(await threaded.evaluate(() => globalThis.__headmap.errors), []);
+    assert.deepEqual(threaded.consoleErrors ?? [], []);
+    await threaded.screenshot({ path: join(SHOTS, "threads-minilm-1280-en.png"), fullPage: false });
+
+    const single = await minilm(`http://127.0.0.1:${plain.address().port}/`);
+    assert.equal(await single.evaluate(() => crossOriginIsolated), false);
+    assert.deepEqual(await single.evaluate(() => globalThis.__headmap.model.compute), { build: "single", threads: 1, why: "not_isolated" });
+    assert.match(await single.locator("#cost").textContent(), /on one thread \(the page is not cross-origin isolated/);
+    assert.deepEqual(single.consoleErrors ?? [], [], "no error in the console where threads cannot run");
+    const [a, b] = [await pixels(threaded), await pixels(single)];
+    assert.equal(a.length, 73, "the heatmap and 72 heads");
+    assert.deepEqual(a, b, "the same pixels on threads and on one thread");
+    await threaded.close();
+    await single.close();
+  });
+
+  it("says in Korean on a phone how many threads compute, with nothing cut off", async () => {
+    const page = await minilm(h.base, { lang: "ko", width: 390, locale: "ko-KR" });
+    const cost = await page.locator("#cost").textContent();
+    assert.match(cost, /이 브라우저에서 스레드 \d+개로 계산/);
+    const sideways = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(sideways <= 0, `the page scrolls sideways by ${sideways}px`);
+    await page.locator("#cost").scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(SHOTS, "threads-minilm-390-ko.png"), fullPage: false });
+    await page.close();
+  });
+});
