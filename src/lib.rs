@@ -27,6 +27,8 @@ pub mod cost;
 pub mod error;
 pub mod examples;
 pub mod export;
+#[cfg(target_arch = "wasm32")]
+pub mod gemm;
 #[cfg(feature = "hf")]
 pub mod heads;
 #[cfg(feature = "hf")]

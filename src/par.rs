@@ -71,22 +71,34 @@ pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> 
 /// blocks for any number of rows), so the result does not depend on the split.
 pub fn product(x: ArrayView2<f32>, w: ArrayView2<f32>) -> Array2<f32> {
     let (rows, d_in, d_out) = (x.nrows(), x.ncols(), w.ncols());
-    let threads = threads();
-    if threads == 1
-        || rows < 2
-        || !worth_splitting(rows.saturating_mul(d_in).saturating_mul(d_out), PRODUCT_SPLIT_FLOPS)
-    {
-        return x.dot(&w);
+    // whole tiles of 8 rows (the kernels' height) to each piece, about one piece a thread
+    let chunk = rows.div_ceil(threads()).next_multiple_of(8);
+    if chunk >= rows || !worth_splitting(rows.saturating_mul(d_in).saturating_mul(d_out), PRODUCT_SPLIT_FLOPS) {
+        return whole_product(x, w);
     }
     let mut y = Array2::zeros((rows, d_out));
-    // about one piece a thread, in whole tiles of 8 rows (the kernel's height) when they are large
-    let chunk = match rows.div_ceil(threads) {
-        small @ 0..8 => small,
-        chunk => chunk.next_multiple_of(8).min(rows),
-    };
     let pieces: Vec<_> = x.axis_chunks_iter(Axis(0), chunk).zip(y.axis_chunks_iter_mut(Axis(0), chunk)).collect();
-    imp::each(pieces, |(x, mut y)| ndarray::linalg::general_mat_mul(1.0, &x, &w, 0.0, &mut y));
+    imp::each(pieces, |(x, mut y)| product_into(x, w, &mut y));
     y
+}
+
+/// `x · w` on this thread: natively matrixmultiply's kernels, in wasm our own ([`crate::gemm`]).
+fn whole_product(x: ArrayView2<f32>, w: ArrayView2<f32>) -> Array2<f32> {
+    #[cfg(target_arch = "wasm32")]
+    {
+        let mut y = Array2::zeros((x.nrows(), w.ncols()));
+        crate::gemm::product_into(x, w, &mut y.view_mut());
+        y
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    x.dot(&w)
+}
+
+fn product_into(x: ArrayView2<f32>, w: ArrayView2<f32>, y: &mut ndarray::ArrayViewMut2<f32>) {
+    #[cfg(target_arch = "wasm32")]
+    crate::gemm::product_into(x, w, y);
+    #[cfg(not(target_arch = "wasm32"))]
+    ndarray::linalg::general_mat_mul(1.0, &x, &w, 0.0, y);
 }
 
 /// The first error of `results`, or every value in order.

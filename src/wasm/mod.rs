@@ -340,6 +340,48 @@ impl MultiHeadBench {
     }
 }
 
+/// One product `x · w` of MiniLM's shapes for `scripts/bench-gemm.mjs`: headmap's own kernel
+/// ([`crate::gemm`]) against ndarray's (matrixmultiply's), on the same random matrices.
+#[cfg(feature = "bench")]
+#[wasm_bindgen]
+pub struct GemmBench {
+    x: Array2<f32>,
+    w: Array2<f32>,
+    y: Array2<f32>,
+}
+
+#[cfg(feature = "bench")]
+#[wasm_bindgen]
+impl GemmBench {
+    #[wasm_bindgen(constructor)]
+    pub fn new(m: usize, k: usize, n: usize) -> GemmBench {
+        let mut rng = crate::rng::SplitMix64::new(7);
+        let mut random = |r, c| Array2::from_shape_fn((r, c), |_| rng.next_signed());
+        GemmBench { x: random(m, k), w: random(k, n), y: Array2::zeros((m, n)) }
+    }
+
+    /// Our kernel once; returns a value so the work cannot be skipped.
+    pub fn ours(&mut self) -> f32 {
+        crate::gemm::product_into(self.x.view(), self.w.view(), &mut self.y.view_mut());
+        self.y[[0, 0]]
+    }
+
+    /// matrixmultiply's once.
+    pub fn matrixmultiply(&mut self) -> f32 {
+        ndarray::linalg::general_mat_mul(1.0, &self.x, &self.w, 0.0, &mut self.y);
+        self.y[[0, 0]]
+    }
+
+    /// The largest |difference| between the two kernels' products.
+    #[wasm_bindgen(js_name = maxDifference)]
+    pub fn max_difference(&mut self) -> f32 {
+        self.ours();
+        let ours = self.y.clone();
+        self.matrixmultiply();
+        ours.iter().zip(&self.y).fold(0.0, |m, (a, b)| m.max((a - b).abs()))
+    }
+}
+
 /// Talc instead of the standard library's dlmalloc: 7 KB smaller (a widget's budget is 150 KB)
 /// and faster at the large, short-lived buffers a run allocates. Talc's wasm allocator takes
 /// no lock: the threaded build keeps the standard library's, which does.
