@@ -86,14 +86,22 @@ fn tile<const R: usize>(m: &Mats, y: &mut [f32], (i0, j0): (usize, usize), (k0, 
         row[0] = load(&y[at..at + 4]);
         row[1] = load(&y[at + 4..at + 8]);
     }
+    // every read below is inside these bounds, checked once here rather than at each step
     let rows: [&[f32]; R] = core::array::from_fn(|r| &m.x[(i0 + r) * k + k0..(i0 + r) * k + k1]);
-    for (step, kk) in (k0..k1).enumerate() {
-        let b = &m.w[kk * n + j0..kk * n + j0 + NR];
-        let (b0, b1) = (load(&b[..4]), load(&b[4..]));
-        for r in 0..R {
-            let a = f32x4_splat(rows[r][step]);
-            c[r][0] = madd(a, b0, c[r][0]);
-            c[r][1] = madd(a, b1, c[r][1]);
+    let strip = &m.w[k0 * n + j0..(k1 - 1) * n + j0 + NR]; // w[k0..k1, j0..j0+8], rows n apart
+    let a: [*const f32; R] = core::array::from_fn(|r| rows[r].as_ptr());
+    for step in 0..k1 - k0 {
+        // SAFETY: step < k1 - k0, so `step * n + 8 <= strip.len()` and `step < rows[r].len()`:
+        // the 32 bytes of w and the one float of each row read here lie inside the borrowed
+        // slices; wasm loads need no alignment
+        unsafe {
+            let b = strip.as_ptr().add(step * n);
+            let (b0, b1) = (v128_load(b.cast()), v128_load(b.add(4).cast()));
+            for r in 0..R {
+                let a = v128_load32_splat(a[r].add(step).cast());
+                c[r][0] = madd(a, b0, c[r][0]);
+                c[r][1] = madd(a, b1, c[r][1]);
+            }
         }
     }
     for (r, row) in c.iter().enumerate() {

@@ -27,7 +27,7 @@ pub mod cost;
 pub mod error;
 pub mod examples;
 pub mod export;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", any(feature = "hf", feature = "bench")))]
 pub mod gemm;
 #[cfg(feature = "hf")]
 pub mod heads;

@@ -82,22 +82,23 @@ pub fn product(x: ArrayView2<f32>, w: ArrayView2<f32>) -> Array2<f32> {
     y
 }
 
-/// `x · w` on this thread: natively matrixmultiply's kernels, in wasm our own ([`crate::gemm`]).
+/// `x · w` on this thread: natively matrixmultiply's kernels, in the real-model wasm our own
+/// ([`crate::gemm`]; the toy-only build keeps matrixmultiply's, a smaller download).
 fn whole_product(x: ArrayView2<f32>, w: ArrayView2<f32>) -> Array2<f32> {
-    #[cfg(target_arch = "wasm32")]
+    #[cfg(all(target_arch = "wasm32", feature = "hf"))]
     {
         let mut y = Array2::zeros((x.nrows(), w.ncols()));
         crate::gemm::product_into(x, w, &mut y.view_mut());
         y
     }
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(not(all(target_arch = "wasm32", feature = "hf")))]
     x.dot(&w)
 }
 
 fn product_into(x: ArrayView2<f32>, w: ArrayView2<f32>, y: &mut ndarray::ArrayViewMut2<f32>) {
-    #[cfg(target_arch = "wasm32")]
+    #[cfg(all(target_arch = "wasm32", feature = "hf"))]
     crate::gemm::product_into(x, w, y);
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(not(all(target_arch = "wasm32", feature = "hf")))]
     ndarray::linalg::general_mat_mul(1.0, &x, &w, 0.0, y);
 }
 

@@ -410,3 +410,31 @@ fn a_file_of_attention_opens_as_a_run_with_no_model() {
     let broken = Run::from_file("broken.safetensors", &[1, 2, 3]);
     assert!(message(broken).starts_with("broken.safetensors: not a file of attention weights"));
 }
+
+/// headmap's own wasm kernel (src/gemm.rs): ndarray's product within float rounding for shapes
+/// with rows and columns past whole tiles and k past one block, and each row the same bits
+/// whichever rows it is computed with (the threaded build splits rows among threads).
+#[wasm_bindgen_test]
+fn the_wasm_kernel_equals_ndarrays_product_and_splits_by_rows_exactly() {
+    use ndarray::{s, Array2};
+    let mut seed = 1u32;
+    let mut next = move || {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        (seed >> 8) as f32 / (1u32 << 24) as f32 - 0.5
+    };
+    for (m, k, n) in [(1, 1, 1), (5, 3, 7), (13, 300, 19), (16, 384, 384), (7, 600, 24), (3, 2, 8)] {
+        let x = Array2::from_shape_fn((m, k), |_| next());
+        let w = Array2::from_shape_fn((k, n), |_| next());
+        let mut y = Array2::zeros((m, n));
+        headmap::gemm::product_into(x.view(), w.view(), &mut y.view_mut());
+        let want = x.dot(&w);
+        for (g, e) in y.iter().zip(want.iter()) {
+            assert!((g - e).abs() <= 1e-5 * (k as f32).sqrt() + 1e-6, "{m}x{k}x{n}: {g} vs {e}");
+        }
+        for split in 1..m {
+            let mut part = Array2::zeros((m - split, n));
+            headmap::gemm::product_into(x.slice(s![split.., ..]), w.view(), &mut part.view_mut());
+            assert!(part == y.slice(s![split.., ..]), "{m}x{k}x{n}: rows from {split} differ");
+        }
+    }
+}

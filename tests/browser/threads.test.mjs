@@ -4,6 +4,7 @@
 // draw the same pixels: threads change the time, not the weights. The page says which it uses.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
 import { after, before, describe, it } from "node:test";
 import { join } from "node:path";
 
@@ -32,6 +33,12 @@ async function minilm(base, { lang = "en", width = 1280, locale = "en-US" } = {}
   await waitForRender(page);
   await page.waitForFunction(() => document.querySelectorAll("#grid button.thumb canvas, #grid button.thumb").length >= 72);
   return page;
+}
+
+/** The run's weights as the page's "weights (JSON)" button saves them. */
+async function savedJson(page) {
+  const [download] = await Promise.all([page.waitForEvent("download"), page.locator("[data-export=json]").click()]);
+  return readFile(await download.path());
 }
 
 /** SHA-256 of the heatmap's pixels and of every head's thumbnail. */
@@ -69,6 +76,10 @@ describe("threads in the browser", () => {
     const [a, b] = [await pixels(threaded), await pixels(single)];
     assert.equal(a.length, 73, "the heatmap and 72 heads");
     assert.deepEqual(a, b, "the same pixels on threads and on one thread");
+    // and the same numbers: every weight of the run, as the page saves it
+    const [x, y] = [await savedJson(threaded), await savedJson(single)];
+    assert.ok(x.length > 1e6, `a whole run's weights (${x.length} bytes)`);
+    assert.ok(x.equals(y), "the saved weights differ between threads and one thread");
     await threaded.close();
     await single.close();
   });
