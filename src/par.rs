@@ -20,8 +20,13 @@ use ndarray::{Array2, ArrayView2, Axis};
 use crate::error::Result;
 
 /// Products smaller than this many multiply–adds run on one thread: below it the split costs
-/// more than it saves (measured on MiniLM's projections, `scripts/bench` with 2 threads).
+/// more than it saves.
 pub const PRODUCT_SPLIT_FLOPS: usize = 1 << 20;
+
+/// Fewer rows than this to a thread and the split costs more than it saves: at 16 tokens
+/// MiniLM's products split in two took longer than whole in the threaded wasm build (31.3 ms
+/// against 26.9 for the forward, `scripts/bench-peers`), so a short text stays on one thread.
+pub const MIN_ROWS_PER_THREAD: usize = 32;
 
 /// A layer's heads go to threads when their products together are at least this many
 /// multiply–adds (H · Tq · Tk · d_k): at 16 tokens MiniLM's heads stay on one thread.
@@ -72,29 +77,20 @@ pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> 
 pub fn product(x: ArrayView2<f32>, w: ArrayView2<f32>) -> Array2<f32> {
     let (rows, d_in, d_out) = (x.nrows(), x.ncols(), w.ncols());
     // whole tiles of 8 rows (the kernels' height) to each piece, about one piece a thread
-    let chunk = rows.div_ceil(threads()).next_multiple_of(8);
-    if chunk >= rows || !worth_splitting(rows.saturating_mul(d_in).saturating_mul(d_out), PRODUCT_SPLIT_FLOPS) {
-        return whole_product(x, w);
-    }
+    let least = if SPLIT_ALL.load(Ordering::Relaxed) { 1 } else { MIN_ROWS_PER_THREAD };
+    let chunk = rows.div_ceil(threads()).max(least).next_multiple_of(8);
     let mut y = Array2::zeros((rows, d_out));
+    if chunk >= rows || !worth_splitting(rows.saturating_mul(d_in).saturating_mul(d_out), PRODUCT_SPLIT_FLOPS) {
+        product_into(x, w, &mut y.view_mut());
+        return y;
+    }
     let pieces: Vec<_> = x.axis_chunks_iter(Axis(0), chunk).zip(y.axis_chunks_iter_mut(Axis(0), chunk)).collect();
     imp::each(pieces, |(x, mut y)| product_into(x, w, &mut y));
     y
 }
 
-/// `x · w` on this thread: natively matrixmultiply's kernels, in the real-model wasm our own
+/// `y = x · w` on this thread: natively matrixmultiply's kernels, in the real-model wasm our own
 /// ([`crate::gemm`]; the toy-only build keeps matrixmultiply's, a smaller download).
-fn whole_product(x: ArrayView2<f32>, w: ArrayView2<f32>) -> Array2<f32> {
-    #[cfg(all(target_arch = "wasm32", feature = "hf"))]
-    {
-        let mut y = Array2::zeros((x.nrows(), w.ncols()));
-        crate::gemm::product_into(x, w, &mut y.view_mut());
-        y
-    }
-    #[cfg(not(all(target_arch = "wasm32", feature = "hf")))]
-    x.dot(&w)
-}
-
 fn product_into(x: ArrayView2<f32>, w: ArrayView2<f32>, y: &mut ndarray::ArrayViewMut2<f32>) {
     #[cfg(all(target_arch = "wasm32", feature = "hf"))]
     crate::gemm::product_into(x, w, y);

@@ -55,7 +55,12 @@ const engines = {
     const texts = new Map();
     return {
       name: threads > 1 ? `headmap wasm, ${pkg.threadCount()} threads` : "headmap wasm, 1 thread",
-      tokenize: (text) => model.tokenize(text).tokens.map((t) => t.piece),
+      tokenize(text) {
+        const run = model.run({ texts: [text], place: "encoder_self" });
+        const pieces = run.tokens("encoder_self", 0).queries.map((t) => t.piece);
+        run.free();
+        return pieces;
+      },
       prepare: (n, { text }) => texts.set(n, text),
       async run(n) {
         const t0 = performance.now();
@@ -70,8 +75,9 @@ const engines = {
       weights(n) {
         const run = model.run({ texts: [texts.get(n)], place: "encoder_self" });
         const row = run.row("encoder_self", 0);
+        const tokens = run.tokens("encoder_self", 0).queries.length;
         run.free();
-        return { weights: row.weights, tokens: row.queries.length };
+        return { weights: row.weights, tokens };
       },
     };
   },

@@ -4,7 +4,7 @@
 
 // First match wins; patterns are tried against the demangled Rust path.
 export const KINDS = [
-  ["matrix products: kernel", /sgemm_kernel::kernel/],
+  ["matrix products: kernel", /sgemm_kernel::kernel|headmap::gemm::/],
   ["matrix products: packing, loops", /matrixmultiply|ndarray::linalg/],
   ["softmax: exp", /expf|math::exp_neg|math::exp_sum/],
   ["GELU: erf", /erf/],

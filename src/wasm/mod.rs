@@ -45,6 +45,7 @@ mod run;
 pub use wasm_bindgen_rayon::init_thread_pool;
 
 /// The threads a forward may use: 1 in the single-threaded build or before `initThreadPool`.
+#[cfg(feature = "hf")]
 #[wasm_bindgen(js_name = threadCount)]
 pub fn thread_count() -> usize {
     crate::par::threads()

@@ -146,13 +146,13 @@ export async function hoverCell(page, i, j) {
  * A blog of widgets (tests/widget/) served under the strict blog CSP, the widget at
  * /assets/headmap/ and `mounts` beside it; `open(path, options)` gives a page that records
  * every widget's `load`, `render` and `error` events, every CSP violation and how many workers
- * the page started. `browser` is there for a page of a test's own.
+ * the page started; `headers` are sent beside the CSP (cross-origin isolation, say). `browser` is there for a page of a test's own.
  */
-export async function openBlog(mounts = {}) {
+export async function openBlog(mounts = {}, { headers = {} } = {}) {
   const dist = join(ROOT, "dist", "headmap");
   if (!existsSync(join(dist, "headmap.js"))) throw new Error("dist/headmap is missing: run scripts/build");
   for (const [at, dir] of Object.entries(mounts)) if (!existsSync(dir)) throw new Error(`${dir} (for ${at}) is missing: run scripts/setup`);
-  const server = await serve(join(ROOT, "tests", "widget"), 0, { mounts: { "/assets/headmap/": dist, ...mounts }, headers: { "content-security-policy": BLOG_CSP } });
+  const server = await serve(join(ROOT, "tests", "widget"), 0, { mounts: { "/assets/headmap/": dist, ...mounts }, headers: { "content-security-policy": BLOG_CSP, ...headers } });
   const base = `http://127.0.0.1:${server.address().port}/`;
   let browser;
   try {

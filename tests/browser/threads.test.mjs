@@ -8,8 +8,8 @@ import { readFile } from "node:fs/promises";
 import { after, before, describe, it } from "node:test";
 import { join } from "node:path";
 
-import { CSP, EXPLORER, serve } from "../../scripts/serve.mjs";
-import { SHOTS, openHarness, waitForRender } from "./harness.mjs";
+import { CSP, EXPLORER, ISOLATION, serve } from "../../scripts/serve.mjs";
+import { ROOT, SHOTS, openBlog, openHarness, renders, waitForRender } from "./harness.mjs";
 
 // long enough that every split is taken: heads (12 · n² · 32 ≥ 2¹⁸ at n ≥ 26) and products
 const TEXT = "The little dog ran across the busy street because it wanted to reach the park where the other dogs were playing with a red ball, and then it rested under a tall tree in the warm afternoon sun.";
@@ -93,5 +93,52 @@ describe("threads in the browser", () => {
     await page.locator("#cost").scrollIntoViewIfNeeded();
     await page.screenshot({ path: join(SHOTS, "threads-minilm-390-ko.png"), fullPage: false });
     await page.close();
+  });
+});
+
+describe("the widget on a blog's page", () => {
+  const MINILM = join(ROOT, "models", "all-MiniLM-L6-v2");
+  let isolated;
+  let plainBlog;
+  before(async () => {
+    isolated = await openBlog({ "/minilm/": MINILM }, { headers: ISOLATION });
+    plainBlog = await openBlog({ "/minilm/": MINILM });
+  });
+  after(async () => {
+    await isolated?.close();
+    await plainBlog?.close();
+  });
+
+  /** The blog's MiniLM widget drawn: its figure's model info, its pixels, the page's CSP reports. */
+  async function drawn(blog) {
+    const page = await blog.open("threads.html", { width: 1000, locale: "en-US" });
+    await page.waitForFunction(() => globalThis.__events.some((e) => e.id === "minilm" && (e.type === "render" || e.type === "error")), null, { timeout: 90000 });
+    const events = await page.evaluate(() => globalThis.__events.filter((e) => e.id === "minilm"));
+    assert.deepEqual(events.filter((e) => e.type === "error"), []);
+    assert.ok((await renders(page, "minilm")) >= 1);
+    const compute = events.find((e) => e.type === "render").detail.model.compute;
+    const pixels = await page.evaluate(() => {
+      const canvas = document.getElementById("minilm").shadowRoot.querySelector("canvas");
+      const copy = document.createElement("canvas");
+      [copy.width, copy.height] = [canvas.width, canvas.height];
+      copy.getContext("2d").drawImage(canvas, 0, 0);
+      return Array.from(copy.getContext("2d").getImageData(0, 0, copy.width, copy.height).data).join(",");
+    });
+    return { page, compute, hash: createHash("sha256").update(pixels).digest("hex"), csp: await page.evaluate(() => globalThis.__csp) };
+  }
+
+  it("uses threads on an isolated page under the blog's strict CSP and Trusted Types, and one thread elsewhere, drawing the same", async () => {
+    const a = await drawn(isolated);
+    assert.equal(await a.page.evaluate(() => crossOriginIsolated), true);
+    assert.equal(a.compute.build, "threads", `the widget did not start its threads: ${JSON.stringify(a.compute)}`);
+    assert.ok(a.compute.threads >= 2);
+    assert.deepEqual(a.csp, [], "no CSP or Trusted Types violation starting the threads");
+    assert.deepEqual(a.page.consoleErrors, []);
+    const b = await drawn(plainBlog);
+    assert.deepEqual(b.compute, { build: "single", threads: 1, why: "not_isolated" });
+    assert.deepEqual(b.csp, []);
+    assert.deepEqual(b.page.consoleErrors, []);
+    assert.equal(a.hash, b.hash, "the same pixels with and without threads");
+    await a.page.screenshot({ path: join(SHOTS, "threads-widget-1000-en.png") });
   });
 });

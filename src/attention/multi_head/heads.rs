@@ -59,13 +59,14 @@ impl MultiHeadAttention {
         let n = tq * tk;
         let mut weights = vec![0.0; if kept { self.heads * n } else { n }]; // (H, Tq, Tk) or (Tq, Tk)
         let mut heads_out = Array2::zeros((tq, if values { self.heads * d_k } else { 0 })); // (Tq, H·d_k)
-        // each head's columns of the output (none without values), one per head even at d_k 0
+                                                                                            // each head's columns of the output (none without values), one per head even at d_k 0
         let columns: Vec<Option<ArrayViewMut2<f32>>> = match values {
             true if d_k > 0 => heads_out.axis_chunks_iter_mut(Axis(1), d_k).map(Some).collect(),
             _ => (0..self.heads).map(|_| None).collect(),
         };
-        let spread = par::threads() > 1
+        let spread = n > 0
             && self.heads > 1
+            && par::threads() > 1
             && par::worth_splitting(self.heads.saturating_mul(n).saturating_mul(d_k), par::HEADS_SPLIT_FLOPS);
         let done = if spread {
             par::all(self.heads_spread(&pass, &mut weights, columns, kept))?
