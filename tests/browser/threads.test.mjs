@@ -61,7 +61,8 @@ describe("threads in the browser", () => {
     assert.equal(await threaded.evaluate(() => crossOriginIsolated), true);
     const compute = await threaded.evaluate(() => globalThis.__headmap.model.compute);
     const cores = await threaded.evaluate(() => Math.min(8, navigator.hardwareConcurrency));
-    assert.deepEqual(compute, { build: "threads", threads: cores });
+    assert.deepEqual({ ...compute, panics: undefined }, { build: "threads", threads: cores, panics: undefined });
+    assert.match(compute.panics, /^headmap-threads-/, "the channel a panicking thread speaks on");
     assert.ok(cores >= 2, "this test needs two cores");
     assert.match(await threaded.locator("#cost").textContent(), new RegExp(`computed in this browser on ${cores} threads`));
     assert.deepEqual(await threaded.evaluate(() => globalThis.__headmap.errors), []);
@@ -82,6 +83,27 @@ describe("threads in the browser", () => {
     assert.ok(x.equals(y), "the saved weights differ between threads and one thread");
     await threaded.close();
     await single.close();
+  });
+
+  it("ends the worker with a clear error when a pool thread panics, and the page goes on", async () => {
+    const page = await minilm(h.base);
+    // the app's own client and this one share the page's one worker (js/client.js)
+    const outcome = await page.evaluate(async () => {
+      const { AttentionClient } = await import("/js/client.js");
+      try {
+        return { answer: await new AttentionClient().call("panicOnAThread") };
+      } catch (e) {
+        return { code: e.code, message: e.message };
+      }
+    });
+    assert.equal(outcome.code, "thread_stopped", JSON.stringify(outcome));
+    assert.match(outcome.message, /a thread of the computation stopped: .*deliberate panic/s);
+    // the next sentence is refused by name, not left waiting, and the page still answers
+    await page.locator("#text").fill("A second sentence after the thread stopped.");
+    await page.waitForFunction(() => globalThis.__headmap.errors.some((e) => /thread of the computation stopped/.test(e)), null, { timeout: 30000 });
+    await page.locator("#lang").click();
+    await page.waitForFunction(() => document.documentElement.lang === "ko");
+    await page.close();
   });
 
   it("says in Korean on a phone how many threads compute, with nothing cut off", async () => {

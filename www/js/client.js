@@ -37,6 +37,7 @@ function scriptUrl(url) {
 
 class Connection {
   constructor(url) {
+    this.url = url;
     // a notebook figure's worker is one classic script from a blob: (js/inline/main.js), which a
     // page opened from disk could not start as a module
     this.worker = new Worker(scriptUrl(url), url.startsWith("blob:") ? {} : { type: "module" });
@@ -54,14 +55,30 @@ class Connection {
       if (data.ok) p.resolve(data.result);
       else p.reject(revive(data.error));
     };
-    this.worker.onerror = (e) => {
-      const error = coded(`the attention worker failed: ${e.message || "it could not load"}`, "worker_failed");
-      for (const p of this.pending.values()) p.reject(error);
-      this.pending.clear();
-      // a dead worker answers nothing: later calls fail at once, and a client made later
-      // (a widget scrolled into view) starts a new one
-      this.failed = error;
-      if (connections.get(url) === this) connections.delete(url);
+    this.worker.onerror = (e) => this.fail(coded(`the attention worker failed: ${e.message || "it could not load"}`, "worker_failed"));
+  }
+
+  fail(error) {
+    for (const p of this.pending.values()) p.reject(error);
+    this.pending.clear();
+    // a dead worker answers nothing: later calls fail at once, and a client made later
+    // (a widget scrolled into view) starts a new one
+    this.failed = error;
+    this.threads?.close();
+    if (connections.get(this.url) === this) connections.delete(this.url);
+  }
+
+  /**
+   * Listens where the threaded build's pool threads say they panicked (`channel`): the worker
+   * waiting for such a thread would wait for ever, so it is ended and the failure said, as when
+   * the worker itself fails.
+   */
+  watchThreads(channel) {
+    if (this.threads || !channel || typeof BroadcastChannel !== "function") return;
+    this.threads = new BroadcastChannel(channel);
+    this.threads.onmessage = ({ data }) => {
+      this.worker.terminate();
+      this.fail(coded(`a thread of the computation stopped: ${data}`, "thread_stopped", { reason: String(data) }));
     };
   }
 
@@ -123,6 +140,7 @@ export class AttentionClient {
     const key = sourceKey(source);
     const transfer = source.from === "files" ? Object.values(source.files).map((b) => b.buffer) : [];
     const info = await this.call("load", { key, source }, { onProgress, transfer });
+    this.connection.watchThreads(info.compute?.panics);
     if (source.from !== "files") this.connection.sources.set(key, source);
     return { key, info };
   }

@@ -48,13 +48,24 @@ async function threaded() {
       timer = setTimeout(() => reject(new Error("the threads did not start")), POOL_TIMEOUT_MS);
     });
     await Promise.race([pkg.initThreadPool(cores), late]).finally(() => clearTimeout(timer));
-    compute = { build: "threads", threads: pkg.threadCount() };
+    // a panic on a pool thread is said on this channel: the page ends the worker (client.js)
+    const panics = `headmap-threads-${globalThis.crypto?.randomUUID?.() ?? Math.random().toString(36).slice(2)}`;
+    pkg.reportThreadPanics(panics);
+    compute = { build: "threads", threads: pkg.threadCount(), panics };
     return { pkg, memory: wasm.memory ?? wasm.__wbindgen_export_0 };
   } catch {
     // said on the page (computeInfo), not thrown: the single-threaded build does the work
     compute = { build: "single", threads: 1, why: "threads_failed" };
     return null;
   }
+}
+
+/** The tests' deliberate panic on a pool thread; false in a build without threads. */
+export async function panicOnAThread() {
+  const { pkg } = await hf();
+  if (!pkg.panicOnAThread) return false;
+  pkg.panicOnAThread();
+  return true;
 }
 
 /** How real models are computed on this page, once their package has loaded. */

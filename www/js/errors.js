@@ -18,6 +18,7 @@ export const JS_CODES = [
   "no_safetensors",
   "model_too_large",
   "worker_failed",
+  "thread_stopped",
   "trusted_types",
   "empty_text",
   "nothing_drawn",

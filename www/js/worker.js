@@ -14,6 +14,7 @@
 //   view { run, sel, plot?, thumbs?, range, colormap } → { head, image?, thumbs? }
 //   layer { run, sel } (every head, [H, Tq, Tk]) · trace { run, sel } · export { run, format } · free { run }
 //   generate { key, text, maxNewTokens } · weightedSum { weights, v, dV }
+//   panicOnAThread → true (the threaded build panics on a pool thread: its test) or false
 //   queryKeys { key, corpus: { lines, place, layer } } → the joint embedding of every head
 //     (progress: sentences done; kept under its id) · cancel { target } stops a queryKeys between
 //     two sentences · queryKeysTsne { corpus, head } (progress: steps) · freeQueryKeys { corpus }
@@ -151,6 +152,7 @@ self.onmessage = async ({ data }) => {
   try {
     let result;
     if (op === "start") result = await core.start();
+    else if (op === "panicOnAThread") result = await core.panicOnAThread();
     else if (op === "load") result = await load(id, data.key, data.source);
     else if (op === "run") result = core.run(data.key, data.request);
     else if (op === "openFile") {

@@ -59,6 +59,7 @@ export const ERRORS_KO = {
   chunk_failed: "위젯의 일부를 불러오지 못했습니다. 연결을 확인하고 페이지를 새로 고쳐 보세요.",
   files_gone: "직접 고른 모델 파일은 다시 읽을 수 없습니다: 모델 폴더를 다시 골라 주세요.",
   worker_failed: "어텐션을 계산하는 작업자가 멈췄습니다. 페이지를 새로 고쳐 보세요.",
+  thread_stopped: "계산하던 스레드 하나가 멈췄습니다: {reason}. 페이지를 새로 고쳐 보세요.",
   trusted_types: "이 페이지의 콘텐츠 보안 정책(CSP)이 트러스티드 타입 정책 ‘headmap’을 허용하지 않습니다: trusted-types 지시어에 headmap을 더하세요.",
   export_too_large: "이 실행의 가중치는 {megabytes}메가바이트로 페이지에서 저장하기에 너무 큽니다.",
   needs_model: "이 보기에는 가중치를 계산한 모델이 있어야 합니다: 파일에는 가중치와 토큰만 들어 있습니다.",
