@@ -158,7 +158,8 @@ shows until it upgrades (readers without JavaScript, feed readers).
 
 Real models run on threads (\`pkg-hf-threads/\`, one per core up to 8) when the page is
 cross-origin isolated — served with \`Cross-Origin-Opener-Policy: same-origin\` and
-\`Cross-Origin-Embedder-Policy: require-corp\` — and on one thread (\`pkg-hf/\`) anywhere else, with
+\`Cross-Origin-Embedder-Policy: require-corp\`, on the page and on this folder's files alike
+(a worker whose script lacks COEP does not start on such a page) — and on one thread (\`pkg-hf/\`) anywhere else, with
 nothing to change in the page.
 `,
 );

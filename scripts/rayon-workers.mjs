@@ -30,4 +30,9 @@ function threadScript(url) {
   return headmapPolicy.createScriptURL(url);
 }
 `;
-await writeFile(file, text.replace(from, to).replace("URL.revokeObjectURL(url);", "") + helper);
+const stale = `      // The script is fetched as a blob so it works even if this script is
+      // hosted remotely (e.g. on a CDN). This avoids a cross-origin
+      // security error.
+`;
+const patched = text.replace(from, to).replace("URL.revokeObjectURL(url);", "").replace(stale, "      // (headmap) started from this file's own URL: see threadScript below\n");
+await writeFile(file, patched + helper);

@@ -27,6 +27,10 @@ const KC: usize = 256;
 /// a matrix is not laid out in rows (a transposed view).
 pub fn product_into(x: ArrayView2<f32>, w: ArrayView2<f32>, y: &mut ArrayViewMut2<f32>) {
     let (m, k, n) = (x.nrows(), x.ncols(), w.ncols());
+    if w.nrows() != k || y.dim() != (m, n) {
+        // shapes that do not fit: ndarray's product says so (it asserts)
+        return ndarray::linalg::general_mat_mul(1.0, &x, &w, 0.0, y);
+    }
     let (Some(xs), Some(ws)) = (x.as_slice(), w.as_slice()) else {
         return ndarray::linalg::general_mat_mul(1.0, &x, &w, 0.0, y);
     };

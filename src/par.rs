@@ -10,7 +10,8 @@
 //! machine's cores when unset) or by [`set_threads`] (the command line's `--threads`); in the
 //! browser's threaded build the pool `initThreadPool(n)` starts. A caller can also run a piece
 //! of work in its own pool ([`pool`] and `ThreadPool::install`). With one thread nothing is
-//! split and no task is spawned: the single-threaded path is the code that ran before threads.
+//! split and no task is spawned. `HEADMAP_THREADS` is read once, at the first [`threads`]: a
+//! process that used rayon before keeps the pool it started.
 //! The toy-only build has no threads at all.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -75,8 +76,12 @@ pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> 
 /// row's sums are the ones the whole product makes (the kernel sums along d_in in the same
 /// blocks for any number of rows), so the result does not depend on the split.
 pub fn product(x: ArrayView2<f32>, w: ArrayView2<f32>) -> Array2<f32> {
+    // rows laid out in order, so that every piece takes the same kernel as the whole would
+    let x = x.as_standard_layout();
+    let x = x.view();
     let (rows, d_in, d_out) = (x.nrows(), x.ncols(), w.ncols());
-    // whole tiles of 8 rows (the kernels' height) to each piece, about one piece a thread
+    // about one piece a thread, each a multiple of 8 rows (whole tiles of matrixmultiply's
+    // kernel; ours gives a row the same bits in any tile)
     let least = if SPLIT_ALL.load(Ordering::Relaxed) { 1 } else { MIN_ROWS_PER_THREAD };
     let chunk = rows.div_ceil(threads()).max(least).next_multiple_of(8);
     let mut y = Array2::zeros((rows, d_out));
@@ -117,9 +122,10 @@ mod imp {
     fn start() {
         #[cfg(not(target_arch = "wasm32"))]
         FROM_ENV.call_once(|| {
+            // 0, or a value that is not a number, leaves rayon's default: every core
             if let Some(n) = std::env::var("HEADMAP_THREADS").ok().and_then(|v| v.trim().parse::<usize>().ok()) {
                 // an error means the pool already runs (someone sized it first): that count stands
-                let _ = rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build_global();
+                let _ = rayon::ThreadPoolBuilder::new().num_threads(n).build_global();
             }
         });
         #[cfg(target_arch = "wasm32")]

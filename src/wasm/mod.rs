@@ -68,7 +68,9 @@ pub fn panic_on_a_thread() {
     rayon::join(|| (), || panic!("a deliberate panic on a thread of the pool (a test)"));
 }
 
-/// The threads a forward may use: 1 in the single-threaded build or before `initThreadPool`.
+/// The threads a forward may use: 1 in the single-threaded build. In the threaded build ask
+/// only after `initThreadPool`: asking first starts rayon's pool of one on this thread, and the
+/// pool cannot be started again.
 #[cfg(feature = "hf")]
 #[wasm_bindgen(js_name = threadCount)]
 pub fn thread_count() -> usize {

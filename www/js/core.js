@@ -42,6 +42,8 @@ async function threaded() {
   }
   try {
     const pkg = await import("../pkg-hf-threads/headmap.js");
+    // a build without threads in its place (a notebook's inline one): the single-threaded path
+    if (typeof pkg.initThreadPool !== "function") return null;
     const wasm = await pkg.default();
     let timer;
     const late = new Promise((_, reject) => {
