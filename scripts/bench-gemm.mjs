@@ -51,7 +51,7 @@ try {
   const page = await browser.newPage();
   await page.goto(`http://127.0.0.1:${server.address().port}/index.html`);
   console.log(`wasm GEMM in Chromium ${browser.version()}, ${RUNS} runs each after 3 warm-ups: median ms (min–max), GFLOP/s at the median`);
-  for (const build of ["simd128", "relaxed"]) {
+  for (const build of (process.env.GEMM_BUILDS ?? "simd128 relaxed").split(/\s+/).filter(Boolean)) {
     const rows = await page.evaluate(measure, { build, runs: RUNS, shapes: SHAPES });
     console.log(`${build} build`);
     const gf = (r, ms) => (r.flops / ms / 1e6).toFixed(1);
