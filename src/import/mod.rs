@@ -13,19 +13,29 @@
 //! 0..=1, every query that may see a key must spread exactly its whole weight (a row sums to 1
 //! within [`ROW_SUM_TOLERANCE`]), and no weight may sit where the place's mask hides the key.
 //! Each refusal is a [`FileProblem`] that says where.
+//!
+//! Here is the door (size, kind of file, version, every row holding the same places); the
+//! document's fields are in `document.rs`, reading a place's weights in `weights.rs`, and a
+//! row's tokens and checks in `checks.rs`.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, OnceLock};
 
-use ndarray::{Array3, Axis};
-use safetensors::{Dtype, SafeTensors};
-use serde::Deserialize;
+use ndarray::Array3;
+use safetensors::SafeTensors;
 
 use crate::attention::mask::MaskKind;
 use crate::attention::place::Place;
 use crate::error::{Error, FileProblem, Result};
-use crate::models::run::{check_size, PlaceRun, Row, RowAttention, Run, MAX_WEIGHT_BYTES};
-use crate::tokenize::{short_label, Token, TokenKind};
+use crate::models::run::{check_size, PlaceRun, RowAttention, Run};
+use crate::tokenize::short_label;
+
+mod checks;
+mod document;
+mod weights;
+
+use checks::{build_row, check_sides};
+use document::parse_json;
+use weights::{nested, tensor};
 
 /// The largest file a page opens: a 12 × 12 × 512 × 512 run is 75 MB in f16, 151 MB in f32.
 pub const MAX_FILE_BYTES: usize = 512 << 20;
@@ -54,46 +64,6 @@ pub const VERSION: u32 = 1;
 pub struct Imported {
     pub model_type: String,
     pub run: Run,
-}
-
-/// The document, with or without its weights (the safetensors metadata has none).
-#[derive(Deserialize)]
-struct Document {
-    #[serde(default)]
-    format: Option<String>,
-    #[serde(default)]
-    version: Option<u32>,
-    #[serde(default)]
-    model_type: Option<String>,
-    rows: Vec<DocumentRow>,
-}
-
-#[derive(Deserialize)]
-struct DocumentRow {
-    attention: BTreeMap<String, DocumentPlace>,
-}
-
-type Nested = Vec<Vec<Vec<Vec<Option<f32>>>>>;
-
-#[derive(Deserialize)]
-struct DocumentPlace {
-    #[serde(default)]
-    mask: Option<String>,
-    #[serde(default)]
-    what_if: bool,
-    queries: Vec<String>,
-    keys: Vec<String>,
-    #[serde(default)]
-    query_valid: Option<Vec<bool>>,
-    #[serde(default)]
-    key_valid: Option<Vec<bool>>,
-    #[serde(default)]
-    query_kinds: Option<Vec<String>>,
-    #[serde(default)]
-    key_kinds: Option<Vec<String>>,
-    /// `[layers][heads][Tq][Tk]`; null where the writer had NaN.
-    #[serde(default)]
-    weights: Option<Nested>,
 }
 
 /// Reads `bytes`, headmap's JSON or a safetensors file (told apart by their first bytes);
@@ -191,307 +161,6 @@ fn looks_like_safetensors(bytes: &[u8]) -> bool {
     let Some((length, rest)) = bytes.split_first_chunk::<8>() else { return false };
     let length = u64::from_le_bytes(*length);
     length <= rest.len() as u64 && rest.first() == Some(&b'{')
-}
-
-/// Tokens on both sides, not too many, and as many on each side of a self-attention place.
-fn check_sides(at: &str, place: Place, doc: &DocumentPlace) -> std::result::Result<(), FileProblem> {
-    for (side, count) in [("queries", doc.queries.len()), ("keys", doc.keys.len())] {
-        if count > MAX_TOKENS {
-            return Err(FileProblem::TooMany {
-                at: format!("{at}.{side}"),
-                what: "tokens".into(),
-                count,
-                max: MAX_TOKENS,
-            });
-        }
-    }
-    if place != Place::Cross && doc.queries.len() != doc.keys.len() {
-        return Err(FileProblem::NotSquare { at: at.to_string(), queries: doc.queries.len(), keys: doc.keys.len() });
-    }
-    Ok(())
-}
-
-fn parse_json(bytes: &[u8]) -> std::result::Result<Document, FileProblem> {
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let at = e.path().to_string();
-        let inner = e.into_inner();
-        if inner.is_syntax() || inner.is_eof() {
-            FileProblem::NotJson { line: inner.line(), column: inner.column() }
-        } else if inner.to_string().starts_with("missing field") {
-            let field = inner.to_string().split('`').nth(1).unwrap_or("?").to_string();
-            FileProblem::MissingField { at: if at == "." { field } else { format!("{at}.{field}") } }
-        } else {
-            FileProblem::WrongType { field: at, expected: "what docs/attention.schema.json describes".into() }
-        }
-    })
-}
-
-fn mismatch(at: &str, side: &str, tokens: usize, size: usize) -> FileProblem {
-    FileProblem::TokensMismatch { at: at.to_string(), side: side.to_string(), tokens, size }
-}
-
-/// Every layer's weights, (H, Tq, Tk) each: what a row keeps, converted once.
-type Layers = Vec<Array3<f32>>;
-
-/// A place's tokens must be there for weights to be over them (and a chunk of none is no chunk).
-fn check_tokens(at: &str, doc: &DocumentPlace) -> std::result::Result<(usize, usize), FileProblem> {
-    let (tq, tk) = (doc.queries.len(), doc.keys.len());
-    if tq == 0 || tk == 0 {
-        return Err(FileProblem::WrongShape {
-            name: format!("{at}.queries, keys"),
-            got: vec![tq, tk],
-            expected: vec![tq.max(1), tk.max(1)],
-        });
-    }
-    Ok((tq, tk))
-}
-
-/// The JSON's nested weights, layer by layer, every length checked.
-fn nested(at: &str, weights: Option<&Nested>, doc: &DocumentPlace) -> std::result::Result<Layers, FileProblem> {
-    let weights = weights.ok_or(FileProblem::MissingField { at: format!("{at}.weights") })?;
-    let (tq, tk) = check_tokens(at, doc)?;
-    let layers = weights.len();
-    let heads = weights.first().map_or(0, Vec::len);
-    if layers == 0 {
-        return Err(FileProblem::WrongShape {
-            name: format!("{at}.weights"),
-            got: vec![0],
-            expected: vec![1, 1, tq, tk],
-        });
-    }
-    let mut out = Vec::with_capacity(layers);
-    for (l, layer) in weights.iter().enumerate() {
-        if layer.len() != heads || heads == 0 {
-            let got = vec![layers, layer.len(), tq, tk];
-            return Err(FileProblem::WrongShape {
-                name: format!("{at}.weights[{l}]"),
-                got,
-                expected: vec![layers, heads.max(1), tq, tk],
-            });
-        }
-        let mut flat = Vec::with_capacity(heads * tq * tk);
-        for (h, head) in layer.iter().enumerate() {
-            if head.len() != tq {
-                return Err(mismatch(&format!("{at}.weights[{l}][{h}]"), "query", tq, head.len()));
-            }
-            for (i, row) in head.iter().enumerate() {
-                if row.len() != tk {
-                    return Err(mismatch(&format!("{at}.weights[{l}][{h}][{i}]"), "key", tk, row.len()));
-                }
-                for (j, w) in row.iter().enumerate() {
-                    let non_finite = || FileProblem::NonFiniteWeight {
-                        at: format!("{at}.weights"),
-                        layer: l,
-                        head: h,
-                        query: i,
-                        key: j,
-                    };
-                    flat.push(w.filter(|w| w.is_finite()).ok_or_else(non_finite)?);
-                }
-            }
-        }
-        out.push(
-            Array3::from_shape_vec((heads, tq, tk), flat)
-                .map_err(|_| FileProblem::MissingField { at: format!("{at}.weights") })?,
-        );
-    }
-    Ok(out)
-}
-
-/// Tensor `name` of the safetensors file, layer by layer as f32. Half floats go through a table
-/// of all 65,536 values: a lookup, where converting each one is a dozen operations in wasm.
-/// Tensor `name` as f32, and how far its rows may sum from 1; refused before it is converted
-/// when it would take the run's weights past what a page keeps (`before` are kept already).
-fn tensor(
-    st: &SafeTensors<'_>,
-    name: &str,
-    doc: &DocumentPlace,
-    before: usize,
-) -> std::result::Result<(Layers, f32), FileProblem> {
-    let view = st.tensor(name).map_err(|_| FileProblem::MissingTensor { name: name.to_string() })?;
-    let (tq, tk) = check_tokens(name, doc)?;
-    let shape = view.shape().to_vec();
-    if shape.len() != 4 || shape[0] == 0 || shape[1] == 0 {
-        let expected =
-            vec![shape.first().copied().unwrap_or(1).max(1), shape.get(1).copied().unwrap_or(1).max(1), tq, tk];
-        return Err(FileProblem::WrongShape { name: name.to_string(), got: shape, expected });
-    }
-    if shape[2] != tq {
-        return Err(mismatch(name, "query", tq, shape[2]));
-    }
-    if shape[3] != tk {
-        return Err(mismatch(name, "key", tk, shape[3]));
-    }
-    let bytes = shape.iter().fold(before, |n, &d| n.saturating_mul(d.max(1))).saturating_mul(4);
-    if bytes > MAX_WEIGHT_BYTES {
-        return Err(FileProblem::TooLarge { megabytes: bytes >> 20, max: MAX_WEIGHT_BYTES >> 20 });
-    }
-    static F16: OnceLock<Vec<f32>> = OnceLock::new();
-    static BF16: OnceLock<Vec<f32>> = OnceLock::new();
-    let halves = |to_f32: fn(u16) -> f32| (0..=u16::MAX).map(to_f32).collect::<Vec<f32>>();
-    let (width, table, tolerance) = match view.dtype() {
-        Dtype::F32 => (4, None, ROW_SUM_TOLERANCE),
-        Dtype::F16 => (2, Some(F16.get_or_init(|| halves(|b| half::f16::from_bits(b).to_f32()))), ROW_SUM_TOLERANCE),
-        Dtype::BF16 => {
-            (2, Some(BF16.get_or_init(|| halves(|b| half::bf16::from_bits(b).to_f32()))), BF16_ROW_SUM_TOLERANCE)
-        }
-        other => {
-            return Err(FileProblem::UnsupportedDtype {
-                name: name.to_string(),
-                dtype: format!("{other:?}").to_lowercase(),
-            })
-        }
-    };
-    let (layers, heads) = (shape[0], shape[1]);
-    let per_layer = heads * tq * tk * width;
-    let bytes = view.data(); // safetensors checked that it holds the shape's bytes
-    if bytes.len() != layers * per_layer {
-        return Err(FileProblem::NotSafetensors);
-    }
-    let layer = |chunk: &[u8]| {
-        let values: Vec<f32> = match table {
-            Some(table) => {
-                chunk.chunks_exact(2).map(|b| table[usize::from(u16::from_le_bytes([b[0], b[1]]))]).collect()
-            }
-            None => chunk.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
-        };
-        Array3::from_shape_vec((heads, tq, tk), values).map_err(|_| FileProblem::NotSafetensors)
-    };
-    Ok((bytes.chunks_exact(per_layer).map(layer).collect::<std::result::Result<_, _>>()?, tolerance))
-}
-
-/// One side's tokens: labels as given (shortened like a model's), kinds as given or guessed.
-fn side(
-    at: &str,
-    name: &str,
-    labels: &[String],
-    valid: Option<&Vec<bool>>,
-    kinds: Option<&Vec<String>>,
-) -> std::result::Result<Row, FileProblem> {
-    let n = labels.len();
-    let valid = valid.cloned().unwrap_or_else(|| vec![true; n]);
-    let lengths = [("valid", Some(valid.len())), ("kinds", kinds.map(Vec::len))];
-    if let Some((what, Some(got))) = lengths.into_iter().find(|(_, len)| len.is_some_and(|len| len != n)) {
-        return Err(FileProblem::WrongShape { name: format!("{at}.{name}_{what}"), got: vec![got], expected: vec![n] });
-    }
-    let mut tokens = Vec::with_capacity(n);
-    for (i, label) in labels.iter().enumerate() {
-        let kind = match kinds.map(|k| k[i].as_str()) {
-            Some(k) => kind_named(k).ok_or_else(|| FileProblem::WrongType {
-                field: format!("{at}.{name}_kinds[{i}]"),
-                expected: "word, continuation, part, special, unknown or pad".into(),
-            })?,
-            None => guess_kind(label, valid[i]),
-        };
-        let text = if matches!(kind, TokenKind::Special | TokenKind::Pad) { String::new() } else { label.clone() };
-        tokens.push(Token { label: short_label(label), piece: label.clone(), kind, text, part: None });
-    }
-    Ok(Row { ids: Vec::new(), tokens, valid })
-}
-
-fn kind_named(name: &str) -> Option<TokenKind> {
-    use TokenKind::*;
-    [Word, Continuation, Part, Special, Unknown, Pad].into_iter().find(|k| k.name() == name)
-}
-
-/// A token's kind from its label alone: `[CLS]`, `<s>`, `<|endoftext|>` are special, `##ing`
-/// a later piece of a word, `[UNK]`/`<unk>` unknown.
-pub(crate) fn guess_kind(label: &str, valid: bool) -> TokenKind {
-    let bracketed = |open: &str, close: &str| {
-        label.len() > open.len() + close.len()
-            && label.len() <= 24
-            && label.starts_with(open)
-            && label.ends_with(close)
-            && !label.contains(char::is_whitespace)
-    };
-    if !valid {
-        TokenKind::Pad
-    } else if matches!(label, "[UNK]" | "<unk>" | "<UNK>") {
-        TokenKind::Unknown
-    } else if bracketed("[", "]") || bracketed("<", ">") {
-        TokenKind::Special
-    } else if label.starts_with("##") && label.len() > 2 {
-        TokenKind::Continuation
-    } else {
-        TokenKind::Word
-    }
-}
-
-/// A row of the file: its tokens, and every layer's weights checked against its mask.
-fn build_row(
-    at: &str,
-    doc: &DocumentPlace,
-    mask: MaskKind,
-    weights: Layers,
-    tolerance: f32,
-) -> std::result::Result<RowAttention, FileProblem> {
-    let queries = side(at, "query", &doc.queries, doc.query_valid.as_ref(), doc.query_kinds.as_ref())?;
-    let keys = side(at, "key", &doc.keys, doc.key_valid.as_ref(), doc.key_kinds.as_ref())?;
-    let built = mask.build(&queries.valid, &keys.valid).map_err(|_| FileProblem::WrongType {
-        field: format!("{at}.mask"),
-        expected: "a mask these tokens allow (causal needs as many queries as keys)".into(),
-    })?;
-    let built = Arc::new(built);
-    let heads = weights.first().map_or(0, |w| w.len_of(Axis(0)));
-    for (l, layer) in weights.iter().enumerate() {
-        check_layer(at, (mask, &built), &queries.valid, (l, layer), tolerance)?;
-    }
-    let layers = weights.into_iter().map(|w| (w, Arc::clone(&built))).collect();
-    Ok(RowAttention::from_weights(&queries, &keys, heads, layers))
-}
-
-/// Every weight finite and in 0..=1, every row that may see a key summing to 1, nothing where
-/// the mask hides a key. A row that may see no key, or of a PAD query, is all zeros or sums to
-/// 1 (transformers spreads a row that sees nothing evenly: its masked cells are not checked).
-/// One pass over contiguous rows: a 12 × 12 × 512 × 512 file is 37.7 M weights.
-fn check_layer(
-    at: &str,
-    (kind, mask): (MaskKind, &crate::Mask),
-    query_valid: &[bool],
-    (layer, w): (usize, &Array3<f32>),
-    tolerance: f32,
-) -> std::result::Result<(), FileProblem> {
-    let (_, tq, tk) = w.dim();
-    let allowed: Vec<bool> = mask.allowed().iter().copied().collect(); // (Tq, Tk), row-major
-    let sees: Vec<bool> = allowed.chunks_exact(tk).map(|r| r.iter().any(|&a| a)).collect();
-    let hides: Vec<bool> = allowed.chunks_exact(tk).map(|r| r.iter().any(|&a| !a)).collect();
-    let values = w.as_slice().ok_or(FileProblem::NotSafetensors)?; // (H, Tq, Tk), built row-major
-    let limit = 1.0 + tolerance;
-    for (r, row) in values.chunks_exact(tk).enumerate() {
-        let (head, query) = (r / tq, r % tq);
-        let mut sum = 0.0f64;
-        let mut outside = false;
-        for &v in row {
-            sum += f64::from(v);
-            outside |= !(0.0..=limit).contains(&v); // NaN too
-        }
-        if outside {
-            let (key, &value) = row.iter().enumerate().find(|&(_, v)| !(0.0..=limit).contains(v)).unwrap_or((0, &0.0));
-            return Err(if value.is_finite() {
-                FileProblem::WeightOutOfRange { at: at.to_string(), value, layer, head, query, key }
-            } else {
-                FileProblem::NonFiniteWeight { at: at.to_string(), layer, head, query, key }
-            });
-        }
-        let near = |target: f64| (sum - target).abs() <= f64::from(tolerance);
-        let may_be_empty = !sees[query] || !query_valid[query];
-        if !(near(1.0) || may_be_empty && near(0.0)) {
-            return Err(FileProblem::RowSum { at: at.to_string(), sum: sum as f32, layer, head, query });
-        }
-        // what the mask hides holds nothing: all of it together, not only each cell
-        if sees[query] && hides[query] && !near(0.0) {
-            let cells = &allowed[query * tk..(query + 1) * tk];
-            let hidden = row.iter().enumerate().filter(|&(j, _)| !cells[j]);
-            let leaked: f32 = hidden.clone().map(|(_, v)| v).sum();
-            if leaked > tolerance {
-                let (key, &value) = hidden.max_by(|a, b| a.1.total_cmp(b.1)).unwrap_or((0, &0.0));
-                let mask = kind.name().into();
-                return Err(FileProblem::MaskedWeight { at: at.to_string(), mask, value, layer, head, query, key });
-            }
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

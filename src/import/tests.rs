@@ -6,7 +6,9 @@ use crate::export::{export, safetensors, Precision};
 use crate::models::run::Request;
 use crate::models::toy::ToyConfig;
 use crate::models::Model;
+use crate::tokenize::TokenKind;
 use ndarray::Array4;
+use safetensors::Dtype;
 
 fn toy_run() -> Run {
     let model = Model::toy(ToyConfig::small(1)).unwrap();
