@@ -1,5 +1,6 @@
 //! The JavaScript face of headmap, and the only Rust module that knows about JavaScript
-//! (`hf.rs` beside it adds loading real models when the `hf` feature is on).
+//! (`hf.rs` beside it adds loading real models when the `hf` feature is on, `threads.rs` the
+//! threaded build's pool, `bench.rs` the benchmark workloads).
 //!
 //! One class pair serves every model: a [`Model`] (the toy, or a real model from its files)
 //! runs requests into a [`Run`], which keeps its weights in wasm memory and hands out exactly
@@ -31,6 +32,8 @@ use crate::examples::EXAMPLES;
 use crate::models::run::Request;
 use crate::models::toy::ToyConfig;
 
+#[cfg(feature = "bench")]
+mod bench;
 #[cfg(feature = "hf")]
 mod find;
 #[cfg(feature = "hf")]
@@ -38,49 +41,19 @@ pub mod hf;
 #[cfg(feature = "hf")]
 mod qk;
 mod run;
-
-/// Starts `n` threads (web workers sharing this module's memory) for the forward; resolves
-/// when they run. Only in the threaded build, on a cross-origin isolated page.
-#[cfg(feature = "threads")]
-pub use wasm_bindgen_rayon::init_thread_pool;
-
-/// In the threaded build, makes a panic on a thread of the pool say its message on the
-/// BroadcastChannel `channel` (the page listens there) before the thread stops. That thread
-/// aborts, so the thread waiting for its work would wait for ever: the page ends the worker and
-/// says what stopped, as it does when the worker itself fails.
-#[cfg(feature = "threads")]
-#[wasm_bindgen(js_name = reportThreadPanics)]
-pub fn report_thread_panics(channel: String) {
-    std::panic::set_hook(Box::new(move |info| {
-        console_error_panic_hook::hook(info);
-        if rayon::current_thread_index().is_some() {
-            if let Ok(c) = web_sys::BroadcastChannel::new(&channel) {
-                let _ = c.post_message(&JsValue::from_str(&info.to_string()));
-            }
-        }
-    }));
-}
-
-/// A deliberate panic on a thread of the pool: what the browser test of a thread's panic runs.
-#[cfg(feature = "threads")]
-#[wasm_bindgen(js_name = panicOnAThread)]
-pub fn panic_on_a_thread() {
-    rayon::join(|| (), || panic!("a deliberate panic on a thread of the pool (a test)"));
-}
-
-/// The threads a forward may use: 1 in the single-threaded build. In the threaded build ask
-/// only after `initThreadPool`: asking first starts rayon's pool of one on this thread, and the
-/// pool cannot be started again.
 #[cfg(feature = "hf")]
-#[wasm_bindgen(js_name = threadCount)]
-pub fn thread_count() -> usize {
-    crate::par::threads()
-}
+mod threads;
 mod trace;
 
+#[cfg(feature = "bench")]
+pub use bench::{GemmBench, MultiHeadBench};
 #[cfg(feature = "hf")]
 pub use qk::QkCorpus;
 pub use run::Run;
+#[cfg(feature = "hf")]
+pub use threads::thread_count;
+#[cfg(feature = "threads")]
+pub use threads::{init_thread_pool, panic_on_a_thread, report_thread_panics};
 use trace::StepsOut;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -342,71 +315,6 @@ fn matrix_from(what: &str, values: &[f32], cols: usize) -> Result<Array2<f32>> {
         return Err(ragged());
     }
     Array2::from_shape_vec((values.len() / cols, cols), values.to_vec()).map_err(|_| ragged())
-}
-
-/// The benchmark workload of `benches/multi_head.rs`, for timing the same code in wasm
-/// (`scripts/bench`): one self-attention block of `heads` heads over `n` random tokens.
-#[cfg(feature = "bench")]
-#[wasm_bindgen]
-pub struct MultiHeadBench {
-    case: crate::bench::MultiHeadCase,
-}
-
-#[cfg(feature = "bench")]
-#[wasm_bindgen]
-impl MultiHeadBench {
-    #[wasm_bindgen(constructor)]
-    pub fn new(n: usize, d_model: usize, heads: usize) -> Result<MultiHeadBench, JsValue> {
-        Ok(MultiHeadBench { case: crate::bench::MultiHeadCase::new(n, d_model, heads).map_err(js_error)? })
-    }
-
-    /// One forward pass; returns the first output value so the work cannot be skipped.
-    pub fn run(&self) -> Result<f32, JsValue> {
-        let out = self.case.run().map_err(js_error)?;
-        Ok(out.output.first().copied().unwrap_or(0.0))
-    }
-}
-
-/// One product `x · w` of MiniLM's shapes for `scripts/bench-gemm.mjs`: headmap's own kernel
-/// ([`crate::gemm`]) against ndarray's (matrixmultiply's), on the same random matrices.
-#[cfg(feature = "bench")]
-#[wasm_bindgen]
-pub struct GemmBench {
-    x: Array2<f32>,
-    w: Array2<f32>,
-    y: Array2<f32>,
-}
-
-#[cfg(feature = "bench")]
-#[wasm_bindgen]
-impl GemmBench {
-    #[wasm_bindgen(constructor)]
-    pub fn new(m: usize, k: usize, n: usize) -> GemmBench {
-        let mut rng = crate::rng::SplitMix64::new(7);
-        let mut random = |r, c| Array2::from_shape_fn((r, c), |_| rng.next_signed());
-        GemmBench { x: random(m, k), w: random(k, n), y: Array2::zeros((m, n)) }
-    }
-
-    /// Our kernel once; returns a value so the work cannot be skipped.
-    pub fn ours(&mut self) -> f32 {
-        crate::gemm::product_into(self.x.view(), self.w.view(), &mut self.y.view_mut());
-        self.y[[0, 0]]
-    }
-
-    /// matrixmultiply's once.
-    pub fn matrixmultiply(&mut self) -> f32 {
-        ndarray::linalg::general_mat_mul(1.0, &self.x, &self.w, 0.0, &mut self.y);
-        self.y[[0, 0]]
-    }
-
-    /// The largest |difference| between the two kernels' products.
-    #[wasm_bindgen(js_name = maxDifference)]
-    pub fn max_difference(&mut self) -> f32 {
-        self.ours();
-        let ours = self.y.clone();
-        self.matrixmultiply();
-        ours.iter().zip(&self.y).fold(0.0, |m, (a, b)| m.max((a - b).abs()))
-    }
 }
 
 /// Talc instead of the standard library's dlmalloc: 7 KB smaller (a widget's budget is 150 KB)
