@@ -6,9 +6,11 @@
 // larger one (../pkg-hf/), which has the toy too. A model lives in the package that made it.
 // On a cross-origin isolated page the larger one is the threaded build (../pkg-hf-threads/):
 // the same API on a pool of workers sharing its memory, as onnxruntime-web does; anywhere
-// else, or if its threads do not start, the single-threaded one.
+// else, or if its threads do not start, the single-threaded one (compute.js decides, and keeps
+// what the page says of it).
 
 import initToy, * as toyPkg from "../pkg/headmap.js";
+import * as compute from "./compute.js";
 import { coded } from "./errors.js";
 
 let toyReady = null;
@@ -16,50 +18,13 @@ let hfReady = null;
 
 /** The package with real-model support, loaded once, with its memory (for the peak). */
 function hf() {
-  hfReady ??= threaded().then((loaded) => loaded ?? single());
+  hfReady ??= compute.threaded(() => import("../pkg-hf-threads/headmap.js")).then((loaded) => loaded ?? single());
   return hfReady;
 }
 
 async function single() {
   const pkg = await import("../pkg-hf/headmap.js");
   return { pkg, memory: (await pkg.default()).memory };
-}
-
-// Threads past eight leave most of a small model's heads to wait; one thread is the other build.
-const MAX_THREADS = 8;
-// Workers that have not started by then (a policy that forbids them) are given up on.
-const POOL_TIMEOUT_MS = 15_000;
-/** How the forward runs here: { build: "threads" | "single", threads, why? }. */
-let compute = { build: "single", threads: 1, why: "not_isolated" };
-
-/** The threaded package with its pool started, or null where it cannot run. */
-async function threaded() {
-  const cores = Math.min(MAX_THREADS, globalThis.navigator?.hardwareConcurrency || 1);
-  if (!globalThis.crossOriginIsolated || typeof SharedArrayBuffer !== "function") return null;
-  if (cores < 2) {
-    compute = { build: "single", threads: 1, why: "one_core" };
-    return null;
-  }
-  try {
-    const pkg = await import("../pkg-hf-threads/headmap.js");
-    // a build without threads in its place (a notebook's inline one): the single-threaded path
-    if (typeof pkg.initThreadPool !== "function") return null;
-    const wasm = await pkg.default();
-    let timer;
-    const late = new Promise((_, reject) => {
-      timer = setTimeout(() => reject(new Error("the threads did not start")), POOL_TIMEOUT_MS);
-    });
-    await Promise.race([pkg.initThreadPool(cores), late]).finally(() => clearTimeout(timer));
-    // a panic on a pool thread is said on this channel: the page ends the worker (client.js)
-    const panics = `headmap-threads-${globalThis.crypto?.randomUUID?.() ?? Math.random().toString(36).slice(2)}`;
-    pkg.reportThreadPanics(panics);
-    compute = { build: "threads", threads: pkg.threadCount(), panics };
-    return { pkg, memory: wasm.memory ?? wasm.__wbindgen_export_0 };
-  } catch {
-    // said on the page (computeInfo), not thrown: the single-threaded build does the work
-    compute = { build: "single", threads: 1, why: "threads_failed" };
-    return null;
-  }
 }
 
 /** The tests' deliberate panic on a pool thread; false in a build without threads. */
@@ -71,9 +36,8 @@ export async function panicOnAThread() {
 }
 
 /** How real models are computed on this page, once their package has loaded. */
-export async function computeInfo() {
-  if (hfReady) await hfReady;
-  return compute;
+export function computeInfo() {
+  return compute.computeInfo(hfReady);
 }
 
 async function toy() {
