@@ -3,28 +3,16 @@
 // head of the layer small (the matrix view), one head large; points coloured by query/key, by
 // position or by kind of token, sized by length if asked; the pointer, a tap or the arrow keys
 // read a point's token in its sentence; "Open" (or Enter) asks the host for that sentence's
-// heatmap. Used by the explorer's panel and the widget's `view="qk"`.
+// heatmap. Used by the explorer's panel and the widget's `view="qk"`; the drawing itself is
+// qk-plot.js.
 
 import { coded } from "../errors.js";
 import { addStrings } from "../i18n.js";
-import { cssColorOf, VIRIDIS } from "../render/colormap.js";
 import { QK } from "../strings/qk.js";
 import { el, sizeCanvas } from "./dom.js";
-import { FONT } from "./heatmap-view.js";
+import { COLOURINGS, drawLegend, paintPoints } from "./qk-plot.js";
 
 addStrings(QK); // the words come with the view
-
-export const COLOURINGS = ["role", "position", "kind"];
-const ROLE_COLOURS = { query: "#1a9e77", key: "#d9467a" };
-export const KINDS = ["word", "continuation", "part", "special", "unknown", "punctuation"];
-const KIND_COLOURS = ["#4477aa", "#66ccee", "#228833", "#ee6677", "#aa3377", "#ccbb44"];
-const PUNCTUATION = /^[\p{P}\p{S}]+$/u;
-
-/** A token's kind as the picture colours it: punctuation apart from other words. */
-export function kindOf(token) {
-  const bare = token.label.replace(/^##|^▁|^Ġ/, "").trim();
-  return (token.kind === "word" || token.kind === "continuation") && bare && PUNCTUATION.test(bare) ? "punctuation" : token.kind;
-}
 
 /** What a search compares: the token's label without its piece marks, in lower case. */
 const bareOf = (label) => label.replace(/^##|^▁|^Ġ/, "").trim().toLowerCase();
@@ -193,15 +181,6 @@ export class QkView {
     if (this.shown.head === head) this.redraw(false);
   }
 
-  /** What a point's fill is under the chosen colouring. */
-  fillOf(point) {
-    const how = this.colour.value;
-    // positions in 32 steps of colour, so a picture has few colours to fill
-    if (how === "position") return cssColorOf(point.count > 1 ? Math.round((31 * point.index) / (point.count - 1)) / 31 : 0, 1, VIRIDIS);
-    if (how === "kind") return KIND_COLOURS[KINDS.indexOf(kindOf(point.token))] ?? "#888";
-    return ROLE_COLOURS[point.side];
-  }
-
   /** Every head of the layer, `small` CSS pixels a side, the one drawn large pressed. */
   drawMatrix(small) {
     const { corpus, head, points, layer } = this.shown;
@@ -209,7 +188,7 @@ export class QkView {
     this.matrix.replaceChildren(
       ...corpus.pictures.map((p, h) => {
         const canvas = el("canvas", { "aria-hidden": "true" });
-        this.paint(canvas, p, points, small, { dot: 1 });
+        paintPoints(canvas, p, points, small, { dot: 1, colour: this.colour.value });
         const label = this.T("qk.headButton", { layer: layer + 1, head: h + 1, after: formatR(p.correlation[1]) });
         return el("button", { type: "button", class: "qk-cell", "aria-pressed": String(h === head), "aria-label": label, title: label, onclick: () => (this.onHead ? this.onHead(h) : this.setHead(h)) }, canvas, el("span", { text: `${h + 1}` }));
       }),
@@ -233,110 +212,14 @@ export class QkView {
     const matches = word ? points.map((p, i) => (bareOf(p.token.label) === word ? i : -1)).filter((i) => i >= 0) : [];
     const tsne = this.projection.value === "tsne" ? this.placed.get(head) : null;
     const drawn = tsne ? { ...pic, coords: tsne } : pic;
-    this.screen = this.paint(this.canvas, drawn, points, size, { dot: size < 400 ? 2 : 2.5, matches, selected: this.selected, sized: this.sized.checked });
+    this.screen = paintPoints(this.canvas, drawn, points, size, { dot: size < 400 ? 2 : 2.5, colour: this.colour.value, matches, selected: this.selected, sized: this.sized.checked });
     this.found.textContent = word ? (matches.length ? T("qk.matches", { count: matches.length, token: this.search.value.trim() }) : T("qk.noMatch", { token: this.search.value.trim() })) : "";
-    this.drawLegend(size);
+    drawLegend(this.legend, size, this.colour.value, T);
     this.canvas.setAttribute("aria-label", T("qk.plotLabel", { layer: this.shown.layer + 1, head: head + 1, queries: pic.queries, keys: pic.keys, sentences: corpus.sentences.length }));
     const pct = (x) => `${Math.round(x * 100)}%`;
     const axes = tsne ? T("qk.tsneAxes") : T("qk.explained", { x: pct(pic.explained[0] ?? 0), y: pct(pic.explained[1] ?? 0) });
     this.stats.textContent = `${T("qk.correlation", { before: formatR(pic.correlation[0]), after: formatR(pic.correlation[1]) })} ${axes}`;
     this.say();
-  }
-
-  /**
-   * Draws picture `pic`'s points into `canvas` (`size` CSS pixels square), the same scale on
-   * both axes; returns each point's place, Float32Array [x, y, …].
-   */
-  paint(canvas, pic, points, size, { dot, matches = [], selected = null, sized = false }) {
-    const { ctx } = sizeCanvas(canvas, size, size);
-    ctx.fillStyle = "#fff";
-    ctx.fillRect(0, 0, size, size);
-    const c = pic.coords;
-    const n = c.length / 2;
-    let [minX, maxX, minY, maxY] = [Infinity, -Infinity, Infinity, -Infinity];
-    for (let i = 0; i < n; i++) {
-      minX = Math.min(minX, c[2 * i]);
-      maxX = Math.max(maxX, c[2 * i]);
-      minY = Math.min(minY, c[2 * i + 1]);
-      maxY = Math.max(maxY, c[2 * i + 1]);
-    }
-    const pad = Math.max(4, dot * 3);
-    const span = Math.max(maxX - minX, maxY - minY) || 1;
-    const k = (size - 2 * pad) / span;
-    const [ox, oy] = [(size - k * (maxX - minX)) / 2, (size - k * (maxY - minY)) / 2];
-    const at = new Float32Array(2 * n);
-    let meanNorm = 0;
-    for (let i = 0; i < n; i++) meanNorm += pic.norms[i] / n;
-    for (let i = 0; i < n; i++) {
-      at[2 * i] = ox + k * (c[2 * i] - minX);
-      at[2 * i + 1] = size - (oy + k * (c[2 * i + 1] - minY)); // up is +y
-    }
-    const lit = new Set(matches);
-    ctx.globalAlpha = lit.size ? 0.25 : 0.8;
-    // one path per colour: thousands of points in a few fills
-    const groups = new Map();
-    for (let i = 0; i < n; i++) {
-      const fill = this.fillOf(points[i]);
-      if (!groups.has(fill)) groups.set(fill, []);
-      groups.get(fill).push(i);
-    }
-    for (const [fill, members] of groups) {
-      ctx.beginPath();
-      for (const i of members) {
-        const r = sized ? Math.max(0.8, Math.min(3, pic.norms[i] / (meanNorm || 1))) * dot : dot;
-        ctx.rect(at[2 * i] - r, at[2 * i + 1] - r, 2 * r, 2 * r);
-      }
-      ctx.fillStyle = fill;
-      ctx.fill();
-    }
-    ctx.globalAlpha = 1;
-    for (const i of [...lit, ...(selected === null ? [] : [selected])]) {
-      ctx.beginPath();
-      ctx.arc(at[2 * i], at[2 * i + 1], dot + 3, 0, 2 * Math.PI);
-      ctx.fillStyle = this.fillOf(points[i]);
-      ctx.fill();
-      ctx.lineWidth = i === selected ? 2.5 : 1.5;
-      ctx.strokeStyle = "#111";
-      ctx.stroke();
-    }
-    return at;
-  }
-
-  drawLegend(width) {
-    const { T } = this;
-    const how = this.colour.value;
-    const entries =
-      how === "role"
-        ? [[ROLE_COLOURS.query, T("qk.query")], [ROLE_COLOURS.key, T("qk.key")]]
-        : how === "kind"
-          ? KINDS.map((k, i) => [KIND_COLOURS[i], T(`qk.kind.${k}`)])
-          : null;
-    const { ctx } = sizeCanvas(this.legend, width, entries && width < 400 ? 40 : 22);
-    ctx.font = `12px ${FONT}`;
-    ctx.textBaseline = "middle";
-    ctx.fillStyle = "#222";
-    if (!entries) {
-      const w = Math.min(160, width / 3);
-      ctx.fillText(T("qk.first"), 0, 11);
-      const x0 = ctx.measureText(T("qk.first")).width + 6;
-      for (let x = 0; x < w; x++) {
-        ctx.fillStyle = cssColorOf(x / (w - 1), 1, VIRIDIS);
-        ctx.fillRect(x0 + x, 4, 1, 14);
-      }
-      ctx.fillStyle = "#222";
-      ctx.fillText(T("qk.last"), x0 + w + 6, 11);
-      return;
-    }
-    let [x, y] = [0, 11];
-    for (const [colour, text] of entries) {
-      const w = 14 + ctx.measureText(text).width + 14;
-      if (x + w > width) [x, y] = [0, y + 18];
-      ctx.fillStyle = colour;
-      ctx.fillRect(x, y - 5, 10, 10);
-      ctx.fillStyle = "#222";
-      ctx.fillText(text, x + 14, y);
-      x += w;
-    }
   }
 
   /** The point nearest (x, y) CSS pixels within 14 px, or null. */
