@@ -4,7 +4,7 @@
 //! Weights follow the paper's orientation, `y = x W + b` with `W` of shape (d_in, d_out), so
 //! `Q = X W_Q` reads as written. (PyTorch's `nn.Linear` stores the transpose.)
 
-use ndarray::{s, Array1, Array2, ArrayView2, Axis};
+use ndarray::{s, Array1, Array2, ArrayView2, ArrayViewMut2, Axis};
 
 use crate::error::{Error, Result};
 use crate::math;
@@ -35,14 +35,25 @@ impl Linear {
     }
 
     pub fn forward(&self, x: ArrayView2<f32>) -> Result<Array2<f32>> {
+        self.forward_then(x, |_| {})
+    }
+
+    /// `x W + b`, then `then` on the result's rows, piece by piece on the threads that
+    /// computed them (an activation while the values are in cache).
+    pub fn forward_then(
+        &self,
+        x: ArrayView2<f32>,
+        then: impl Fn(ArrayViewMut2<f32>) + Sync + Send,
+    ) -> Result<Array2<f32>> {
         if x.ncols() != self.d_in() {
             return Err(Error::shape("input", &[x.nrows(), x.ncols()], &[x.nrows(), self.d_in()]));
         }
-        let mut y = crate::par::product(x, self.weight.view()); // (T, d_out)
-        if let Some(b) = &self.bias {
-            y += b;
-        }
-        Ok(y)
+        Ok(crate::par::product_then(x, self.weight.view(), |mut y| {
+            if let Some(b) = &self.bias {
+                y += b;
+            }
+            then(y)
+        })) // (T, d_out)
     }
 }
 
@@ -61,17 +72,28 @@ impl LayerNorm {
     }
 
     pub fn forward(&self, x: ArrayView2<f32>) -> Array2<f32> {
-        let mut y = x.to_owned(); // (T, D)
-        for mut row in y.axis_iter_mut(Axis(0)) {
-            let n = row.len() as f32;
-            let mean = row.sum() / n;
-            let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / n;
-            let inv = 1.0 / (var + self.eps).sqrt();
-            row.mapv_inplace(|v| (v - mean) * inv);
-        }
-        y *= &self.gamma;
-        y += &self.beta;
-        y
+        self.normalise(x.to_owned())
+    }
+
+    /// `x + residual`, normalised: a post-norm block's add & norm.
+    pub fn forward_sum(&self, x: ArrayView2<f32>, residual: ArrayView2<f32>) -> Array2<f32> {
+        self.normalise(&x + &residual)
+    }
+
+    /// Each row of `y` in place, rows on the threads when there are many.
+    fn normalise(&self, mut y: Array2<f32>) -> Array2<f32> {
+        crate::par::rows_mut(y.view_mut(), |mut y| {
+            for mut row in y.axis_iter_mut(Axis(0)) {
+                let n = row.len() as f32;
+                let mean = row.sum() / n;
+                let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / n;
+                let inv = 1.0 / (var + self.eps).sqrt();
+                row.mapv_inplace(|v| (v - mean) * inv);
+            }
+            y *= &self.gamma;
+            y += &self.beta;
+        });
+        y // (T, D)
     }
 }
 
@@ -86,12 +108,14 @@ pub struct RmsNorm {
 impl RmsNorm {
     pub fn forward(&self, x: ArrayView2<f32>) -> Array2<f32> {
         let mut y = x.to_owned(); // (T, D)
-        for mut row in y.axis_iter_mut(Axis(0)) {
-            let mean_square = row.iter().map(|v| v * v).sum::<f32>() / row.len() as f32;
-            let inv = 1.0 / (mean_square + self.eps).sqrt();
-            row.mapv_inplace(|v| v * inv);
-        }
-        y *= &self.weight;
+        crate::par::rows_mut(y.view_mut(), |mut y| {
+            for mut row in y.axis_iter_mut(Axis(0)) {
+                let mean_square = row.iter().map(|v| v * v).sum::<f32>() / row.len() as f32;
+                let inv = 1.0 / (mean_square + self.eps).sqrt();
+                row.mapv_inplace(|v| v * inv);
+            }
+            y *= &self.weight;
+        });
         y
     }
 }
@@ -124,7 +148,7 @@ impl Activation {
         }
     }
 
-    pub fn apply(self, x: &mut Array2<f32>) {
+    pub fn apply(self, mut x: ArrayViewMut2<f32>) {
         match self {
             Activation::Gelu => {
                 // natively, the widest SIMD the CPU has; elsewhere (wasm) the map vectorises as is
@@ -154,8 +178,7 @@ pub struct FeedForward {
 
 impl FeedForward {
     pub fn forward(&self, x: ArrayView2<f32>) -> Result<Array2<f32>> {
-        let mut h = self.inner.forward(x)?; // (T, d_ff)
-        self.activation.apply(&mut h);
+        let h = self.inner.forward_then(x, |h| self.activation.apply(h))?; // (T, d_ff)
         self.outer.forward(h.view()) // (T, D)
     }
 }
@@ -172,8 +195,7 @@ pub struct GatedFeedForward {
 
 impl GatedFeedForward {
     pub fn forward(&self, x: ArrayView2<f32>) -> Result<Array2<f32>> {
-        let mut h = self.gate.forward(x)?; // (T, d_ff)
-        self.activation.apply(&mut h);
+        let mut h = self.gate.forward_then(x, |h| self.activation.apply(h))?; // (T, d_ff)
         h *= &self.up.forward(x)?;
         self.down.forward(h.view()) // (T, D)
     }
@@ -272,7 +294,7 @@ mod tests {
         }
         assert_eq!(Activation::parse("mish"), None);
         let mut x = array![[-1.0f32, 0.0, 2.0]];
-        Activation::Relu.apply(&mut x);
+        Activation::Relu.apply(x.view_mut());
         assert_eq!(x, array![[0.0f32, 0.0, 2.0]]);
     }
 

@@ -1,8 +1,10 @@
 //! Threads: where the forward splits its work, and how many threads it uses.
 //!
-//! Three places run in parallel when more than one thread is there: the batch rows of a padded
+//! Four places run in parallel when more than one thread is there: the batch rows of a padded
 //! batch ([`map`]), the heads of a layer (`attention::multi_head`: each head's QKᵀ → softmax →
-//! ·V is independent) and the rows of a large product ([`product`]). Each piece of work does
+//! ·V is independent), the rows of a large product ([`product_then`], with what follows it on
+//! the same rows: bias, activation) and the rows of the per-row passes ([`rows_mut`]: layer
+//! norm, RMS norm). Each piece of work does
 //! the same arithmetic in the same order whatever thread runs it, so the weights are the same,
 //! bit for bit, with one thread or many (`tests/threads.rs`).
 //!
@@ -16,7 +18,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use ndarray::{Array2, ArrayView2, Axis};
+use ndarray::{Array2, ArrayView2, ArrayViewMut2, Axis};
 
 use crate::error::Result;
 
@@ -28,6 +30,10 @@ pub const PRODUCT_SPLIT_FLOPS: usize = 1 << 20;
 /// MiniLM's products split in two took longer than whole in the threaded wasm build (31.3 ms
 /// against 26.9 for the forward, `scripts/bench-peers`), so a short text stays on one thread.
 pub const MIN_ROWS_PER_THREAD: usize = 32;
+
+/// A per-row pass ([`rows_mut`]) splits when it covers at least this many values: a layer
+/// norm of 128 tokens × 384 does.
+pub const ROWS_SPLIT_VALUES: usize = 1 << 15;
 
 /// A layer's heads go to threads when their products together are at least this many
 /// multiply–adds (H · Tq · Tk · d_k): at 16 tokens MiniLM's heads stay on one thread.
@@ -76,27 +82,56 @@ pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> 
 /// row's sums are the ones the whole product makes (the kernel sums along d_in in the same
 /// blocks for any number of rows), so the result does not depend on the split.
 pub fn product(x: ArrayView2<f32>, w: ArrayView2<f32>) -> Array2<f32> {
+    product_then(x, w, |_| {})
+}
+
+/// [`product`], then `then` on each piece of rows of the result by the thread that made it,
+/// while they are in its cache (a bias, an activation): `then` must treat every row alike.
+pub fn product_then(
+    x: ArrayView2<f32>,
+    w: ArrayView2<f32>,
+    then: impl Fn(ArrayViewMut2<f32>) + Sync + Send,
+) -> Array2<f32> {
     // rows laid out in order, so that every piece takes the same kernel as the whole would
     let x = x.as_standard_layout();
     let x = x.view();
     let (rows, d_in, d_out) = (x.nrows(), x.ncols(), w.ncols());
-    // about one piece a thread, each a multiple of 8 rows (whole tiles of matrixmultiply's
-    // kernel; ours gives a row the same bits in any tile)
-    let least = if SPLIT_ALL.load(Ordering::Relaxed) { 1 } else { MIN_ROWS_PER_THREAD };
-    let chunk = rows.div_ceil(threads()).max(least).next_multiple_of(8);
+    let chunk = rows_per_piece(rows);
     let mut y = Array2::zeros((rows, d_out));
     if chunk >= rows || !worth_splitting(rows.saturating_mul(d_in).saturating_mul(d_out), PRODUCT_SPLIT_FLOPS) {
         product_into(x, w, &mut y.view_mut());
+        then(y.view_mut());
         return y;
     }
     let pieces: Vec<_> = x.axis_chunks_iter(Axis(0), chunk).zip(y.axis_chunks_iter_mut(Axis(0), chunk)).collect();
-    imp::each(pieces, |(x, mut y)| product_into(x, w, &mut y));
+    imp::each(pieces, |(x, mut y)| {
+        product_into(x, w, &mut y);
+        then(y);
+    });
     y
+}
+
+/// `f` on pieces of `y`'s rows, on the threads when `y` is large enough: for passes that treat
+/// each row on its own (a norm), whose values then do not depend on the split.
+pub fn rows_mut(mut y: ArrayViewMut2<f32>, f: impl Fn(ArrayViewMut2<f32>) + Sync + Send) {
+    let chunk = rows_per_piece(y.nrows());
+    if chunk >= y.nrows() || !worth_splitting(y.len(), ROWS_SPLIT_VALUES) {
+        return f(y);
+    }
+    imp::each(y.axis_chunks_iter_mut(Axis(0), chunk).collect(), f);
+}
+
+/// About one piece a thread, each a multiple of 8 rows (whole tiles of matrixmultiply's
+/// kernel; ours gives a row the same bits in any tile) and, unless the tests split everything,
+/// at least [`MIN_ROWS_PER_THREAD`].
+fn rows_per_piece(rows: usize) -> usize {
+    let least = if SPLIT_ALL.load(Ordering::Relaxed) { 1 } else { MIN_ROWS_PER_THREAD };
+    rows.div_ceil(threads()).max(least).next_multiple_of(8)
 }
 
 /// `y = x · w` on this thread: natively matrixmultiply's kernels, in the real-model wasm our own
 /// ([`crate::gemm`]; the toy-only build keeps matrixmultiply's, a smaller download).
-fn product_into(x: ArrayView2<f32>, w: ArrayView2<f32>, y: &mut ndarray::ArrayViewMut2<f32>) {
+pub fn product_into(x: ArrayView2<f32>, w: ArrayView2<f32>, y: &mut ArrayViewMut2<f32>) {
     #[cfg(all(target_arch = "wasm32", feature = "hf"))]
     crate::gemm::product_into(x, w, y);
     #[cfg(not(all(target_arch = "wasm32", feature = "hf")))]

@@ -61,9 +61,9 @@ pub fn encode(
             return Ok(None);
         }
         let a = attend(&layer.self_attn, &x, &x, mask, scale_scores, record.as_deref_mut())?;
-        let x1 = layer.self_attn_norm.forward((&*x + &a).view()); // (T, D)
+        let x1 = layer.self_attn_norm.forward_sum(x.view(), a.view()); // (T, D)
         let f = layer.ffn.forward(x1.view())?;
-        x = Arc::new(layer.final_norm.forward((&x1 + &f).view()));
+        x = Arc::new(layer.final_norm.forward_sum(x1.view(), f.view()));
     }
     Ok(Some(Arc::unwrap_or_clone(x)))
 }
@@ -99,15 +99,15 @@ pub fn decode(
             return Ok(None);
         }
         let a = attend(&layer.self_attn, &y, &y, self_mask, scale_scores, self_record.as_deref_mut())?;
-        let y1 = Arc::new(layer.self_attn_norm.forward((&*y + &a).view())); // (Tt, D)
+        let y1 = Arc::new(layer.self_attn_norm.forward_sum(y.view(), a.view())); // (Tt, D)
         if let (true, Some(row)) = (last, cross_record.as_deref_mut()) {
             attend_weights(&layer.cross_attn, &y1, memory, cross_mask, scale_scores, row)?;
             return Ok(None);
         }
         let c = attend(&layer.cross_attn, &y1, memory, cross_mask, scale_scores, cross_record.as_deref_mut())?;
-        let y2 = layer.cross_attn_norm.forward((&*y1 + &c).view());
+        let y2 = layer.cross_attn_norm.forward_sum(y1.view(), c.view());
         let f = layer.ffn.forward(y2.view())?;
-        y = Arc::new(layer.final_norm.forward((&y2 + &f).view()));
+        y = Arc::new(layer.final_norm.forward_sum(y2.view(), f.view()));
     }
     Ok(Some(Arc::unwrap_or_clone(y)))
 }
