@@ -31,17 +31,24 @@ const KC: usize = 256;
 
 /// `y = x · w`, with `x` (m, k), `w` (k, n) and `y` (m, n). `x` and `w` may have any layout
 /// (a transposed view, GPT-NeoX's column-major weights): both are copied into the tiles' order
-/// anyway. A `y` not laid out in rows, or shapes that do not fit, go to ndarray's product.
+/// anyway. A `y` not laid out in rows (a head's columns of the output) is written through a
+/// copy; shapes that do not fit go to ndarray's product, which says so.
 pub fn product_into(x: ArrayView2<f32>, w: ArrayView2<f32>, y: &mut ArrayViewMut2<f32>) {
     let (m, k, n) = (x.nrows(), x.ncols(), w.ncols());
     if w.nrows() != k || y.dim() != (m, n) {
-        // shapes that do not fit: ndarray's product says so (it asserts)
         return ndarray::linalg::general_mat_mul(1.0, &x, &w, 0.0, y);
     }
-    let Some(ys) = y.as_slice_mut() else {
-        return ndarray::linalg::general_mat_mul(1.0, &x, &w, 0.0, y);
-    };
-    product_rows(x, w, ys);
+    match y.as_slice_mut() {
+        Some(ys) => product_rows(x, w, ys),
+        None if n > 0 => {
+            let mut rows = vec![0.0; m * n];
+            product_rows(x, w, &mut rows);
+            for (mut to, from) in y.rows_mut().into_iter().zip(rows.chunks_exact(n)) {
+                to.iter_mut().zip(from).for_each(|(t, &f)| *t = f);
+            }
+        }
+        None => {} // no columns: nothing to write
+    }
 }
 
 /// A tile of rows of `x`, packed: its first row, its height and where it starts in the copy.

@@ -207,5 +207,15 @@ fn the_wasm_kernel_equals_ndarrays_product_and_splits_by_rows_exactly() {
             headmap::gemm::product_into(x.slice(s![split.., ..]), w.view(), &mut part.view_mut());
             assert!(part == y.slice(s![split.., ..]), "{m}x{k}x{n}: rows from {split} differ");
         }
+        // any layout: x and w transposed in memory (QKᵀ's Kᵀ, GPT-NeoX's weights) and y a
+        // block's columns (a head's share of the output) give the same bits
+        let (xt, wt) = (x.t().to_owned(), w.t().to_owned()); // (k, m), (n, k)
+        let mut wide = Array2::from_elem((m, n + 5), 7.0f32);
+        headmap::gemm::product_into(xt.t(), wt.t(), &mut wide.slice_mut(s![.., 2..n + 2]));
+        assert!(wide.slice(s![.., 2..n + 2]) == y, "{m}x{k}x{n}: transposed inputs or a column block differ");
+        assert!(
+            wide.slice(s![.., ..2]).iter().chain(wide.slice(s![.., n + 2..])).all(|&v| v == 7.0),
+            "{m}x{k}x{n}: wrote outside y"
+        );
     }
 }

@@ -150,7 +150,7 @@ pub(crate) fn weights_into(
     }
     scratch.resize(tq * tk, 0.0);
     let mut scores = matrix("scores QKᵀ", tq, tk, std::mem::take(scratch))?; // (Tq, Tk)
-    ndarray::linalg::general_mat_mul(1.0, &q, &k.t(), 0.0, &mut scores); // QKᵀ
+    crate::par::product_into(q, k.t(), &mut scores.view_mut()); // QKᵀ, as the trace makes it
     *scratch = scores.into_raw_vec_and_offset().0;
     let inv = 1.0 / steps.divisor;
     let mut head = HeadWeights { fully_masked_rows: Vec::new(), max: 0.0 };
@@ -250,7 +250,8 @@ pub fn weighted_sum(weights: ArrayView1<f32>, v: ArrayView2<f32>) -> Result<Arra
 
 /// QKᵀ of checked inputs; fails rather than let an overflow become NaN weights.
 fn scores(q: ArrayView2<f32>, k: ArrayView2<f32>) -> Result<Array2<f32>> {
-    let scores = q.dot(&k.t()); // (Tq, Tk)
+    let mut scores = Array2::zeros((q.nrows(), k.nrows())); // (Tq, Tk)
+    crate::par::product_into(q, k.t(), &mut scores.view_mut()); // the fast path's kernel
     ensure_finite("scores QKᵀ", scores.view())?;
     Ok(scores)
 }

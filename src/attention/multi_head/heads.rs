@@ -150,7 +150,7 @@ impl MultiHeadAttention {
             // this head's weights were just written, still in cache
             let w = ArrayView2::from_shape((q.nrows(), k.nrows()), &*slot)
                 .map_err(|_| Error::shape("weights", &[slot.len()], &[q.nrows(), k.nrows()]))?;
-            ndarray::linalg::general_mat_mul(1.0, &w, &v, 0.0, &mut dest);
+            par::product_into(w, v, &mut dest); // (Tq, d_k)
         }
         Ok(head)
     }
