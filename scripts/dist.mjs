@@ -20,9 +20,13 @@ const FILES = [
   "pkg-hf/headmap.js",
   "pkg-hf/headmap_bg.wasm",
   "pkg-hf/headmap.d.ts",
+  "pkg-hf-relaxed/headmap.js",
+  "pkg-hf-relaxed/headmap_bg.wasm",
+  "pkg-hf-relaxed/headmap.d.ts",
   // the threaded build as wasm-bindgen wrote it: its thread helper (snippets/) starts each
   // thread from its own URL and imports headmap.js by URL, so neither is bundled
   "pkg-hf-threads",
+  "pkg-hf-threads-relaxed",
   "models/headmap-tiny-ko-en/config.json",
   "models/headmap-tiny-ko-en/model.safetensors",
   "models/headmap-tiny-ko-en/tokenizer.json",
@@ -88,7 +92,7 @@ const bundle = (entry, outfile, split = false) =>
     charset: "utf8",
     target: "es2022",
     legalComments: "none",
-    external: ["../pkg/headmap.js", "../pkg-hf/headmap.js", "../pkg-hf-threads/headmap.js"],
+    external: ["../pkg/headmap.js", ...["pkg-hf", "pkg-hf-relaxed", "pkg-hf-threads", "pkg-hf-threads-relaxed"].map((p) => `../${p}/headmap.js`)],
     logLevel: "warning",
   });
 const element = await bundle("headmap.js", "headmap.js", true);
@@ -106,7 +110,7 @@ for (const [{ metafile }, name] of [[element, "/headmap.js"], [worker, "/js/work
   follow(metafile.outputs, Object.keys(metafile.outputs).find((f) => f.endsWith(name)));
 }
 await writeFile(join(OUT, "js", "chunks", "eager.json"), `${JSON.stringify([...eager].map((f) => relative(OUT, f)).sort())}\n`);
-for (const pkg of ["pkg", "pkg-hf"]) {
+for (const pkg of ["pkg", "pkg-hf", "pkg-hf-relaxed"]) {
   await build({ entryPoints: [join(WWW, pkg, "headmap.js")], outfile: join(OUT, pkg, "headmap.js"), format: "esm", minify: true, target: "es2022", logLevel: "warning", allowOverwrite: true });
 }
 await writeFile(
@@ -122,7 +126,7 @@ await writeFile(
       types: "./headmap.d.ts",
       exports: { ".": { types: "./headmap.d.ts", default: "./headmap.js" }, "./headmap.js": "./headmap.js", "./*": "./*" },
       sideEffects: ["./headmap.js"],
-      files: ["headmap.js", "headmap.d.ts", "js/", "pkg/", "pkg-hf/", "pkg-hf-threads/", "models/", "data/", "README.md"],
+      files: ["headmap.js", "headmap.d.ts", "js/", "pkg/", "pkg-hf/", "pkg-hf-relaxed/", "pkg-hf-threads/", "pkg-hf-threads-relaxed/", "models/", "data/", "README.md"],
       keywords: ["attention", "transformer", "heatmap", "web-component", "wasm"],
     },
     null,
@@ -160,7 +164,9 @@ Real models run on threads (\`pkg-hf-threads/\`, one per core up to 8) when the 
 cross-origin isolated — served with \`Cross-Origin-Opener-Policy: same-origin\` and
 \`Cross-Origin-Embedder-Policy: require-corp\`, on the page and on this folder's files alike
 (a worker whose script lacks COEP does not start on such a page) — and on one thread (\`pkg-hf/\`) anywhere else, with
-nothing to change in the page.
+nothing to change in the page. Where the browser has relaxed SIMD (Chrome, Edge) the twins
+\`pkg-hf-relaxed/\` and \`pkg-hf-threads-relaxed/\` run instead (fused multiply–add, faster);
+leave them out and the plain ones run.
 `,
 );
 

@@ -19,7 +19,7 @@ const virtual = (modules) => ({
   setup(b) {
     b.onResolve({ filter: /^headmap:/ }, ({ path }) => ({ path, namespace: "headmap" }));
     b.onLoad({ filter: /.*/, namespace: "headmap" }, ({ path }) => ({ contents: modules[path], loader: "js" }));
-    b.onResolve({ filter: /(^|\/)pkg(-hf)?(-threads)?\/headmap\.js$/ }, ({ importer }) =>
+    b.onResolve({ filter: /(^|\/)pkg(-hf)?(-threads)?(-relaxed)?\/headmap\.js$/ }, ({ importer }) =>
       importer.endsWith(join("inline", "pkg.js")) ? undefined : { path: join(WWW, "js", "inline", "pkg.js") },
     );
   },

@@ -61,7 +61,8 @@ describe("threads in the browser", () => {
     assert.equal(await threaded.evaluate(() => crossOriginIsolated), true);
     const compute = await threaded.evaluate(() => globalThis.__headmap.model.compute);
     const cores = await threaded.evaluate(() => Math.min(8, navigator.hardwareConcurrency));
-    assert.deepEqual({ ...compute, panics: undefined }, { build: "threads", threads: cores, panics: undefined });
+    // Chromium has relaxed SIMD: the threaded build's relaxed twin (relaxed.test.mjs: the plain one)
+    assert.deepEqual({ ...compute, panics: undefined }, { build: "threads", threads: cores, panics: undefined, package: "pkg-hf-threads-relaxed" });
     assert.match(compute.panics, /^headmap-threads-/, "the channel a panicking thread speaks on");
     assert.ok(cores >= 2, "this test needs two cores");
     assert.match(await threaded.locator("#cost").textContent(), new RegExp(`computed in this browser on ${cores} threads`));
@@ -71,7 +72,7 @@ describe("threads in the browser", () => {
 
     const single = await minilm(`http://127.0.0.1:${plain.address().port}/`);
     assert.equal(await single.evaluate(() => crossOriginIsolated), false);
-    assert.deepEqual(await single.evaluate(() => globalThis.__headmap.model.compute), { build: "single", threads: 1, why: "not_isolated" });
+    assert.deepEqual(await single.evaluate(() => globalThis.__headmap.model.compute), { build: "single", threads: 1, why: "not_isolated", package: "pkg-hf-relaxed" });
     assert.match(await single.locator("#cost").textContent(), /on one thread \(the page is not cross-origin isolated/);
     assert.deepEqual(single.consoleErrors ?? [], [], "no error in the console where threads cannot run");
     const [a, b] = [await pixels(threaded), await pixels(single)];
@@ -157,7 +158,7 @@ describe("the widget on a blog's page", () => {
     assert.deepEqual(a.csp, [], "no CSP or Trusted Types violation starting the threads");
     assert.deepEqual(a.page.consoleErrors, []);
     const b = await drawn(plainBlog);
-    assert.deepEqual(b.compute, { build: "single", threads: 1, why: "not_isolated" });
+    assert.deepEqual(b.compute, { build: "single", threads: 1, why: "not_isolated", package: "pkg-hf-relaxed" });
     assert.deepEqual(b.csp, []);
     assert.deepEqual(b.page.consoleErrors, []);
     assert.equal(a.hash, b.hash, "the same pixels with and without threads");

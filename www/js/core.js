@@ -7,7 +7,8 @@
 // On a cross-origin isolated page the larger one is the threaded build (../pkg-hf-threads/):
 // the same API on a pool of workers sharing its memory, as onnxruntime-web does; anywhere
 // else, or if its threads do not start, the single-threaded one (compute.js decides, and keeps
-// what the page says of it).
+// what the page says of it). Each has a twin built with relaxed SIMD (-relaxed: fused
+// multiply–add) for browsers that have it.
 
 import initToy, * as toyPkg from "../pkg/headmap.js";
 import * as compute from "./compute.js";
@@ -18,13 +19,24 @@ let hfReady = null;
 
 /** The package with real-model support, loaded once, with its memory (for the peak). */
 function hf() {
-  hfReady ??= compute.threaded(() => import("../pkg-hf-threads/headmap.js")).then((loaded) => loaded ?? single());
+  hfReady ??= compute
+    .threaded(() =>
+      compute.started(
+        ["pkg-hf-threads-relaxed", () => import("../pkg-hf-threads-relaxed/headmap.js")],
+        ["pkg-hf-threads", () => import("../pkg-hf-threads/headmap.js")],
+      ),
+    )
+    .then((loaded) => loaded ?? single());
   return hfReady;
 }
 
 async function single() {
-  const pkg = await import("../pkg-hf/headmap.js");
-  return { pkg, memory: (await pkg.default()).memory };
+  const { pkg, wasm, name } = await compute.started(
+    ["pkg-hf-relaxed", () => import("../pkg-hf-relaxed/headmap.js")],
+    ["pkg-hf", () => import("../pkg-hf/headmap.js")],
+  );
+  compute.computing(name);
+  return { pkg, memory: wasm.memory };
 }
 
 /** The tests' deliberate panic on a pool thread; false in a build without threads. */

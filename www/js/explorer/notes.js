@@ -68,5 +68,8 @@ export function showCost(app, place) {
   });
   // a real model: on how many threads (the threaded build on an isolated page, else one)
   const how = info.compute;
-  if (how) app.$("cost").textContent += ` · ${app.T(how.build === "threads" ? "compute.threads" : `compute.${how.why}`, { threads: how.threads })}`;
+  if (how) {
+    app.$("cost").textContent += ` · ${app.T(how.build === "threads" ? "compute.threads" : `compute.${how.why}`, { threads: how.threads })}`;
+    app.$("cost").title = `wasm: ${how.package}`; // which build, for whoever compares speeds
+  }
 }

@@ -1,0 +1,84 @@
+// Relaxed SIMD in the browser: where WebAssembly.validate accepts f32x4.relaxed_madd (Chromium
+// does) real models run on the -relaxed twins of the real-model builds, fused multiply–add in
+// the matrix kernel; a host that serves only the plain folders gets the plain simd128 builds,
+// with no error, and the same weights within float rounding (a fused multiply–add rounds once
+// where the plain kernel rounds twice). Both pairs, threaded (isolated page) and single.
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import { after, before, describe, it } from "node:test";
+
+import { CSP, EXPLORER, serve } from "../../scripts/serve.mjs";
+import { openHarness, waitForRender } from "./harness.mjs";
+
+const TEXT = "The little dog ran across the busy street because it wanted to reach the park where the other dogs were playing.";
+// the parity bound with transformers: the two kernels may differ by less, never by more
+const BOUND = 1e-4;
+
+let h;
+let plain; // the same files without isolation: one thread
+before(async () => {
+  h = await openHarness();
+  plain = await serve(EXPLORER.root, 0, { mounts: EXPLORER.mounts, headers: { "content-security-policy": CSP } });
+});
+after(async () => {
+  await h?.close();
+  plain?.close();
+});
+
+/** The explorer at `base` on MiniLM and TEXT, drawn; with `onlyPlain` the relaxed folders 404. */
+async function minilm(base, { onlyPlain = false } = {}) {
+  const page = await h.page({ width: 1280, height: 1000 });
+  const asked = [];
+  if (onlyPlain) {
+    await page.context().route(/\/pkg-hf(-threads)?-relaxed\//, (route) => {
+      asked.push(route.request().url());
+      return route.fulfill({ status: 404, contentType: "text/plain", body: "not here" });
+    });
+  }
+  await page.goto(`${base}?model=minilm&lang=en&text=${encodeURIComponent(TEXT)}`);
+  await page.waitForFunction(() => globalThis.__headmap?.model?.compute || globalThis.__headmap?.errors.length, null, { timeout: 90000 });
+  await waitForRender(page);
+  assert.deepEqual(await page.evaluate(() => globalThis.__headmap.errors), []);
+  return { page, asked, compute: await page.evaluate(() => globalThis.__headmap.model.compute) };
+}
+
+/** Every weight of the page's run, as its "weights (JSON)" button saves them, in one array. */
+async function weights(page) {
+  const [download] = await Promise.all([page.waitForEvent("download"), page.locator("[data-export=json]").click()]);
+  const numbers = [];
+  const all = (v) => (Array.isArray(v) ? v.forEach(all) : typeof v === "number" && numbers.push(v));
+  // the numbers under every "weights" key of the document (docs/attention.schema.json)
+  const find = (v) => v && typeof v === "object" && Object.entries(v).forEach(([k, x]) => (k === "weights" ? all(x) : find(x)));
+  find(JSON.parse(await readFile(await download.path(), "utf8")));
+  return numbers;
+}
+
+function largestDifference(a, b) {
+  assert.equal(a.length, b.length, "the same number of weights");
+  return a.reduce((m, x, i) => Math.max(m, Math.abs(x - b[i])), 0);
+}
+
+describe("relaxed SIMD", () => {
+  it("is what Chromium runs, and a host without the twins runs the plain builds to the same weights", async () => {
+    for (const [base, twin, plainBuild] of [
+      [h.base, "pkg-hf-threads-relaxed", "pkg-hf-threads"],
+      [`http://127.0.0.1:${plain.address().port}/`, "pkg-hf-relaxed", "pkg-hf"],
+    ]) {
+      const fused = await minilm(base);
+      assert.equal(await fused.page.evaluate(() => WebAssembly.validate(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]))), true);
+      assert.equal(fused.compute.package, twin, JSON.stringify(fused.compute));
+      assert.equal(await fused.page.locator("#cost").getAttribute("title"), `wasm: ${twin}`);
+      const separate = await minilm(base, { onlyPlain: true });
+      assert.ok(separate.asked.length > 0, "the page asked for the relaxed twin first");
+      assert.equal(separate.compute.package, plainBuild, JSON.stringify(separate.compute));
+      assert.equal(separate.compute.build, fused.compute.build, "threads or not, as the page allows");
+      const [a, b] = [await weights(fused.page), await weights(separate.page)];
+      assert.ok(a.length >= 6 * 12 * 20 * 20, `a whole run's weights (${a.length})`);
+      const d = largestDifference(a, b);
+      assert.ok(d <= BOUND, `${twin} and ${plainBuild} differ by ${d}`);
+      console.log(`# ${twin} vs ${plainBuild}: max |Δ| ${d.toExponential(1)} over ${a.length} weights`);
+      await fused.page.close();
+      await separate.page.close();
+    }
+  });
+});
