@@ -29,7 +29,7 @@ const tjsOrt = existsSync(repo("scripts/peers/node_modules/@huggingface/transfor
   : "scripts/peers/node_modules/onnxruntime-web/dist";
 const MOUNTS = {
   "/pkg-hf/": repo("target/bench-peers-pkg/pkg-hf"), // www/pkg-hf's code, names kept (scripts/bench-peers)
-  "/pkg-hf-threads/": repo("www/pkg-hf-threads"), // the threaded build as the page loads it
+  "/pkg-hf-threads/": repo(env.PEERS_THREADS_PKG ?? "www/pkg-hf-threads-relaxed"), // the threaded build as Chromium loads it
   "/model/": repo("models/all-MiniLM-L6-v2"),
   "/tjs-models/minilm/": repo("bench-pkg/minilm-onnx"),
   "/ort/": repo("scripts/peers/node_modules/onnxruntime-web/dist"),

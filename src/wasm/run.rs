@@ -148,7 +148,16 @@ impl Run {
     /// `[L, H, Tq, Tk]`, `allowed` `[L, Tq, Tk]` and each head's largest weight `[L, H]`.
     pub fn row(&self, place_name: &str, row: usize) -> Result<RowWeightsJs, JsValue> {
         let r = self.row_at(place_name, row)?;
-        let weights = r.weights().map_err(js_error)?; // (L, H, Tq, Tk), refused when too large
+        // (L, H, Tq, Tk), refused when too large: copied layer by layer straight into the
+        // page's array (a whole row in wasm memory first would be a second 75 MB copy at 512)
+        let size = r.weights_len().map_err(js_error)?; // at most 1 GiB: fits a u32 count
+        let per_layer = size / r.layers().max(1);
+        let weights = Float32Array::new_with_length(size as u32);
+        r.each_layer(|layer, w| {
+            let at = (layer * per_layer) as u32;
+            weights.subarray(at, at + w.len() as u32).copy_from(w);
+        })
+        .map_err(js_error)?;
         let mut allowed = Vec::with_capacity(r.layers() * r.size().0 * r.size().1);
         for layer in 0..r.layers() {
             allowed.extend(r.mask(layer).map_err(js_error)?.allowed().iter().map(|&a| u8::from(a)));
@@ -156,7 +165,7 @@ impl Run {
         let maxima = r.maxima().map_err(js_error)?;
         typed(&RowWeights {
             tokens: RowTokens::of(r),
-            weights: floats(weights.as_slice().unwrap_or(&[])),
+            weights,
             allowed: Uint8Array::from(&allowed[..]),
             maxima: floats(maxima.as_slice().unwrap_or(&[])),
         })

@@ -194,18 +194,35 @@ impl RowAttention {
     /// [`MAX_WEIGHT_BYTES`]: a whole row for an export or one copy to a page.
     pub fn weights(&self) -> Result<Array4<f32>> {
         let (tq, tk) = self.size();
-        check_size(self.layers.saturating_mul(self.heads).saturating_mul(tq).saturating_mul(tk))?;
-        let size = self.layers * self.heads * tq * tk;
+        let size = self.weights_len()?;
         // filled layer by layer, never zeroed first: at 512 tokens that is 75 MB written once
         let mut all = Vec::with_capacity(size); // (L, H, Tq, Tk)
-        for layer in 0..self.records.len().min(self.layers) {
-            let w = self.layer(layer)?; // (H, Tq, Tk), row-major as every block gives it
-            let (h, q, k) = w.dim();
-            all.extend_from_slice(w.as_slice().ok_or_else(|| Error::shape("layer weights", &[h, q, k], &[h, q, k]))?);
-        }
+        self.each_layer(|_, w| all.extend_from_slice(w))?;
         all.resize(size, 0.0); // layers a run never reached
         Array4::from_shape_vec((self.layers, self.heads, tq, tk), all)
             .map_err(|_| Error::shape("weights", &[size], &[self.layers, self.heads, tq, tk]))
+    }
+
+    /// How many weights the row has, L · H · Tq · Tk; refused past [`MAX_WEIGHT_BYTES`].
+    pub fn weights_len(&self) -> Result<usize> {
+        let (tq, tk) = self.size();
+        let size = self.layers.saturating_mul(self.heads).saturating_mul(tq).saturating_mul(tk);
+        check_size(size)?;
+        Ok(size)
+    }
+
+    /// Each layer's weights in turn, (H, Tq, Tk) row-major, to `f` with the layer's index;
+    /// refused as [`Self::weights`] is. For one copy of the whole row straight to where it goes
+    /// (a page's array) with one layer in memory at a time. Layers a run never reached are
+    /// not given.
+    pub fn each_layer(&self, mut f: impl FnMut(usize, &[f32])) -> Result<()> {
+        self.weights_len()?;
+        for layer in 0..self.records.len().min(self.layers) {
+            let w = self.layer(layer)?; // (H, Tq, Tk), row-major as every block gives it
+            let (h, q, k) = w.dim();
+            f(layer, w.as_slice().ok_or_else(|| Error::shape("layer weights", &[h, q, k], &[h, q, k]))?);
+        }
+        Ok(())
     }
 
     /// The largest weight of every head, (L, H), for colour ranges: recorded as each layer
