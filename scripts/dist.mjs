@@ -166,7 +166,7 @@ cross-origin isolated — served with \`Cross-Origin-Opener-Policy: same-origin\
 (a worker whose script lacks COEP does not start on such a page) — and on one thread (\`pkg-hf/\`) anywhere else, with
 nothing to change in the page. Where the browser has relaxed SIMD (Chrome, Edge) the twins
 \`pkg-hf-relaxed/\` and \`pkg-hf-threads-relaxed/\` run instead (fused multiply–add, faster);
-leave them out and the plain ones run.
+leave them out and the plain ones run (the browser's console notes the missing folder once).
 `,
 );
 
@@ -196,5 +196,6 @@ const toyEn = sum([...base, ...words("en")]);
 const views = sum(all.filter((f) => /^js\/chunks\/(lines-view|mixing|pipeline|steps)-/.test(f.path)));
 const errorWords = sum(all.filter((f) => /^js\/chunks\/errors-/.test(f.path)));
 const real = sum(all.filter((f) => f.path.startsWith("pkg-hf/") && !f.path.endsWith(".d.ts")));
+const twin = sum(all.filter((f) => f.path.startsWith("pkg-hf-relaxed/") && !f.path.endsWith(".d.ts")));
 const model = sum(all.filter((f) => f.path.startsWith("models/")));
-console.log(`[dist] dist/headmap: toy widget ${kib(toy.gz)} gzipped on a Korean page (${kib(toy.raw)}), ${kib(toyEn.gz)} on an English one, JS + toy wasm; the steps, mixing, pipeline and lines views add ${kib(views.gz)} on first use, the error words ${kib(errorWords.gz)} at the first error; real models add ${kib(real.gz)} gzipped; the trained models ${kib(model.raw)}`);
+console.log(`[dist] dist/headmap: toy widget ${kib(toy.gz)} gzipped on a Korean page (${kib(toy.raw)}), ${kib(toyEn.gz)} on an English one, JS + toy wasm; the steps, mixing, pipeline and lines views add ${kib(views.gz)} on first use, the error words ${kib(errorWords.gz)} at the first error; real models add ${kib(real.gz)} gzipped (${kib(twin.gz)} in the relaxed-SIMD twin); the trained models ${kib(model.raw)}`);

@@ -13,7 +13,7 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const WWW = join(ROOT, "www");
 const OUT = join(ROOT, "dist", "headmap-inline.js");
 
-/** `headmap:<name>` modules made here, and both wasm packages as the inline one. */
+/** `headmap:<name>` modules made here, and every wasm package (toy, real-model, threaded, relaxed) as the inline one. */
 const virtual = (modules) => ({
   name: "inline",
   setup(b) {

@@ -1,6 +1,6 @@
-//! The browser's matrix product for the linear maps, `y = x · w`: a register-blocked wasm
-//! simd128 kernel of our own, used in place of matrixmultiply's in wasm builds (natively
-//! matrixmultiply's AVX2 / AVX-512 kernels stay).
+//! The browser's matrix products, `y = x · w` — the linear maps, QKᵀ and weights · V: a
+//! register-blocked wasm simd128 kernel of our own, used in place of matrixmultiply's in the
+//! real-model wasm builds (natively matrixmultiply's AVX2 / AVX-512 kernels stay).
 //!
 //! A tile of 4 rows × 8 columns of `y` lives in eight 4-lane registers while `k` runs: per step
 //! two loads of `w`, four broadcasts of `x`'s values and eight multiply–adds — fused
@@ -11,10 +11,11 @@
 //!
 //! `k` goes in blocks of [`KC`]. Both factors are copied into the order the tile reads them
 //! (`x`'s tiles step-major, `w`'s strip of 8 columns row after row) so every load is the next
-//! one in memory: read in place, the rows of a strip of `w` lie `n` floats apart and, n being
-//! a multiple of 384, fall on a few sets of the first-level cache and push each other out.
-//! The last rows go through tiles of 2 or 1 rows, the columns past the last whole tile
-//! through a plain loop.
+//! one in memory: read in place, the rows of a strip of `w` lie `n` floats apart and, for the
+//! linear maps' n (multiples of 384), fall on a few sets of the first-level cache and push each
+//! other out. The last rows go through tiles of 2 or 1 rows; the last columns through a strip
+//! padded with zeros, of which only the real columns are stored, so every value of `y` takes
+//! the same arithmetic.
 //!
 //! Each value is summed along `k` in order, one step at a time, so a row of `y` is the same
 //! whichever rows it is computed with (the threaded build splits rows among threads).
@@ -23,8 +24,9 @@ use core::arch::wasm32::*;
 
 use ndarray::{s, ArrayView2, ArrayViewMut2};
 
-/// Rows of `y` a tile holds (then 2 and 1 for the last rows), and its columns.
+/// Rows of `y` a tile holds, and its columns; the heights of the last rows' tiles.
 const MR: usize = 4;
+const HEIGHTS: [usize; 3] = [MR, 2, 1];
 const NR: usize = 8;
 /// `k` per block: a packed strip of `w`, KC × NR floats, is 8 KiB.
 const KC: usize = 256;
@@ -65,29 +67,23 @@ fn product_rows(x: ArrayView2<f32>, w: ArrayView2<f32>, y: &mut [f32]) {
     if m == 0 || n == 0 || k == 0 {
         return;
     }
-    let whole_cols = n - n % NR;
     let (mut xp, mut wp) = (vec![0.0f32; m * KC.min(k)], vec![0.0f32; KC.min(k) * NR]);
     for k0 in (0..k).step_by(KC) {
         let kc = KC.min(k - k0);
         let tiles = pack_rows(x, (k0, kc), &mut xp);
-        for j0 in (0..whole_cols).step_by(NR) {
+        for j0 in (0..n).step_by(NR) {
+            let cols = NR.min(n - j0);
             let strip = &mut wp[..kc * NR];
-            pack_strip(w.slice(s![k0..k0 + kc, j0..j0 + NR]), strip);
+            pack_strip(w.slice(s![k0..k0 + kc, j0..j0 + cols]), strip);
             for t in &tiles {
                 let a = &xp[t.at..t.at + t.rows * kc];
-                let at = (t.i0 * n + j0, n);
+                let at = (t.i0 * n + j0, n, cols);
                 match t.rows {
                     MR => tile::<MR>(a, strip, y, at),
                     2 => tile::<2>(a, strip, y, at),
-                    _ => tile::<1>(a, strip, y, at),
+                    _ => tile::<1>(a, strip, y, at), // 1, the last of HEIGHTS
                 }
             }
-        }
-    }
-    // the columns right of the last whole tile, in every row, summed in the same order
-    for (i, x) in x.outer_iter().enumerate() {
-        for j in whole_cols..n {
-            y[i * n + j] = x.iter().zip(w.column(j)).fold(0.0f32, |s, (a, b)| s + a * b);
         }
     }
 }
@@ -100,11 +96,7 @@ fn pack_rows(x: ArrayView2<f32>, (k0, kc): (usize, usize), packed: &mut [f32]) -
     let mut tiles = Vec::with_capacity(m / MR + 2);
     let (mut i0, mut at) = (0, 0);
     while i0 < m {
-        let rows = match m - i0 {
-            r if r >= MR => MR,
-            r if r >= 2 => 2,
-            _ => 1,
-        };
+        let rows = HEIGHTS.into_iter().find(|&h| h <= m - i0).unwrap_or(1);
         for r in 0..rows {
             let from = x.slice(s![i0 + r, k0..k0 + kc]);
             for (step, &v) in from.iter().enumerate() {
@@ -118,8 +110,13 @@ fn pack_rows(x: ArrayView2<f32>, (k0, kc): (usize, usize), packed: &mut [f32]) -
     tiles
 }
 
-/// Copies a strip of `w` (kc, 8) into `to` row after row, reading it in its own order.
+/// Copies a strip of `w` (kc, 8 or fewer columns) into `to` row after row, reading it in its
+/// own order; the columns a last strip lacks are zeros.
 fn pack_strip(w: ArrayView2<f32>, to: &mut [f32]) {
+    let cols = w.ncols();
+    if cols < NR {
+        to.fill(0.0);
+    }
     if w.strides()[0] == 1 {
         // column-major (a transposed view): a column at a time reads memory in order
         for (j, col) in w.columns().into_iter().enumerate() {
@@ -130,23 +127,24 @@ fn pack_strip(w: ArrayView2<f32>, to: &mut [f32]) {
     } else {
         for (row, to) in w.rows().into_iter().zip(to.chunks_exact_mut(NR)) {
             match row.as_slice() {
-                Some(row) => to.copy_from_slice(row),
+                Some(row) => to[..cols].copy_from_slice(row),
                 None => to.iter_mut().zip(row).for_each(|(t, &v)| *t = v),
             }
         }
     }
 }
 
-/// Adds `a · b` to the R × 8 tile of `y` whose first value is at `y[at]`, rows `n` apart: `a`
-/// is the tile's rows of x packed step-major (kc × R), `b` the strip of w (kc × 8).
+/// Adds `a · b` to the first `cols` columns of the R × 8 tile of `y` whose first value is at
+/// `y[at]`, rows `n` apart: `a` is the tile's rows of x packed step-major (kc × R), `b` the
+/// strip of w (kc × 8).
 #[inline(always)]
-fn tile<const R: usize>(a: &[f32], b: &[f32], y: &mut [f32], (at, n): (usize, usize)) {
+fn tile<const R: usize>(a: &[f32], b: &[f32], y: &mut [f32], (at, n, cols): (usize, usize, usize)) {
     let kc = b.len() / NR;
     let mut c = [[f32x4_splat(0.0); 2]; R];
-    for (r, row) in c.iter_mut().enumerate() {
-        let at = at + r * n;
-        row[0] = load(&y[at..at + 4]);
-        row[1] = load(&y[at + 4..at + 8]);
+    for (r, c) in c.iter_mut().enumerate() {
+        let mut sums = [0.0f32; NR];
+        sums[..cols].copy_from_slice(&y[at + r * n..at + r * n + cols]);
+        *c = load(&sums);
     }
     // every read below is inside this slice, checked once here rather than at each step
     let a = &a[..R * kc];
@@ -166,10 +164,8 @@ fn tile<const R: usize>(a: &[f32], b: &[f32], y: &mut [f32], (at, n): (usize, us
             pb = pb.add(NR);
         }
     }
-    for (r, row) in c.iter().enumerate() {
-        let at = at + r * n;
-        store(&mut y[at..at + 4], row[0]);
-        store(&mut y[at + 4..at + 8], row[1]);
+    for (r, c) in c.iter().enumerate() {
+        y[at + r * n..at + r * n + cols].copy_from_slice(&store(*c)[..cols]);
     }
 }
 
@@ -182,18 +178,21 @@ fn madd(a: v128, b: v128, c: v128) -> v128 {
     return f32x4_add(c, f32x4_mul(a, b));
 }
 
-/// Four floats from `s` (at least four long) into a register.
+/// Eight floats into two registers.
 #[inline(always)]
-fn load(s: &[f32]) -> v128 {
-    let s: &[f32; 4] = s[..4].try_into().expect("four floats");
-    // SAFETY: reads the 16 bytes of `s`, which it borrows; wasm loads need no alignment
-    unsafe { v128_load(s.as_ptr().cast()) }
+fn load(v: &[f32; NR]) -> [v128; 2] {
+    // SAFETY: reads the 32 bytes of `v`, which it borrows; wasm loads need no alignment
+    unsafe { [v128_load(v.as_ptr().cast()), v128_load(v.as_ptr().add(4).cast())] }
 }
 
-/// A register's four floats into `s` (at least four long).
+/// Two registers' eight floats.
 #[inline(always)]
-fn store(s: &mut [f32], v: v128) {
-    let s: &mut [f32; 4] = (&mut s[..4]).try_into().expect("four floats");
-    // SAFETY: writes the 16 bytes of `s`, which it borrows mutably; no alignment needed
-    unsafe { v128_store(s.as_mut_ptr().cast(), v) }
+fn store(c: [v128; 2]) -> [f32; NR] {
+    let mut v = [0.0f32; NR];
+    // SAFETY: writes the 32 bytes of `v`, which it owns; no alignment needed
+    unsafe {
+        v128_store(v.as_mut_ptr().cast(), c[0]);
+        v128_store(v.as_mut_ptr().add(4).cast(), c[1]);
+    }
+    v
 }

@@ -94,7 +94,8 @@ pub fn attention(
 ) -> Result<Attention> {
     check_inputs(q, k, Some(v), mask, steps.bias)?;
     let (weights, fully_masked_rows) = weights_checked(q, k, mask, steps)?; // (Tq, Tk)
-    let output = weights.dot(&v); // (Tq, d_v)
+    let mut output = Array2::zeros((weights.nrows(), v.ncols())); // (Tq, d_v)
+    crate::par::product_into(weights.view(), v, &mut output.view_mut()); // the block's kernel
     Ok(Attention { weights, output, fully_masked_rows })
 }
 
@@ -217,7 +218,8 @@ pub fn trace_steps(
     apply_mask(&mut masked, mask);
     let mut weights = masked.clone();
     let fully_masked_rows = softmax_masked(&mut weights, mask);
-    let output = weights.dot(&v); // (Tq, d_v)
+    let mut output = Array2::zeros((weights.nrows(), v.ncols())); // (Tq, d_v)
+    crate::par::product_into(weights.view(), v, &mut output.view_mut()); // the block's kernel
     Ok(Trace {
         scores,
         scaled,

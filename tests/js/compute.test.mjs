@@ -3,6 +3,7 @@
 // compile falls back to the plain build.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { describe, it } from "node:test";
 
 import { relaxedSimd } from "../../www/js/compute.js";
@@ -19,6 +20,22 @@ describe("the build a page runs", () => {
   it("finds relaxed SIMD only in an engine that has it", () => {
     assert.equal(inNode(RELAXED, "console.log(c.relaxedSimd())"), "true", "the probe is a valid module once relaxed SIMD is on");
     if (Number(process.versions.node.split(".")[0]) < 22) assert.equal(relaxedSimd(), false, "Node 20 has it off");
+  });
+
+  it("ships twins that need relaxed SIMD and plain builds that do not (after scripts/build)", () => {
+    const wasm = (pkg) => {
+      const path = new URL(`../../www/${pkg}/headmap_bg.wasm`, import.meta.url).pathname;
+      if (!existsSync(path)) throw new Error(`${path} is missing: run scripts/build first`);
+      return path;
+    };
+    const validates = (flags, pkg) =>
+      inNode(flags, `import { readFileSync } from "node:fs"; console.log(WebAssembly.validate(readFileSync(${JSON.stringify(wasm(pkg))})))`);
+    for (const pkg of ["pkg-hf", "pkg-hf-threads"]) assert.equal(validates([], pkg), "true", `${pkg} runs without relaxed SIMD`);
+    for (const pkg of ["pkg-hf-relaxed", "pkg-hf-threads-relaxed"]) {
+      assert.equal(validates(RELAXED, pkg), "true", `${pkg} runs with relaxed SIMD`);
+      // where the engine has it off (Node 20 by default): proof the twin uses it
+      if (!relaxedSimd()) assert.equal(validates([], pkg), "false", `${pkg} holds no relaxed SIMD instruction`);
+    }
   });
 
   it("takes the relaxed twin where it starts, else the plain build", () => {

@@ -217,10 +217,14 @@ impl RowAttention {
     /// not given.
     pub fn each_layer(&self, mut f: impl FnMut(usize, &[f32])) -> Result<()> {
         self.weights_len()?;
+        let want = [self.heads, self.size().0, self.size().1];
         for layer in 0..self.records.len().min(self.layers) {
             let w = self.layer(layer)?; // (H, Tq, Tk), row-major as every block gives it
             let (h, q, k) = w.dim();
-            f(layer, w.as_slice().ok_or_else(|| Error::shape("layer weights", &[h, q, k], &[h, q, k]))?);
+            match w.as_slice() {
+                Some(values) if [h, q, k] == want => f(layer, values),
+                _ => return Err(Error::shape(format!("layer {layer} weights"), &[h, q, k], &want)),
+            }
         }
         Ok(())
     }

@@ -55,6 +55,7 @@ export function showCost(app, place) {
   const info = app.model.info;
   const c = place.cost;
   const locale = app.lang === "ko" ? "ko-KR" : "en-US";
+  app.$("cost").title = ""; // the build's name, for a real model computed here (below)
   // weights from a file: nothing was computed here, and the model's sizes are not known
   if (info.fromFile) return void (app.$("cost").textContent = app.T("fileCost", { size: formatBytes(app.lang, c.weightBytes), layers: place.layers, heads: place.heads }));
   const dk = info.places.find((p) => p.place === place.place).dK;

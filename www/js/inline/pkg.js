@@ -1,5 +1,6 @@
 // The real-model package with its wasm inside (deflated, base64): the inline bundle's worker
-// imports this in place of ../pkg/ and ../pkg-hf/, so both are one instance, set up once.
+// imports this in place of ../pkg/, ../pkg-hf/ and their threaded and relaxed-SIMD builds, so
+// all are one instance, set up once.
 
 import init from "../../pkg-hf/headmap.js";
 import { WASM } from "headmap:wasm";
