@@ -129,6 +129,13 @@ fn rows_per_piece(rows: usize) -> usize {
     rows.div_ceil(threads()).max(least).next_multiple_of(8)
 }
 
+/// `x · w` into a new array, on this thread: a head's products (the head has its thread).
+pub fn product_here(x: ArrayView2<f32>, w: ArrayView2<f32>) -> Array2<f32> {
+    let mut y = Array2::zeros((x.nrows(), w.ncols()));
+    product_into(x, w, &mut y.view_mut());
+    y
+}
+
 /// `y = x · w` on this thread: natively matrixmultiply's kernels, in the real-model wasm our own
 /// ([`crate::gemm`]; the toy-only build keeps matrixmultiply's, a smaller download).
 pub fn product_into(x: ArrayView2<f32>, w: ArrayView2<f32>, y: &mut ArrayViewMut2<f32>) {

@@ -94,8 +94,7 @@ pub fn attention(
 ) -> Result<Attention> {
     check_inputs(q, k, Some(v), mask, steps.bias)?;
     let (weights, fully_masked_rows) = weights_checked(q, k, mask, steps)?; // (Tq, Tk)
-    let mut output = Array2::zeros((weights.nrows(), v.ncols())); // (Tq, d_v)
-    crate::par::product_into(weights.view(), v, &mut output.view_mut()); // the block's kernel
+    let output = crate::par::product_here(weights.view(), v); // (Tq, d_v), the block's kernel
     Ok(Attention { weights, output, fully_masked_rows })
 }
 
@@ -218,8 +217,7 @@ pub fn trace_steps(
     apply_mask(&mut masked, mask);
     let mut weights = masked.clone();
     let fully_masked_rows = softmax_masked(&mut weights, mask);
-    let mut output = Array2::zeros((weights.nrows(), v.ncols())); // (Tq, d_v)
-    crate::par::product_into(weights.view(), v, &mut output.view_mut()); // the block's kernel
+    let output = crate::par::product_here(weights.view(), v); // (Tq, d_v), the block's kernel
     Ok(Trace {
         scores,
         scaled,
@@ -252,8 +250,7 @@ pub fn weighted_sum(weights: ArrayView1<f32>, v: ArrayView2<f32>) -> Result<Arra
 
 /// QKᵀ of checked inputs; fails rather than let an overflow become NaN weights.
 fn scores(q: ArrayView2<f32>, k: ArrayView2<f32>) -> Result<Array2<f32>> {
-    let mut scores = Array2::zeros((q.nrows(), k.nrows())); // (Tq, Tk)
-    crate::par::product_into(q, k.t(), &mut scores.view_mut()); // the fast path's kernel
+    let scores = crate::par::product_here(q, k.t()); // (Tq, Tk), the fast path's kernel
     ensure_finite("scores QKᵀ", scores.view())?;
     Ok(scores)
 }
