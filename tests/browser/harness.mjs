@@ -7,7 +7,7 @@ import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { launchChromium } from "../../scripts/browser.mjs";
-import { EXPLORER, serve } from "../../scripts/serve.mjs";
+import { CSP, EXPLORER, serve } from "../../scripts/serve.mjs";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const SHOTS = join(ROOT, "artifacts", "screenshots");
@@ -91,6 +91,17 @@ export async function openHarness({ routes = {} } = {}) {
       await new Promise((ok) => server.close(ok));
     },
   };
+}
+
+/** The explorer's files served with its CSP but not cross-origin isolated (one thread). */
+export function servePlain() {
+  return serve(EXPLORER.root, 0, { mounts: EXPLORER.mounts, headers: { "content-security-policy": CSP } });
+}
+
+/** The file a click on `[data-export=<format>]` saves, as bytes. */
+export async function savedExport(page, format = "json") {
+  const [download] = await Promise.all([page.waitForEvent("download"), page.locator(`[data-export=${format}]`).click()]);
+  return readFile(await download.path());
 }
 
 /** Waits until the page has drawn `count` heatmaps in all; fails at once on a new page error. */

@@ -4,11 +4,9 @@
 // with no error, and the same weights within float rounding (a fused multiply–add rounds once
 // where the plain kernel rounds twice). Both pairs, threaded (isolated page) and single.
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
 import { after, before, describe, it } from "node:test";
 
-import { CSP, EXPLORER, serve } from "../../scripts/serve.mjs";
-import { openHarness, waitForRender } from "./harness.mjs";
+import { openHarness, savedExport, servePlain, waitForRender } from "./harness.mjs";
 
 const TEXT = "The little dog ran across the busy street because it wanted to reach the park where the other dogs were playing.";
 // the parity bound with transformers: the two kernels may differ by less, never by more
@@ -18,7 +16,7 @@ let h;
 let plain; // the same files without isolation: one thread
 before(async () => {
   h = await openHarness();
-  plain = await serve(EXPLORER.root, 0, { mounts: EXPLORER.mounts, headers: { "content-security-policy": CSP } });
+  plain = await servePlain();
 });
 after(async () => {
   await h?.close();
@@ -44,12 +42,11 @@ async function minilm(base, { onlyPlain = false } = {}) {
 
 /** Every weight of the page's run, as its "weights (JSON)" button saves them, in one array. */
 async function weights(page) {
-  const [download] = await Promise.all([page.waitForEvent("download"), page.locator("[data-export=json]").click()]);
   const numbers = [];
   const all = (v) => (Array.isArray(v) ? v.forEach(all) : typeof v === "number" && numbers.push(v));
   // the numbers under every "weights" key of the document (docs/attention.schema.json)
   const find = (v) => v && typeof v === "object" && Object.entries(v).forEach(([k, x]) => (k === "weights" ? all(x) : find(x)));
-  find(JSON.parse(await readFile(await download.path(), "utf8")));
+  find(JSON.parse((await savedExport(page)).toString("utf8")));
   return numbers;
 }
 

@@ -4,12 +4,11 @@
 // draw the same pixels: threads change the time, not the weights. The page says which it uses.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
 import { after, before, describe, it } from "node:test";
 import { join } from "node:path";
 
-import { CSP, EXPLORER, ISOLATION, serve } from "../../scripts/serve.mjs";
-import { ROOT, SHOTS, openBlog, openHarness, renders, waitForRender } from "./harness.mjs";
+import { ISOLATION } from "../../scripts/serve.mjs";
+import { ROOT, SHOTS, openBlog, openHarness, renders, savedExport, servePlain, waitForRender } from "./harness.mjs";
 
 // long enough that every split is taken: heads (12 · n² · 32 ≥ 2¹⁸ at n ≥ 26) and products
 const TEXT = "The little dog ran across the busy street because it wanted to reach the park where the other dogs were playing with a red ball, and then it rested under a tall tree in the warm afternoon sun.";
@@ -18,7 +17,7 @@ let h;
 let plain; // the same files without isolation
 before(async () => {
   h = await openHarness();
-  plain = await serve(EXPLORER.root, 0, { mounts: EXPLORER.mounts, headers: { "content-security-policy": CSP } });
+  plain = await servePlain();
 });
 after(async () => {
   await h?.close();
@@ -33,12 +32,6 @@ async function minilm(base, { lang = "en", width = 1280, locale = "en-US" } = {}
   await waitForRender(page);
   await page.waitForFunction(() => document.querySelectorAll("#grid button.thumb canvas, #grid button.thumb").length >= 72);
   return page;
-}
-
-/** The run's weights as the page's "weights (JSON)" button saves them. */
-async function savedJson(page) {
-  const [download] = await Promise.all([page.waitForEvent("download"), page.locator("[data-export=json]").click()]);
-  return readFile(await download.path());
 }
 
 /** SHA-256 of the heatmap's pixels and of every head's thumbnail. */
@@ -79,7 +72,7 @@ describe("threads in the browser", () => {
     assert.equal(a.length, 73, "the heatmap and 72 heads");
     assert.deepEqual(a, b, "the same pixels on threads and on one thread");
     // and the same numbers: every weight of the run, as the page saves it
-    const [x, y] = [await savedJson(threaded), await savedJson(single)];
+    const [x, y] = [await savedExport(threaded), await savedExport(single)];
     assert.ok(x.length > 1e6, `a whole run's weights (${x.length} bytes)`);
     assert.ok(x.equals(y), "the saved weights differ between threads and one thread");
     await threaded.close();
