@@ -194,7 +194,20 @@ fn the_wasm_kernel_equals_ndarrays_product_and_splits_by_rows_exactly() {
         (seed >> 8) as f32 / (1u32 << 24) as f32 - 0.5
     };
     // empty sides, k a whole number of blocks (256) and past them, columns past the last strip of 8
-    let shapes = [(1, 1, 1), (5, 3, 7), (13, 300, 19), (16, 384, 384), (7, 600, 24), (3, 2, 8), (0, 5, 9), (4, 0, 9), (4, 5, 0), (9, 256, 8), (4, 512, 16), (6, 32, 3)];
+    let shapes = [
+        (1, 1, 1),
+        (5, 3, 7),
+        (13, 300, 19),
+        (16, 384, 384),
+        (7, 600, 24),
+        (3, 2, 8),
+        (0, 5, 9),
+        (4, 0, 9),
+        (4, 5, 0),
+        (9, 256, 8),
+        (4, 512, 16),
+        (6, 32, 3),
+    ];
     for (m, k, n) in shapes {
         let x = Array2::from_shape_fn((m, k), |_| next());
         let w = Array2::from_shape_fn((k, n), |_| next());
