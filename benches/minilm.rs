@@ -1,6 +1,6 @@
 //! all-MiniLM-L6-v2 natively: load time, and forward time (all 6 layers, every head's
 //! weights kept) at 16, 128 and 512 tokens. Figures, not assertions; the browser's come from
-//! `node scripts/bench-page.mjs`. Run: `cargo bench --features hf --bench minilm`.
+//! `node scripts/bench/page.mjs`. Run: `cargo bench --features hf --bench minilm`.
 
 use std::time::Instant;
 

@@ -1,6 +1,6 @@
 //! Native half of the wasm/native benchmark: one multi-head self-attention block
 //! (d_model 512, h 8) at n = 64 … 2048 tokens. Prints one JSON line per size; run through
-//! `scripts/bench`, which runs the wasm half in Node and prints the ratios.
+//! `scripts/bench/multi-head`, which runs the wasm half in Node and prints the ratios.
 
 use std::time::Instant;
 

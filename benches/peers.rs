@@ -1,6 +1,6 @@
-//! headmap's native half of `scripts/bench-peers`: all-MiniLM-L6-v2's forward (all 6 layers,
+//! headmap's native half of `scripts/bench/peers`: all-MiniLM-L6-v2's forward (all 6 layers,
 //! every head's weights kept) on token ids given from outside, so onnxruntime and PyTorch
-//! (`scripts/peers/native.py`) time the same ids in the same run, interleaved with this one.
+//! (`scripts/bench/peer-harness/native.py`) time the same ids in the same run, interleaved with this one.
 //! Figures, never assertions.
 //!
 //! ```text

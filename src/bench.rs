@@ -1,5 +1,5 @@
 //! One fixed multi-head attention workload, shared by the native benchmark
-//! (`benches/multi_head.rs`) and the wasm one (`scripts/bench-wasm.mjs`), so both time the
+//! (`benches/multi_head.rs`) and the wasm one (`scripts/bench/wasm.mjs`), so both time the
 //! same code on the same numbers.
 
 use ndarray::Array2;

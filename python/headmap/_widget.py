@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-PACKAGED = HERE / "static" / "headmap-inline.js"  # put there by scripts/build-wheel
+PACKAGED = HERE / "static" / "headmap-inline.js"  # put there by scripts/build/wheel
 CHECKOUT = HERE.parent.parent / "dist" / "headmap-inline.js"  # python/headmap → the repository
 ENV = "HEADMAP_INLINE_JS"  # a path that wins over both (tests, or a widget built elsewhere)
 
@@ -23,8 +23,8 @@ def script_path() -> Path:
         if path.is_file():
             return path
     raise FileNotFoundError(
-        f"the widget's script is missing: neither {PACKAGED} (a wheel built by scripts/build-wheel) "
-        f"nor {CHECKOUT} (a checkout after scripts/build) exists; or set {ENV} to its path"
+        f"the widget's script is missing: neither {PACKAGED} (a wheel built by scripts/build/wheel) "
+        f"nor {CHECKOUT} (a checkout after scripts/build/all) exists; or set {ENV} to its path"
     )
 
 

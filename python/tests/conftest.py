@@ -1,5 +1,5 @@
 """Shared fixtures. The pure-Python tests run with a stand-in for the widget's script, so they
-need neither scripts/build nor a wheel; the notebook and JupyterLab tests use the real one."""
+need neither scripts/build/all nor a wheel; the notebook and JupyterLab tests use the real one."""
 
 import pytest
 

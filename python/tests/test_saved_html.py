@@ -83,7 +83,7 @@ def test_without_the_widget_script_the_error_says_where_it_was_looked_for(monkey
     monkeypatch.delenv("HEADMAP_INLINE_JS")
     monkeypatch.setattr(_widget, "PACKAGED", tmp_path / "static" / "headmap-inline.js")
     monkeypatch.setattr(_widget, "CHECKOUT", tmp_path / "dist" / "headmap-inline.js")
-    with pytest.raises(FileNotFoundError, match="scripts/build-wheel.*scripts/build.*HEADMAP_INLINE_JS"):
+    with pytest.raises(FileNotFoundError, match="scripts/build/wheel.*scripts/build/all.*HEADMAP_INLINE_JS"):
         headmap.show(softmax_attention(1, 1, 3), words(3), html_action="return").data
 
 

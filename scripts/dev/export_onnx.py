@@ -1,5 +1,5 @@
 """Exports all-MiniLM-L6-v2 to ONNX with every layer's attention probabilities as outputs, for
-`scripts/bench-peers` (onnxruntime-web, transformers.js and onnxruntime natively run it).
+`scripts/bench/peers` (onnxruntime-web, transformers.js and onnxruntime natively run it).
 
 Needs PyTorch, transformers, onnx and onnxruntime; not run in CI. Reads the same safetensors
 headmap reads; checks the exported attentions against transformers on the same ids before

@@ -1,5 +1,5 @@
-//! The benchmark workloads timed in wasm (`bench` feature, `scripts/bench` and
-//! `scripts/bench-gemm.mjs`): the same work as their native benches, behind small classes.
+//! The benchmark workloads timed in wasm (`bench` feature, `scripts/bench/multi-head` and
+//! `scripts/bench/gemm.mjs`): the same work as their native benches, behind small classes.
 
 use ndarray::Array2;
 use wasm_bindgen::prelude::*;
@@ -7,7 +7,7 @@ use wasm_bindgen::prelude::*;
 use super::js_error;
 
 /// The benchmark workload of `benches/multi_head.rs`, for timing the same code in wasm
-/// (`scripts/bench`): one self-attention block of `heads` heads over `n` random tokens.
+/// (`scripts/bench/multi-head`): one self-attention block of `heads` heads over `n` random tokens.
 #[wasm_bindgen]
 pub struct MultiHeadBench {
     case: crate::bench::MultiHeadCase,
@@ -27,7 +27,7 @@ impl MultiHeadBench {
     }
 }
 
-/// One product `x · w` of MiniLM's shapes for `scripts/bench-gemm.mjs`: headmap's own kernel
+/// One product `x · w` of MiniLM's shapes for `scripts/bench/gemm.mjs`: headmap's own kernel
 /// ([`crate::gemm`]) against ndarray's (matrixmultiply's), on the same random matrices.
 #[wasm_bindgen]
 pub struct GemmBench {

@@ -63,7 +63,7 @@ export async function openExplorer(h, query = "", options = {}) {
 }
 
 export async function openHarness({ routes = {} } = {}) {
-  if (!existsSync(join(ROOT, "www", "pkg", "headmap_bg.wasm"))) throw new Error("www/pkg is missing: run scripts/build");
+  if (!existsSync(join(ROOT, "www", "pkg", "headmap_bg.wasm"))) throw new Error("www/pkg is missing: run scripts/build/all");
   await mkdir(SHOTS, { recursive: true });
   const server = await serve(EXPLORER.root, 0, { mounts: EXPLORER.mounts, routes });
   let browser;
@@ -161,7 +161,7 @@ export async function hoverCell(page, i, j) {
  */
 export async function openBlog(mounts = {}, { headers = {} } = {}) {
   const dist = join(ROOT, "dist", "headmap");
-  if (!existsSync(join(dist, "headmap.js"))) throw new Error("dist/headmap is missing: run scripts/build");
+  if (!existsSync(join(dist, "headmap.js"))) throw new Error("dist/headmap is missing: run scripts/build/all");
   for (const [at, dir] of Object.entries(mounts)) if (!existsSync(dir)) throw new Error(`${dir} (for ${at}) is missing: run scripts/setup`);
   const server = await serve(join(ROOT, "tests", "widget"), 0, { mounts: { "/assets/headmap/": dist, ...mounts }, headers: { "content-security-policy": BLOG_CSP, ...headers } });
   const base = `http://127.0.0.1:${server.address().port}/`;

@@ -22,10 +22,10 @@ describe("the build a page runs", () => {
     if (Number(process.versions.node.split(".")[0]) < 22) assert.equal(relaxedSimd(), false, "Node 20 has it off");
   });
 
-  it("ships twins that need relaxed SIMD and plain builds that do not (after scripts/build)", () => {
+  it("ships twins that need relaxed SIMD and plain builds that do not (after scripts/build/all)", () => {
     const wasm = (pkg) => {
       const path = new URL(`../../www/${pkg}/headmap_bg.wasm`, import.meta.url).pathname;
-      if (!existsSync(path)) throw new Error(`${path} is missing: run scripts/build first`);
+      if (!existsSync(path)) throw new Error(`${path} is missing: run scripts/build/all first`);
       return path;
     };
     const validates = (flags, pkg) =>

@@ -9,7 +9,7 @@
 //     <script>…this bundle…</script>
 //   </div>
 //
-// Built by scripts/inline.mjs into dist/headmap-inline.js.
+// Built by scripts/build/inline.mjs into dist/headmap-inline.js.
 
 import { WORKER_SOURCE } from "headmap:worker-source";
 import { DATA_TYPE } from "../widget/file-source.js";

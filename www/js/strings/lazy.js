@@ -1,4 +1,4 @@
-// The catalogue as the widget's bundle has it (scripts/dist.mjs puts this module in place of
+// The catalogue as the widget's bundle has it (scripts/build/dist.mjs puts this module in place of
 // index.js and errors.js for the widget): empty until `loadLanguage(lang)` fetches the one
 // language a page needs, and without error words until `loadErrors()` fetches them when a
 // widget first has an error to say. A blog reader downloads one language and, mostly, no errors.

@@ -1,0 +1,201 @@
+// Puts together dist/headmap/: the folder a blog author copies (or installs from npm) to embed
+// <attention-heatmap>. Everything is found from headmap.js's own URL, so any static host works.
+// Run by scripts/build/all after the wasm is built; prints the folder's sizes.
+import { cp, mkdir, readFile, rm, stat, writeFile, readdir } from "node:fs/promises";
+import { gzipSync } from "node:zlib";
+import { build, transform } from "esbuild";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const WWW = join(ROOT, "www");
+const OUT = join(ROOT, "dist", "headmap");
+
+/** What the widget needs besides its two bundles (headmap.js and js/worker.js). */
+const FILES = [
+  "headmap.d.ts",
+  "pkg/headmap.js",
+  "pkg/headmap_bg.wasm",
+  "pkg/headmap.d.ts",
+  "pkg-hf/headmap.js",
+  "pkg-hf/headmap_bg.wasm",
+  "pkg-hf/headmap.d.ts",
+  "pkg-hf-relaxed/headmap.js",
+  "pkg-hf-relaxed/headmap_bg.wasm",
+  "pkg-hf-relaxed/headmap.d.ts",
+  // the threaded build as wasm-bindgen wrote it: its thread helper (snippets/) starts each
+  // thread from its own URL and imports headmap.js by URL, so neither is bundled
+  "pkg-hf-threads",
+  "pkg-hf-threads-relaxed",
+  "models/headmap-tiny-ko-en/config.json",
+  "models/headmap-tiny-ko-en/model.safetensors",
+  "models/headmap-tiny-ko-en/tokenizer.json",
+  "models/headmap-tiny-ko-en/headmap.json",
+  "models/headmap-tiny-ko-en/README.md",
+  "models/headmap-tiny-induction/config.json",
+  "models/headmap-tiny-induction/model.safetensors",
+  "models/headmap-tiny-induction/tokenizer.json",
+  "models/headmap-tiny-induction/headmap.json",
+  "models/headmap-tiny-induction/README.md",
+  "data/sentences.en.txt",
+  "data/sentences.ko.txt",
+];
+
+const cargo = await readFile(join(ROOT, "Cargo.toml"), "utf8");
+const version = cargo.match(/^version = "([^"]+)"/m)[1];
+
+await rm(OUT, { recursive: true, force: true });
+await mkdir(OUT, { recursive: true });
+for (const f of FILES) await cp(join(WWW, f), join(OUT, f), { recursive: true });
+// The widget's stylesheet is CSS in a JS string, which the JS minifier leaves as it is: this
+// minifies it as CSS (comments and spaces out), a kilobyte less for every blog reader.
+const minifiedStyles = {
+  name: "minified-styles",
+  setup(b) {
+    b.onLoad({ filter: /widget[\\/]styles\.js$/ }, async ({ path }) => {
+      const source = await readFile(path, "utf8");
+      const css = source.slice(source.indexOf("`") + 1, source.lastIndexOf("`"));
+      if (css.includes("${")) throw new Error("styles.js: the stylesheet must be plain text");
+      const { code } = await transform(css, { loader: "css", minify: true, logLevel: "warning" });
+      return { contents: `export const STYLES = ${JSON.stringify(code)};`, loader: "js" };
+    });
+  },
+};
+
+// The widget loads the words of its page's one language, not both: the catalogue and the error
+// words come from strings/lazy.js in its bundle (the explorer, unbundled, has both at once).
+const oneLanguage = {
+  name: "one-language",
+  setup(b) {
+    b.onResolve({ filter: /(^|\/)(strings\/index|strings\/errors|errors)\.js$/ }, ({ path, importer, resolveDir }) => {
+      const target = join(resolveDir, path);
+      const strings = join(WWW, "js", "strings");
+      if (importer.startsWith(strings) && importer.endsWith("lazy.js")) return undefined; // lazy.js's own imports
+      if (target === join(strings, "index.js") || target === join(strings, "errors.js")) return { path: join(strings, "lazy.js") };
+      return undefined;
+    });
+  },
+};
+
+// two bundles: the element with its views (a page imports one file; the views a widget loads
+// on first use are chunks beside it, in js/chunks/), and the worker with the core's glue; the
+// wasm packages stay separate files, the larger one loaded only for real models
+const bundle = (entry, outfile, split = false) =>
+  build({
+    plugins: split ? [minifiedStyles, oneLanguage] : [minifiedStyles],
+    entryPoints: [join(WWW, entry)],
+    ...(split ? { outdir: OUT, outbase: WWW, splitting: true, chunkNames: "js/chunks/[name]-[hash]", metafile: true } : { outfile: join(OUT, outfile) }),
+    bundle: true,
+    format: "esm",
+    minify: true,
+    // Korean as UTF-8 (modules are always read as UTF-8), not as \uXXXX escapes twice its size
+    charset: "utf8",
+    target: "es2022",
+    legalComments: "none",
+    external: ["../pkg/headmap.js", ...["pkg-hf", "pkg-hf-relaxed", "pkg-hf-threads", "pkg-hf-threads-relaxed"].map((p) => `../${p}/headmap.js`)],
+    logLevel: "warning",
+  });
+const element = await bundle("headmap.js", "headmap.js", true);
+// (the worker's chunk of model-file fetching loads only for a real model)
+const worker = await bundle("js/worker.js", "js/worker.js", true);
+// what a page with a heatmap widget loads before its first figure: each entry and the chunks it
+// imports statically (the lazily loaded views, words and model-file fetching aside)
+const eager = new Set();
+const follow = (outputs, file) => {
+  if (eager.has(file) || file.startsWith("..")) return; // an external (the wasm package's glue) is listed apart
+  eager.add(file);
+  for (const i of outputs[file]?.imports ?? []) if (i.kind === "import-statement") follow(outputs, i.path);
+};
+for (const [{ metafile }, name] of [[element, "/headmap.js"], [worker, "/js/worker.js"]]) {
+  follow(metafile.outputs, Object.keys(metafile.outputs).find((f) => f.endsWith(name)));
+}
+await writeFile(join(OUT, "js", "chunks", "eager.json"), `${JSON.stringify([...eager].map((f) => relative(OUT, f)).sort())}\n`);
+for (const pkg of ["pkg", "pkg-hf", "pkg-hf-relaxed"]) {
+  await build({ entryPoints: [join(WWW, pkg, "headmap.js")], outfile: join(OUT, pkg, "headmap.js"), format: "esm", minify: true, target: "es2022", logLevel: "warning", allowOverwrite: true });
+}
+await writeFile(
+  join(OUT, "package.json"),
+  `${JSON.stringify(
+    {
+      name: "headmap-widget",
+      version,
+      description: "<attention-heatmap>: live attention heatmaps of a Transformer, computed in the browser, for blog posts",
+      license: "MIT OR Apache-2.0",
+      type: "module",
+      main: "./headmap.js",
+      types: "./headmap.d.ts",
+      exports: { ".": { types: "./headmap.d.ts", default: "./headmap.js" }, "./headmap.js": "./headmap.js", "./*": "./*" },
+      sideEffects: ["./headmap.js"],
+      files: ["headmap.js", "headmap.d.ts", "js/", "pkg/", "pkg-hf/", "pkg-hf-relaxed/", "pkg-hf-threads/", "pkg-hf-threads-relaxed/", "models/", "data/", "README.md"],
+      keywords: ["attention", "transformer", "heatmap", "web-component", "wasm"],
+    },
+    null,
+    2,
+  )}\n`,
+);
+await writeFile(
+  join(OUT, "README.md"),
+  `# headmap-widget ${version}
+
+\`<attention-heatmap>\`: the attention weights of a Transformer, head by head, computed in the
+reader's browser — for blog posts. Copy this folder to your site (say \`/assets/headmap/\`):
+
+\`\`\`html
+<script type="module" src="/assets/headmap/headmap.js"></script>
+<attention-heatmap text="동물이 길을 건너지 않았다. 그것은 너무 피곤했다." mask="causal" layer="0" head="3"></attention-heatmap>
+\`\`\`
+
+Attributes: \`text\`, \`text2\` or \`texts\` (a padded batch), \`target\`, \`mask\` (none | padding |
+causal | cross), \`place\` (encoder_self | decoder_self | cross), \`model\` (trained — the default, a
+tiny Korean–English model; small or base — the untrained toy; or the URL of a folder with
+config.json, model.safetensors and tokenizer.json), \`src\` (a JSON or safetensors file of weights
+computed elsewhere, drawn instead: \`headmap attention --format safetensors\`), \`layer\`, \`head\` (or all; both counted from 0, as
+transformers does — the figure's labels count from 1), \`scale\`, \`lang\`
+(ko | en), \`controls\` (sentence mask layer head scale save), \`view\` (heatmap | grid | steps |
+mixing | pipeline | lines | atlas | rollout | qk), \`colormap\` (viridis | magma | blues), \`theme\` (light | dark | auto).
+Events: \`load\`, \`render\`, \`error\`. Theme with \`--headmap-bg\`, \`--headmap-fg\`,
+\`--headmap-muted\`, \`--headmap-line\`, \`--headmap-accent\`, \`--headmap-font\`, \`--headmap-radius\`.
+
+It needs \`script-src 'self' 'wasm-unsafe-eval'\` in a Content-Security-Policy; with Trusted Types
+enforced, allow the policy \`headmap\` (\`trusted-types headmap\`). What you put inside the element
+shows until it upgrades (readers without JavaScript, feed readers).
+
+Real models run on threads (\`pkg-hf-threads/\`, one per core up to 8) when the page is
+cross-origin isolated — served with \`Cross-Origin-Opener-Policy: same-origin\` and
+\`Cross-Origin-Embedder-Policy: require-corp\`, on the page and on this folder's files alike
+(a worker whose script lacks COEP does not start on such a page) — and on one thread (\`pkg-hf/\`) anywhere else, with
+nothing to change in the page. Where the browser has relaxed SIMD (Chrome, Edge) the twins
+\`pkg-hf-relaxed/\` and \`pkg-hf-threads-relaxed/\` run instead (fused multiply–add, faster);
+leave them out and the plain ones run (the browser's console notes the missing folder once).
+`,
+);
+
+async function sizes(dir) {
+  const out = [];
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile()) continue;
+    const path = join(entry.parentPath ?? entry.path, entry.name);
+    const bytes = await readFile(path);
+    out.push({ path: relative(OUT, path), raw: bytes.length, gz: gzipSync(bytes, { level: 9 }).length });
+  }
+  return out;
+}
+
+const all = await sizes(OUT);
+const sum = (list) => list.reduce((a, f) => ({ raw: a.raw + f.raw, gz: a.gz + f.gz }), { raw: 0, gz: 0 });
+const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
+// what a page with a toy heatmap widget downloads: the JS it imports before its first figure,
+// the worker, and the small wasm; the views loaded on first use are counted apart
+// and the words of the page's one language (the Korean ones are the larger); the error words
+// come at a widget's first error, and the find-heads views with their words on first use
+const eagerFiles = new Set(JSON.parse(await readFile(join(OUT, "js", "chunks", "eager.json"), "utf8")));
+const words = (lang) => all.filter((f) => new RegExp(`^js/chunks/${lang}-\\w+\\.js$`).test(f.path));
+const base = all.filter((f) => eagerFiles.has(f.path) || ["pkg/headmap.js", "pkg/headmap_bg.wasm"].includes(f.path));
+const toy = sum([...base, ...words("ko")]);
+const toyEn = sum([...base, ...words("en")]);
+const views = sum(all.filter((f) => /^js\/chunks\/(lines-view|mixing|pipeline|steps)-/.test(f.path)));
+const errorWords = sum(all.filter((f) => /^js\/chunks\/errors-/.test(f.path)));
+const real = sum(all.filter((f) => f.path.startsWith("pkg-hf/") && !f.path.endsWith(".d.ts")));
+const twin = sum(all.filter((f) => f.path.startsWith("pkg-hf-relaxed/") && !f.path.endsWith(".d.ts")));
+const model = sum(all.filter((f) => f.path.startsWith("models/")));
+console.log(`[dist] dist/headmap: toy widget ${kib(toy.gz)} gzipped on a Korean page (${kib(toy.raw)}), ${kib(toyEn.gz)} on an English one, JS + toy wasm; the steps, mixing, pipeline and lines views add ${kib(views.gz)} on first use, the error words ${kib(errorWords.gz)} at the first error; real models add ${kib(real.gz)} gzipped (${kib(twin.gz)} in the relaxed-SIMD twin); the trained models ${kib(model.raw)}`);

@@ -1,0 +1,38 @@
+// wasm-bindgen-rayon's no-bundler helper starts each thread from a blob: copy of itself, which a
+// page whose CSP says `worker-src 'self'` (ours, and most careful blogs') refuses. The helper is
+// served beside the package, same-origin, so the threads start from its own URL instead, through
+// the Trusted Types policy `headmap` where the page enforces them. Run by scripts/build/all on
+// www/pkg-hf-threads/; fails if the helper no longer reads as expected.
+// Usage: node scripts/build/rayon-workers.mjs PACKAGE_DIR
+import { readdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+
+const dir = join(process.argv[2], "snippets");
+const crate = (await readdir(dir)).find((d) => d.startsWith("wasm-bindgen-rayon-"));
+if (!crate) throw new Error(`no wasm-bindgen-rayon snippet in ${dir}`);
+const file = join(dir, crate, "src", "workerHelpers.no-bundler.js");
+const text = (await readFile(file, "utf8")).replaceAll("\r\n", "\n"); // the crate's file has CRLF
+const from = `      let scriptBlob = await fetch(import.meta.url).then(r => r.blob());
+      let url = URL.createObjectURL(scriptBlob);`;
+const to = `      let url = threadScript(import.meta.url);`;
+if (!text.includes(from)) {
+  if (text.includes(to)) process.exit(0); // patched already
+  throw new Error(`${file} no longer starts its workers from a blob: update scripts/build/rayon-workers.mjs`);
+}
+const helper = `
+// (headmap) a thread's script: this file's own URL, as a TrustedScriptURL where Trusted Types
+// are enforced (a page allowing the policy \`headmap\`)
+let headmapPolicy;
+function threadScript(url) {
+  const tt = globalThis.trustedTypes;
+  if (!tt?.createPolicy) return url;
+  headmapPolicy ??= tt.createPolicy("headmap", { createScriptURL: (u) => (u === import.meta.url ? u : "") });
+  return headmapPolicy.createScriptURL(url);
+}
+`;
+const stale = `      // The script is fetched as a blob so it works even if this script is
+      // hosted remotely (e.g. on a CDN). This avoids a cross-origin
+      // security error.
+`;
+const patched = text.replace(from, to).replace("URL.revokeObjectURL(url);", "").replace(stale, "      // (headmap) started from this file's own URL: see threadScript below\n");
+await writeFile(file, patched + helper);
