@@ -93,6 +93,18 @@ export async function openHarness({ routes = {} } = {}) {
   };
 }
 
+/**
+ * The build an isolated page computes on in this browser (js/compute.js): threads, one per core
+ * up to 8, where Chromium reports two cores or more (`taskset -c 0` leaves it one); one thread
+ * otherwise, and the page says why. Tests of threads expect what the machine they run on allows.
+ */
+export async function isolatedBuild(page) {
+  const cores = await page.evaluate(() => Math.min(8, navigator.hardwareConcurrency || 1));
+  return cores >= 2
+    ? { cores, compute: { build: "threads", threads: cores, package: "pkg-hf-threads-relaxed" }, plain: "pkg-hf-threads" }
+    : { cores, compute: { build: "single", threads: 1, why: "one_core", package: "pkg-hf-relaxed" }, plain: "pkg-hf" };
+}
+
 /** The explorer's files served with its CSP but not cross-origin isolated (one thread). */
 export function servePlain() {
   return serve(EXPLORER.root, 0, { mounts: EXPLORER.mounts, headers: { "content-security-policy": CSP } });

@@ -260,7 +260,7 @@ describe("the widget, for a newcomer", () => {
     await inShadow(page, "w5", (e) => e.save("svg"));
     const error = () => inShadow(page, "w5", (e) => [e.shadowRoot.querySelector(".error").hidden, e.shadowRoot.querySelector(".error").textContent]);
     // the error is said once its words have loaded (a chunk of their own, at the first error)
-    await page.waitForFunction(() => !document.getElementById("w5").shadowRoot.querySelector(".error").hidden, null, { timeout: 15000 }).catch(() => {});
+    await page.waitForFunction(() => !document.getElementById("w5").shadowRoot.querySelector(".error").hidden, null, { timeout: 60000 });
     const [hidden, text] = await error();
     assert.equal(hidden, false);
     assert.match(text, /SVG 형식으로 저장할 수 없습니다/);

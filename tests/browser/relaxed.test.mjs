@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 
-import { openHarness, savedExport, servePlain, waitForRender } from "./harness.mjs";
+import { isolatedBuild, openHarness, savedExport, servePlain, waitForRender } from "./harness.mjs";
 
 const TEXT = "The little dog ran across the busy street because it wanted to reach the park where the other dogs were playing.";
 // the parity bound with transformers: the two kernels may differ by less, never by more
@@ -55,9 +55,12 @@ function largestDifference(a, b) {
   return a.reduce((m, x, i) => Math.max(m, Math.abs(x - b[i])), 0);
 }
 
-/** The page's run on the relaxed twin, then on the plain build where the host lacks the twin. */
-async function bothBuilds(base, twin, plainBuild) {
+/** The page's run on the relaxed twin, then on the plain build where the host lacks the twin;
+ * on an isolated page the threaded pair where the browser has two cores (`isolatedBuild`). */
+async function bothBuilds(base, isolated) {
   const fused = await minilm(base);
+  const expected = await isolatedBuild(fused.page);
+  const [twin, plainBuild] = isolated ? [expected.compute.package, expected.plain] : ["pkg-hf-relaxed", "pkg-hf"];
   // the page's own probe (compute.js), not a stand-in
   assert.equal(await fused.page.evaluate(() => import("/js/compute.js").then((c) => c.relaxedSimd())), true, "Chromium has relaxed SIMD");
   assert.equal(fused.compute.package, twin, JSON.stringify(fused.compute));
@@ -77,8 +80,8 @@ async function bothBuilds(base, twin, plainBuild) {
 
 describe("relaxed SIMD", () => {
   it("runs the threaded twin on an isolated page, and the plain threaded build where the host lacks it, to the same weights", () =>
-    bothBuilds(h.base, "pkg-hf-threads-relaxed", "pkg-hf-threads"));
+    bothBuilds(h.base, true));
 
   it("runs the single-threaded twin elsewhere, and the plain build where the host lacks it, to the same weights", () =>
-    bothBuilds(`http://127.0.0.1:${plain.address().port}/`, "pkg-hf-relaxed", "pkg-hf"));
+    bothBuilds(`http://127.0.0.1:${plain.address().port}/`, false));
 });
