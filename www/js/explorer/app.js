@@ -151,7 +151,7 @@ async function run() {
   }
   busy(true);
   try {
-    const next = await app.client.run(app.model.key, request);
+    const next = await app.client.call("run", { key: app.model.key, request });
     if (!next) return; // a newer request is on its way
     lastError = null;
     app.result = next;
@@ -214,7 +214,7 @@ async function main() {
   app.qk.applyLanguage();
   exporter.bind();
   try {
-    const { examples } = await app.client.start();
+    const { examples } = await app.client.call("start");
     controls.setExamples(examples);
   } catch (e) {
     app.probe.errors.push(e.message);

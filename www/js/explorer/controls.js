@@ -120,7 +120,7 @@ export class Controls {
     const { app } = this;
     app.busy(true);
     try {
-      const text = await app.client.generate(app.model.key, app.state.text);
+      const text = await app.client.call("generate", { key: app.model.key, text: app.state.text });
       app.$("target").value = text;
       app.state.target = text;
       await app.recompute();

@@ -65,7 +65,7 @@ export class ModelPicker {
     this.setStatus("loading", { model: file.name });
     try {
       if (file.size > MAX_FILE_BYTES) throw tooLarge(file.name, file.size);
-      const opened = await app.client.openFile(file.name, { bytes: new Uint8Array(await file.arrayBuffer()) });
+      const opened = await app.client.call("openFile", { name: file.name, file: { bytes: new Uint8Array(await file.arrayBuffer()) } });
       if (!opened) return false;
       Object.assign(app.state, { layer: null, head: null, place: null, mask: null, row: 0 });
       app.notices.set("clamp", null);

@@ -174,7 +174,7 @@ export class Viewer {
     const wantThumbs = gridKey !== this.gridKey;
     let v;
     try {
-      v = await app.client.view(r.id, sel, { plot: plotOf(layout), thumbs: wantThumbs ? { size: Math.max(1, Math.round(thumb * dpr)) } : null, range: state.range });
+      v = await app.client.call("view", { run: r.id, sel, plot: plotOf(layout), thumbs: wantThumbs ? { size: Math.max(1, Math.round(thumb * dpr)) } : null, range: state.range });
     } catch (e) {
       if (seq === this.seq) app.showStatus(app.errorText(e), "error");
       return;
@@ -292,7 +292,7 @@ export class Viewer {
       return;
     }
     try {
-      const trace = await app.client.trace(shown.result.id, { place: shown.place.place, row: shown.row, layer: shown.layer, head: shown.head });
+      const trace = await app.client.call("trace", { run: shown.result.id, sel: { place: shown.place.place, row: shown.row, layer: shown.layer, head: shown.head } });
       if (seq !== this.seq) return;
       this.trace = trace;
       const p = this.modelPlace();
