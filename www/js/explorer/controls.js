@@ -2,11 +2,8 @@
 // mask, the toy's settings, the colour range and the language. They change the state and ask
 // for a new run or a redraw; the options they offer come from the model's own description.
 
-import { masksFor } from "../places.js";
-import { placeFor } from "../state.js";
+import { TOY_PRESETS, clampTo, masksFor, placeOf } from "../settings.js";
 import { el } from "../views/dom.js";
-
-const PRESET_LAYERS = { small: 2, base: 6 };
 
 /** A trained model's own mask, or another one (a what-if); the untrained toy follows the paper. */
 function tagFor(info, own) {
@@ -46,20 +43,20 @@ export class Controls {
     $("preset").value = state.preset;
     $("preset").addEventListener("change", () => {
       const preset = $("preset").value;
-      $("layers").value = PRESET_LAYERS[preset];
-      Object.assign(state, { preset, layers: PRESET_LAYERS[preset] });
+      $("layers").value = TOY_PRESETS[preset];
+      Object.assign(state, { preset, layers: TOY_PRESETS[preset] });
       app.chooseModel("toy");
     });
     $("layers").value = state.layers;
     $("layers").addEventListener("change", () => {
-      const n = Math.min(12, Math.max(1, Math.round(Number($("layers").value) || 1)));
+      const n = clampTo("layers", $("layers").value, 1);
       $("layers").value = n;
       state.layers = n;
       app.chooseModel("toy");
     });
     $("seed").value = state.seed;
     $("seed").addEventListener("change", () => {
-      state.seed = Math.max(0, Math.min(2 ** 31 - 1, Math.round(Number($("seed").value) || 0)));
+      state.seed = clampTo("seed", $("seed").value, 0);
       $("seed").value = state.seed;
       app.chooseModel("toy");
     });
@@ -111,7 +108,7 @@ export class Controls {
     app.state.row = 0;
     app.syncUrl({ step: true });
     const info = app.model?.info;
-    if (info?.canGenerate && placeFor(app.state, info) !== "encoder_self") return this.generate();
+    if (info?.canGenerate && placeOf(app.state, info) !== "encoder_self") return this.generate();
     return app.recompute();
   }
 
@@ -166,7 +163,7 @@ export class Controls {
     const $ = app.$;
     $("notice").textContent = !info ? "" : info.fromFile ? app.T("fileNotice") : !info.trained ? app.T("untrained") : app.model.choice === "trained" ? app.T("trainedModel") : app.T("realModel");
     if (!info) return;
-    const place = placeFor(app.state, info);
+    const place = placeOf(app.state, info);
     this.fileFields(info, place);
     const decoderSide = info.encoderDecoder && place !== "encoder_self";
     $("text2-field").hidden = decoderSide || Boolean(info.fromFile);

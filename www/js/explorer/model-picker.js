@@ -4,16 +4,10 @@
 
 import { MAX_FILE_BYTES, tooLarge } from "../file-bytes.js";
 import { filesToRead, validModelId } from "../model-files.js";
+import { FOLDERS, sourceOf } from "../settings.js";
 
 /** The model a page opens on. */
 const DEFAULT_MODEL = "trained";
-
-/** Built-in model folders, served with the page. */
-const FOLDERS = {
-  trained: { base: "models/headmap-tiny-ko-en/", name: "headmap-tiny-ko-en", languages: ["ko"] },
-  induction: { base: "models/headmap-tiny-induction/", name: "headmap-tiny-induction", languages: ["ko", "en"] },
-  minilm: { base: "models/all-MiniLM-L6-v2/", name: "all-MiniLM-L6-v2" },
-};
 
 export class ModelPicker {
   constructor(app, { onLoaded }) {
@@ -139,8 +133,8 @@ export class ModelPicker {
   /** Where a choice's files come from, and what the reader calls it. */
   source(choice, files = null, name = null) {
     const s = this.app.state;
-    if (choice === "toy") return { source: { from: "toy", preset: s.preset, seed: s.seed, layers: s.layers }, name: this.app.T("model.toy"), where: null };
-    if (FOLDERS[choice]) return { source: { from: "url", base: new URL(FOLDERS[choice].base, location.href).href }, name: FOLDERS[choice].name, where: "site" };
+    if (choice === "toy") return { source: sourceOf("toy", location.href, s), name: this.app.T("model.toy"), where: null };
+    if (Object.hasOwn(FOLDERS, choice)) return { source: sourceOf(choice, location.href), name: FOLDERS[choice].name, where: "site" };
     if (choice === "local") return { source: { from: "files", files }, name: name ?? this.app.T("localName"), where: "local" };
     const id = choice.slice(4);
     return { source: { from: "hub", id, ...(s.hub && { hub: s.hub }) }, name: id, where: s.hub ? `${location.host}${s.hub}` : "huggingface.co" };
