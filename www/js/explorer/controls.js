@@ -1,6 +1,6 @@
 // The explorer's controls: the texts and examples, where attention is used and with which
-// mask, the toy's settings, the colour range and the language. They change the state and ask
-// for a new run or a redraw; the options they offer come from the model's own description.
+// mask, the toy's settings, the colour range and the language. They ask the store for a change
+// and for a new run or a redraw; the options they offer come from the model's own description.
 
 import { TOY_PRESETS, clampTo, masksFor, placeOf } from "../settings.js";
 import { el } from "../views/dom.js";
@@ -21,17 +21,15 @@ export class Controls {
 
   bind() {
     const { app } = this;
-    const { state, $ } = app;
+    const { $ } = app;
+    const state = app.state; // as the link gave it, for the fields' first values
     const text = (id, key, row) => {
       $(id).value = state[key];
       $(id).addEventListener("input", () => {
-        state[key] = $(id).value;
-        if (state.linkProblem) {
-          state.linkProblem = false; // the reader's own text now: the link's notice goes
-          this.linkNotice(false);
-        }
-        // the heatmap shows the sentence being typed
-        if (row !== null) state.row = row;
+        const linkProblem = app.state.linkProblem;
+        // the reader's own text now: the link's notice goes; the heatmap shows the sentence being typed
+        app.set({ [key]: $(id).value, ...(linkProblem && { linkProblem: false }), ...(row !== null && { row }) });
+        if (linkProblem) this.linkNotice(false);
         app.recompute({ delay: 150 });
       });
     };
@@ -44,26 +42,25 @@ export class Controls {
     $("preset").addEventListener("change", () => {
       const preset = $("preset").value;
       $("layers").value = TOY_PRESETS[preset];
-      Object.assign(state, { preset, layers: TOY_PRESETS[preset] });
+      app.set({ preset, layers: TOY_PRESETS[preset] });
       app.chooseModel("toy");
     });
     $("layers").value = state.layers;
     $("layers").addEventListener("change", () => {
       const n = clampTo("layers", $("layers").value, 1);
       $("layers").value = n;
-      state.layers = n;
+      app.set({ layers: n });
       app.chooseModel("toy");
     });
     $("seed").value = state.seed;
     $("seed").addEventListener("change", () => {
-      state.seed = clampTo("seed", $("seed").value, 0);
-      $("seed").value = state.seed;
+      app.set({ seed: clampTo("seed", $("seed").value, 0) });
+      $("seed").value = app.state.seed;
       app.chooseModel("toy");
     });
     $("range").value = state.range;
     $("range").addEventListener("change", () => {
-      state.range = $("range").value;
-      app.syncUrl();
+      app.set({ range: $("range").value });
       app.render();
     });
     $("lang").addEventListener("click", () => app.setLang(app.lang === "ko" ? "en" : "ko"));
@@ -73,8 +70,7 @@ export class Controls {
 
   /** Changes settings that need a new run: a step the back button returns from. */
   set(changes) {
-    Object.assign(this.app.state, changes);
-    this.app.syncUrl({ step: true });
+    this.app.set(changes, { step: true });
     this.app.recompute();
   }
 
@@ -104,9 +100,7 @@ export class Controls {
   async pick(ex) {
     const { app } = this;
     app.$("text").value = ex.text;
-    app.state.text = ex.text;
-    app.state.row = 0;
-    app.syncUrl({ step: true });
+    app.set({ text: ex.text, row: 0 }, { step: true });
     const info = app.model?.info;
     if (info?.canGenerate && placeOf(app.state, info) !== "encoder_self") return this.generate();
     return app.recompute();
@@ -119,7 +113,7 @@ export class Controls {
     try {
       const text = await app.client.call("generate", { key: app.model.key, text: app.state.text });
       app.$("target").value = text;
-      app.state.target = text;
+      app.set({ target: text });
       await app.recompute();
     } catch (e) {
       app.probe.errors.push(e.message);
@@ -149,10 +143,7 @@ export class Controls {
     this.renderExamples();
     app.$("generate").hidden = !info.canGenerate;
     // a place the model lacks falls back to its first; a mask to the trained one
-    if (!info.places.some((p) => p.place === app.state.place)) {
-      app.state.place = null;
-      app.state.mask = null;
-    }
+    if (!info.places.some((p) => p.place === app.state.place)) app.set({ place: null, mask: null });
     this.refresh();
   }
 

@@ -34,20 +34,17 @@ export class Finder {
     const { app } = this;
     const $ = app.$;
     $("find-score").addEventListener("change", () => {
-      app.state.find = $("find-score").value;
-      if (app.state.find !== "mass") Object.assign(app.state, { from: "", to: "" });
-      app.syncUrl();
+      const find = $("find-score").value;
+      app.set(find !== "mass" ? { find, from: "", to: "" } : { find });
       this.render();
     });
     $("find-clear").addEventListener("click", () => {
-      Object.assign(app.state, { from: "", to: "", find: app.state.find === "mass" ? "previous_token" : app.state.find });
-      app.syncUrl();
+      app.set({ from: "", to: "", find: app.state.find === "mass" ? "previous_token" : app.state.find });
       this.render();
     });
     $("find-probe").addEventListener("click", () => this.runProbe());
     $("rollout-fusion").addEventListener("change", () => {
-      app.state.fusion = $("rollout-fusion").value;
-      app.syncUrl();
+      app.set({ fusion: $("rollout-fusion").value });
       this.render();
     });
     $("rollout-layer").addEventListener("change", () => this.render());
@@ -197,9 +194,7 @@ export class Finder {
           const now = new Set(positions(app.state[side], valid));
           if (now.has(i)) now.delete(i);
           else if (now.size < MAX_CHOSEN) now.add(i);
-          app.state[side] = [...now].sort((a, b) => a - b).join(",");
-          app.state.find = "mass";
-          app.syncUrl();
+          app.set({ [side]: [...now].sort((a, b) => a - b).join(","), find: "mass" });
           this.render();
         },
       }),

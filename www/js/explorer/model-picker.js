@@ -61,11 +61,9 @@ export class ModelPicker {
       if (file.size > MAX_FILE_BYTES) throw tooLarge(file.name, file.size);
       const opened = await app.client.call("openFile", { name: file.name, file: { bytes: new Uint8Array(await file.arrayBuffer()) } });
       if (!opened) return false;
-      Object.assign(app.state, { layer: null, head: null, place: null, mask: null, row: 0 });
-      app.notices.set("clamp", null);
       app.model = { key: opened.key, info: opened.model, choice: "file", name: file.name, where: "file", opened };
-      app.state.model = "file";
-      app.syncUrl({ step: true });
+      app.set({ layer: null, head: null, place: null, mask: null, row: 0, model: "file" }, { step: true });
+      app.notices.set("clamp", null);
       this.hideError();
       this.showLoaded();
       await this.onLoaded();
@@ -113,8 +111,7 @@ export class ModelPicker {
     const failed = this.error;
     const fallback = choice === DEFAULT_MODEL ? "toy" : DEFAULT_MODEL;
     await this.choose(fallback, { keepError: true });
-    this.app.state.model = choice;
-    this.app.syncUrl();
+    this.app.set({ model: choice });
     if (choice.startsWith("hub:")) {
       this.app.$("model").value = "hub";
       this.app.$("hub-field").hidden = false;
@@ -166,14 +163,11 @@ export class ModelPicker {
       });
       // another model: the head shown is again the one it suggests (the trained model's
       // showcase head comes back), not the one picked on the last model
-      if (app.model && app.model.key !== key) {
-        Object.assign(app.state, { layer: null, head: null });
-        app.notices.set("clamp", null);
-      }
+      const another = app.model && app.model.key !== key;
       // the languages a model reads, where known: the examples it is offered follow them
       app.model = { key, info, choice, name: label, where, fromLink, languages: FOLDERS[choice]?.languages ?? null };
-      if (app.state.model !== choice) app.syncUrl({ step: true });
-      app.state.model = choice;
+      app.set({ model: choice, ...(another && { layer: null, head: null }) }, { step: app.state.model !== choice });
+      if (another) app.notices.set("clamp", null);
       app.probe.timings.modelLoadMs = performance.now() - loadStart;
       app.probe.model = info;
       if (info.wasmBytes) app.probe.timings.wasmBytes = info.wasmBytes;

@@ -75,7 +75,7 @@ export class QueryKeys {
   /** The layers of the model on show, in the panel's menu. */
   afterModelChange() {
     this.abort?.abort();
-    if (this.view.shown) this.app.state.qk = ""; // a link's picture waits for its model's first run
+    if (this.view.shown) this.app.set({ qk: "" }); // a link's picture waits for its model's first run
     this.view.clear();
     this.lines = null;
     this.say(null);
@@ -103,8 +103,7 @@ export class QueryKeys {
   remember() {
     const { app } = this;
     const shown = this.view.shown;
-    app.state.qk = shown && this.source === "examples" ? `${shown.layer},${shown.head}` : "";
-    app.syncUrl();
+    app.set({ qk: shown && this.source === "examples" ? `${shown.layer},${shown.head}` : "" });
   }
 
   async exampleLines() {
