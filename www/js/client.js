@@ -88,11 +88,15 @@ class Connection {
   send(op, payload = {}, { onProgress = null, signal = null } = {}) {
     if (this.failed) return Promise.reject(this.failed);
     if (signal?.aborted) return Promise.reject(coded("stopped", "cancelled"));
+    if (!Object.hasOwn(OPERATIONS, op)) return Promise.reject(coded(`unknown operation ${op}`, "bad_operation", {}));
+    // the arguments in the order the worker's function takes them
+    const { args: names, transfer } = OPERATIONS[op];
+    const args = names.split(" ").filter(Boolean).map((name) => payload[name]);
     const id = this.nextId++;
     signal?.addEventListener("abort", () => this.worker.postMessage({ id: this.nextId++, op: "cancel", target: id }), { once: true });
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, onProgress });
-      this.worker.postMessage({ id, op, ...payload }, OPERATIONS[op]?.transfer?.(payload) ?? []);
+      this.worker.postMessage({ id, op, args }, transfer?.(payload) ?? []);
     });
   }
 }
@@ -124,7 +128,7 @@ export class AttentionClient {
     this.connection = connections.get(href);
     this.latest = 0;
     this.current = null; // the newest run's handle
-    this.asked = new Map(); // run handle → { key, request }, to compute it again
+    this.asked = new Map(); // run handle → the { op, args } that made it, to compute it again
     this.moved = new Map(); // run handle → the handle of the same run computed again
   }
 
@@ -134,13 +138,15 @@ export class AttentionClient {
    * asked once more; a run (`newest`) is this client's newest, or null if a newer one came.
    */
   call(op, args = {}, options = {}) {
-    const operation = OPERATIONS[op];
-    const ask = () => {
-      if (operation?.needs === "run") return this.onRun(op, args, options);
-      if (operation?.needs === "model") return this.withModel(args.key, () => this.connection.send(op, args, options));
-      return this.connection.send(op, args, options);
-    };
-    return operation?.newest ? this.newest(ask, { op, args }) : ask();
+    return OPERATIONS[op]?.newest ? this.newest(() => this.#ask(op, args, options), { op, args }) : this.#ask(op, args, options);
+  }
+
+  /** `op`, asked once more after loading its model or computing its run again if the worker let it go. */
+  #ask(op, args, options = {}) {
+    const needs = OPERATIONS[op]?.needs;
+    if (needs === "run") return this.onRun(op, args, options);
+    if (needs === "model") return this.withModel(args.key, () => this.connection.send(op, args, options));
+    return this.connection.send(op, args, options);
   }
 
   /** Loads the model of `source` (see sourceKey); resolves to { key, info }. */
@@ -174,8 +180,7 @@ export class AttentionClient {
     } catch (e) {
       const asked = this.asked.get(run);
       if (e.code !== "run_freed" || !asked) throw e;
-      const { op: make, args: made } = asked;
-      const again = OPERATIONS[make].needs === "model" ? await this.withModel(made.key, () => this.connection.send(make, made)) : await this.connection.send(make, made);
+      const again = await this.#ask(asked.op, asked.args);
       if (!this.asked.has(run)) {
         // freed while it was computed again (a newer run came, or the figure went)
         this.connection.send("free", { run: again.id }).catch(() => {});

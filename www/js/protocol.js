@@ -1,24 +1,23 @@
-// What the page may ask of the worker, each operation named once: the fields of its message,
-// in the order the worker's function takes them, what it answers, what the page hands over
-// rather than copies, and what the client does when the worker let the model or run go.
-// client.js sends any of them with `call(op, args)`; worker.js answers each with core.js's
-// function of the same name (or `core`'s, or its own where it paints or reports progress).
+// What the page may ask of the worker, each operation named once: its arguments, in the order
+// the worker's function takes them, what it answers, what the page hands over rather than
+// copies, and what the client does when the worker let the model or run go. client.js sends
+// any of them with `call(op, args)`; worker.js answers each with core.js's function of the same
+// name, or its own where it paints or reports progress.
 //
-// Messages in: { id, op, ...args }; out: { id, ok, result | error: { message, code, details } },
-// and { id, progress } while a long job goes on. Typed arrays and bitmaps in a result leave by
+// Messages in: { id, op, args: [values in the order below] }; out: { id, ok, result | error:
+// { message, code, details } }, and { id, progress } while a long job goes on. Typed arrays and bitmaps in a result leave by
 // transfer, not by copy. `sel` is { place, row, layer, head }; `run` a run's id; `key` a
 // model's (client.js's sourceKey).
 
 /**
  * @typedef {object} Operation
- * @property {string} args the message's fields, in the order the worker's function takes them
- *   (an argument left out takes that function's default)
+ * @property {string} args the names of its arguments, in the order the worker's function takes
+ *   them (one left out takes that function's default)
  * @property {"model" | "run"} [needs] what the client loads or computes again, and retries, when
  *   the worker answers `model_not_loaded` (the model under `args.key`) or `run_freed` (run `args.run`)
  * @property {boolean} [newest] the answer is a run, the client's newest: it frees the one before,
  *   resolves to null when a newer one was asked meanwhile, and remembers how to make it again
  * @property {(args: object) => Transferable[]} [transfer] buffers of the arguments handed over
- * @property {string} [core] core.js's name for it, where that differs
  */
 
 /** @type {Record<string, Operation>} each entry's comment says what it answers */
@@ -44,7 +43,7 @@ export const OPERATIONS = {
   /** → Float32Array [L·T·T]: attention rollout after every layer, a layer's heads fused by `fusion` */
   rollout: { args: "run sel fusion", needs: "run" },
   /** → "json" or "csv" text: the run as the command line writes it */
-  export: { args: "run format", needs: "run", core: "exportRun" },
+  exportRun: { args: "run format", needs: "run" },
   /** → nothing: the worker lets run `run` go (client.free also forgets how to make it again) */
   free: { args: "run" },
   /** → { id, info, tokens, probe }: the induction probe, a run of its own the caller frees. `options`: { place?, length?, seed? } */

@@ -15,14 +15,14 @@ export const LANGS = ["en", "ko"];
 export const TOY_PRESETS = { small: 2, base: 6 };
 
 /**
- * The models served with the page, by the name a link or an attribute gives: their folder,
- * the name the reader sees, the languages they read (their examples follow them) and whether
- * the widget's folder has them too.
+ * The models served with the page (in models/<name>/), by the word a link or an attribute
+ * gives: the name the reader sees, the languages they read (their examples follow them) and
+ * whether the widget's folder has them too.
  */
 export const FOLDERS = {
-  trained: { base: "models/headmap-tiny-ko-en/", name: "headmap-tiny-ko-en", languages: ["ko"], widget: true },
-  induction: { base: "models/headmap-tiny-induction/", name: "headmap-tiny-induction", languages: ["ko", "en"], widget: true },
-  minilm: { base: "models/all-MiniLM-L6-v2/", name: "all-MiniLM-L6-v2" },
+  trained: { name: "headmap-tiny-ko-en", languages: ["ko"], widget: true },
+  induction: { name: "headmap-tiny-induction", languages: ["ko", "en"], widget: true },
+  minilm: { name: "all-MiniLM-L6-v2" },
 };
 
 /** The whole numbers a link or an attribute may give, [lowest, highest]. */
@@ -60,7 +60,7 @@ export const textsOf = (text, text2) => [text, ...(text2?.trim() ? [text2] : [])
  */
 export function sourceOf(model, base, toy) {
   if (model === "toy") return { from: "toy", preset: toy.preset, seed: toy.seed, layers: toy.layers ?? TOY_PRESETS[toy.preset] };
-  if (Object.hasOwn(FOLDERS, model)) return { from: "url", base: new URL(FOLDERS[model].base, base).href };
+  if (Object.hasOwn(FOLDERS, model)) return { from: "url", base: new URL(`models/${FOLDERS[model].name}/`, base).href };
   return model;
 }
 

@@ -2,13 +2,14 @@
 // scrolling never wait for it. One worker serves a whole page: the explorer, or every widget
 // of a blog post.
 //
-// What it answers, and with which arguments, is protocol.js's table of operations.
+// What it answers, and with which arguments, is protocol.js's table of operations: a message
+// { id, op, args } names one, its arguments in the table's order (client.js puts them so), and
+// core.js's function of that name answers it, or the worker's own (OWN, below).
 
 import * as core from "./core.js";
 import { coded } from "./errors.js";
 import { lutFor } from "./render/colormap.js";
 import { paintHeatmap } from "./render/heatmap.js";
-import { OPERATIONS } from "./protocol.js";
 
 function buffersOf(value, out = []) {
   if (ArrayBuffer.isView(value)) out.push(value.buffer);
@@ -130,8 +131,8 @@ const breathe = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 /**
  * The operations the worker answers itself (it paints, fetches files or says how far a long job
- * is); every other one is core.js's function of its name. Each takes the message's arguments in
- * protocol.js's order, then `{ id }`.
+ * is); every other one is core.js's function of its name. Each takes the message's arguments,
+ * then `{ id }`.
  */
 const OWN = {
   load,
@@ -160,10 +161,9 @@ self.onmessage = async ({ data }) => {
     return;
   }
   try {
-    const operation = Object.hasOwn(OPERATIONS, op) ? OPERATIONS[op] : null;
-    if (!operation) throw coded(`unknown operation ${op}`, "bad_operation", {});
-    const args = operation.args.split(" ").filter(Boolean).map((name) => data[name]);
-    const result = await (OWN[op] ?? core[operation.core ?? op])(...args, { id });
+    const answer = Object.hasOwn(OWN, op) ? OWN[op] : core[op];
+    if (typeof answer !== "function") throw coded(`unknown operation ${op}`, "bad_operation", {});
+    const result = await answer(...data.args, { id });
     self.postMessage({ id, ok: true, result }, [...new Set(buffersOf(result))]);
   } catch (e) {
     const error = e instanceof Error ? { message: e.message, code: e.code, details: e.details } : { message: String(e) };

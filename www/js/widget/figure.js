@@ -335,6 +335,6 @@ export class WidgetFigure {
   /** The run's weights as the command line writes them (JSON text). */
   toJSON() {
     this.#offered("json");
-    return this.host.client.call("export", { run: this.run.id, format: "json" });
+    return this.host.client.call("exportRun", { run: this.run.id, format: "json" });
   }
 }
