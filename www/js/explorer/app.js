@@ -23,15 +23,22 @@ adoptSizes(document);
 const $ = (id) => document.getElementById(id);
 
 const store = new Store(await decodeState(location.search, location.hash));
+const readerLang = browserLang();
 
-/** Everything the explorer's modules share; the state is the store's, changed through `set`. */
+/**
+ * Everything the explorer's modules share. The state is the store's, changed only through
+ * `set`; the model and the run on show are the page's own, set where they are loaded and run.
+ */
 const app = {
   store,
   get state() {
     return store.state;
   },
   set: (patch, options) => store.set(patch, options),
-  lang: store.state.lang ?? browserLang(),
+  /** The page's language: the link's, else the browser's. */
+  get lang() {
+    return store.state.lang ?? readerLang;
+  },
   client: new AttentionClient(new URL("../worker.js", import.meta.url)),
   /** The loaded model: { key, info, choice, name }; null until the first one loads. */
   model: null,
@@ -46,6 +53,18 @@ const app = {
   errorText: (e) => errorText(app.lang, e),
   recompute,
   render: () => viewer.render(store.state),
+  /** What the main heatmap shows, for read-outs, finding heads and saving; null when nothing is. */
+  get shown() {
+    return viewer.shown;
+  },
+  get finder() {
+    return finder;
+  },
+  get qk() {
+    return qk;
+  },
+  chooseModel: (choice) => picker.choose(choice),
+  setLang,
   showStatus,
   busy,
   /** Things the page changed or could not do that the reader should know, by topic, at the top of the view. */
@@ -69,7 +88,7 @@ const openHead = (layer, head) => {
   app.render();
   $("heatmap").scrollIntoView({ block: "nearest" });
 };
-app.finder = new Finder(app, { onSelect: openHead });
+const finder = new Finder(app, { onSelect: openHead });
 /**
  * Opens a corpus sentence (a query–key point) in the main view, its head shown and the token lit
  * on its side. An encoder–decoder's decoder reads what the corpus ran: the line's target, else
@@ -85,11 +104,10 @@ async function openSentence(line, { place, layer, head, position, side }) {
   viewer.heatmap.show({ axis: side === "key" ? "key" : "query", index: position });
   $("heatmap").scrollIntoView({ block: "nearest" });
 }
-app.qk = new QueryKeys(app, { onOpen: openSentence });
+const qk = new QueryKeys(app, { onOpen: openSentence });
 const controls = new Controls(app);
 const picker = new ModelPicker(app, { onLoaded: afterModelChange });
 const exporter = new Exporter(app);
-app.chooseModel = (choice) => picker.choose(choice);
 
 let debounce = 0;
 let urlTimer = 0;
@@ -196,24 +214,23 @@ async function showFile() {
 function afterModelChange() {
   controls.afterModelChange();
   viewer.afterModelChange();
-  app.finder.afterModelChange();
-  app.qk.afterModelChange();
+  finder.afterModelChange();
+  qk.afterModelChange();
   return recompute();
 }
 
 /** Switches the page's language: every label, the views, the errors. */
-app.setLang = (lang) => {
-  app.lang = lang;
+function setLang(lang) {
   store.set({ lang });
   controls.applyLanguage();
   picker.applyLanguage();
   exporter.applyLanguage();
-  app.finder.applyLanguage();
-  app.qk.applyLanguage();
+  finder.applyLanguage();
+  qk.applyLanguage();
   viewer.applyLanguage();
   if (lastError) showStatus(app.errorText(lastError), "error");
   else if (!app.result) recompute();
-};
+}
 
 async function main() {
   controls.bind();
@@ -221,10 +238,10 @@ async function main() {
   controls.linkNotice(false); // a link whose texts could not be read says so
   picker.applyLanguage();
   viewer.bind();
-  app.finder.bind();
-  app.finder.applyLanguage();
-  app.qk.bind();
-  app.qk.applyLanguage();
+  finder.bind();
+  finder.applyLanguage();
+  qk.bind();
+  qk.applyLanguage();
   exporter.bind();
   try {
     const { examples } = await app.client.call("start");

@@ -85,7 +85,6 @@ export class Viewer {
   clear() {
     const $ = this.app.$;
     this.shown = null;
-    this.app.shown = null;
     this.trace = null;
     this.seq += 1;
     for (const id of ["what-if", "scale-note", "decoder-note", "coverage", "mixing-from-head"]) $(id).hidden = true;
@@ -186,7 +185,6 @@ export class Viewer {
       this.grid.select(sel.layer, sel.head);
     }
     this.shown = { ...drawn, result: r, place };
-    app.shown = this.shown;
     drawLegend(app, drawn.max);
     showNotes(app, place, tokens);
     showGridNote(app, this.modelPlace());
