@@ -1,6 +1,6 @@
 // The explorer's state, with one owner: modules ask for a change with `set(patch)`, which
-// refuses a number outside settings.js's ranges, and each new run fits the layer, head and row
-// to what it has (`fit`); whoever cares (the link, the notices) subscribes. Views get the state to draw and write nothing back.
+// refuses a count that is no whole number from settings.js's lowest, and each new run fits the
+// layer, head and row to what it has (`fit`); whoever cares (the link, the notices) subscribes. Views get the state to draw and write nothing back.
 // The page's probe for the browser tests and the benchmark (`globalThis.__headmap`) is made
 // here, once.
 
@@ -30,14 +30,15 @@ export class Store {
   }
 
   /**
-   * Changes the settings in `patch`; a number outside its range is refused (a bug: the controls
-   * offer none). `step`: a change the back button returns from.
+   * Changes the settings in `patch`; a count that is no whole number from its lowest is refused
+   * (a bug: the controls offer none). How high a layer or head may go is the model's, which
+   * `fit` applies. `step`: a change the back button returns from.
    */
   set(patch, { step = false } = {}) {
     const next = { ...this.#state };
     for (const [key, value] of Object.entries(patch)) {
-      if (COUNTS.includes(key) && value !== null && !(Number.isInteger(value) && value >= RANGES[key][0] && value <= RANGES[key][1])) {
-        throw new RangeError(`${key} ${value} is not in ${RANGES[key].join("..")}`);
+      if (COUNTS.includes(key) && value !== null && !(Number.isInteger(value) && value >= RANGES[key][0])) {
+        throw new RangeError(`${key} ${value} is not a whole number from ${RANGES[key][0]}`);
       }
       next[key] = value;
     }
