@@ -1,8 +1,8 @@
 // The explorer's state, with one owner: modules ask for a change with `set(patch)`, which
 // refuses a count that is no whole number from settings.js's lowest, and each new run fits the
-// layer, head and row to what it has (`fit`); whoever cares (the link, the notices) subscribes. Views get the state to draw and write nothing back.
-// The page's probe for the browser tests and the benchmark (`globalThis.__headmap`) is made
-// here, once.
+// layer, head and row to what it has (`fit`); whoever cares (the link, the notices)
+// subscribes. Views get the state to draw and write nothing back. The page's probe for the
+// browser tests and the benchmark (`globalThis.__headmap`) is made here, once.
 
 import { RANGES } from "../settings.js";
 
