@@ -6,9 +6,11 @@
 // remembers where each model came from and what each of its runs asked, so a model or run
 // the worker let go is loaded or computed again, transparently: a page with more figures than
 // the worker keeps never sees `model_not_loaded` or `run_freed`. (Files a reader picked were
-// handed to the worker, not kept: those say to pick them again.)
+// handed to the worker, not kept: those say to pick them again.) What may be asked, and which
+// operations need a model or a run, is protocol.js's table: `call(op, args)` sends any of them.
 
 import { coded, revive } from "./errors.js";
+import { OPERATIONS } from "./protocol.js";
 
 const connections = new Map(); // worker URL → Connection
 let pickedFiles = 0;
@@ -83,14 +85,18 @@ class Connection {
   }
 
   /** `signal` (an AbortSignal) asks the worker to stop a long job; it then rejects `cancelled`. */
-  call(op, payload = {}, { onProgress = null, transfer = [], signal = null } = {}) {
+  send(op, payload = {}, { onProgress = null, signal = null } = {}) {
     if (this.failed) return Promise.reject(this.failed);
     if (signal?.aborted) return Promise.reject(coded("stopped", "cancelled"));
+    if (!Object.hasOwn(OPERATIONS, op)) return Promise.reject(coded(`unknown operation ${op}`, "bad_operation", {}));
+    // the arguments in the order the worker's function takes them
+    const { args: names, transfer } = OPERATIONS[op];
+    const args = names.split(" ").filter(Boolean).map((name) => payload[name]);
     const id = this.nextId++;
     signal?.addEventListener("abort", () => this.worker.postMessage({ id: this.nextId++, op: "cancel", target: id }), { once: true });
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, onProgress });
-      this.worker.postMessage({ id, op, ...payload }, transfer);
+      this.worker.postMessage({ id, op, args }, transfer?.(payload) ?? []);
     });
   }
 }
@@ -122,24 +128,31 @@ export class AttentionClient {
     this.connection = connections.get(href);
     this.latest = 0;
     this.current = null; // the newest run's handle
-    this.asked = new Map(); // run handle → { key, request }, to compute it again
+    this.asked = new Map(); // run handle → the { op, args } that made it, to compute it again
     this.moved = new Map(); // run handle → the handle of the same run computed again
   }
 
-  call(op, payload, options) {
-    return this.connection.call(op, payload, options);
+  /**
+   * Operation `op` of protocol.js with `args` ({ name: value }); `options`: { onProgress,
+   * signal }. A model or run the worker let go is loaded or computed again and the operation
+   * asked once more; a run (`newest`) is this client's newest, or null if a newer one came.
+   */
+  call(op, args = {}, options = {}) {
+    return OPERATIONS[op]?.newest ? this.newest(() => this.#ask(op, args, options), { op, args }) : this.#ask(op, args, options);
   }
 
-  /** The seeds' examples, once the core has loaded. */
-  start() {
-    return this.call("start");
+  /** `op`, asked once more after loading its model or computing its run again if the worker let it go. */
+  #ask(op, args, options = {}) {
+    const needs = OPERATIONS[op]?.needs;
+    if (needs === "run") return this.onRun(op, args, options);
+    if (needs === "model") return this.withModel(args.key, () => this.connection.send(op, args, options));
+    return this.connection.send(op, args, options);
   }
 
   /** Loads the model of `source` (see sourceKey); resolves to { key, info }. */
   async load(source, onProgress) {
     const key = sourceKey(source);
-    const transfer = source.from === "files" ? Object.values(source.files).map((b) => b.buffer) : [];
-    const info = await this.call("load", { key, source }, { onProgress, transfer });
+    const info = await this.call("load", { key, source }, { onProgress });
     this.connection.watchThreads(info.compute?.panics);
     if (source.from !== "files") this.connection.sources.set(key, source);
     return { key, info };
@@ -153,46 +166,30 @@ export class AttentionClient {
       if (e.code !== "model_not_loaded") throw e;
       const source = this.connection.sources.get(key);
       if (!source) throw coded("the model's files were picked by the reader and are gone: pick them again", "files_gone");
-      await this.call("load", { key, source });
+      await this.connection.send("load", { key, source });
       return work();
     }
   }
 
-  /** `op` on run `run` (payload `{ run, … }`), computing the run again if the worker let it go. */
-  async onRun(op, run, payload = {}) {
+  /** `op` on run `args.run`, computing the run again (as it was asked) if the worker let it go. */
+  async onRun(op, args, options) {
+    const { run } = args;
     const at = () => this.moved.get(run) ?? run;
     try {
-      return await this.call(op, { run: at(), ...payload });
+      return await this.connection.send(op, { ...args, run: at() }, options);
     } catch (e) {
       const asked = this.asked.get(run);
       if (e.code !== "run_freed" || !asked) throw e;
-      const again = asked.file ? await this.call("openFile", asked.file) : await this.withModel(asked.key, () => this.call("run", asked));
+      const again = await this.#ask(asked.op, asked.args);
       if (!this.asked.has(run)) {
         // freed while it was computed again (a newer run came, or the figure went)
-        this.call("free", { run: again.id }).catch(() => {});
+        this.connection.send("free", { run: again.id }).catch(() => {});
         throw coded("that run has been freed", "run_freed");
       }
-      if (this.moved.has(run)) this.call("free", { run: this.moved.get(run) }).catch(() => {});
+      if (this.moved.has(run)) this.connection.send("free", { run: this.moved.get(run) }).catch(() => {});
       this.moved.set(run, again.id);
-      return this.call(op, { run: again.id, ...payload });
+      return this.connection.send(op, { ...args, run: again.id }, options);
     }
-  }
-
-  /**
-   * Runs `request` on the model `key`. Resolves to { id, info, tokens, ms }, or to `null` when
-   * a newer run was asked of this client meanwhile. The previous run is freed.
-   */
-  run(key, request) {
-    return this.newest(() => this.withModel(key, () => this.call("run", { key, request })), { key, request });
-  }
-
-  /**
-   * Weights computed elsewhere: `file` is `{ bytes }` (a file's, kept here to open again if the
-   * worker lets the run go), `{ url }` or `{ base64, encoding }` (a notebook figure's). Resolves
-   * like `run`, plus the `model` info the views read; `null` when a newer run superseded it.
-   */
-  openFile(name, file) {
-    return this.newest(() => this.call("openFile", { name, file }), { file: { name, file } });
   }
 
   /** `make()`'s run as this client's newest (`asked` makes it again), or null if a newer one came. */
@@ -215,78 +212,10 @@ export class AttentionClient {
     return result;
   }
 
-  /** One head of run `run`: its numbers, and on request its image and the grid's thumbnails. */
-  view(run, sel, { plot = null, thumbs = null, range = "max", colormap = "viridis" } = {}) {
-    return this.onRun("view", run, { sel, plot, thumbs, range, colormap });
-  }
-
-  /** Every head of one layer of run `run`: Float32Array [H, Tq, Tk] (`sel.head` unused). */
-  layer(run, sel) {
-    return this.onRun("layer", run, { sel });
-  }
-
-  trace(run, sel) {
-    return this.onRun("trace", run, { sel });
-  }
-
-  /** Every score of every head of one row (`sel`: { place, row }). */
-  scores(run, sel, options = {}) {
-    return this.onRun("scores", run, { sel, options });
-  }
-
-  /** The mean weight each head moves from the `queries` positions to the `keys` positions: [L·H]. */
-  mass(run, sel, queries, keys) {
-    return this.onRun("mass", run, { sel, queries, keys });
-  }
-
-  /** Attention rollout after every layer: Float32Array [L·T·T]. */
-  rollout(run, sel, fusion = "mean") {
-    return this.onRun("rollout", run, { sel, fusion });
-  }
-
-  /**
-   * The induction probe on model `key`: a run of its own ({ id, info, tokens, probe }), which
-   * the caller frees with `free(id)` once it shows another.
-   */
-  probe(key, options = {}) {
-    return this.withModel(key, () => this.call("probe", { key, options }));
-  }
-
-  /**
-   * Every head's queries and keys of `corpus` ({ lines, place, layer }) on model `key`, in one
-   * joint embedding per head; `onProgress({ done, total })` after each sentence, `signal`
-   * stops it (rejected with code `cancelled`).
-   */
-  queryKeys(key, corpus, { onProgress = null, signal = null } = {}) {
-    return this.withModel(key, () => this.call("queryKeys", { key, corpus }, { onProgress, signal }));
-  }
-
-  /** t-SNE of head `head` of corpus `corpus` (a queryKeys result's id): Float32Array [(Nq+Nk)·2]. */
-  queryKeysTsne(corpus, head, { onProgress = null } = {}) {
-    return this.call("queryKeysTsne", { corpus, head }, { onProgress });
-  }
-
-  freeQueryKeys(corpus) {
-    this.call("freeQueryKeys", { corpus }).catch(() => {});
-  }
-
-  /** The run as the command line writes it: "json" or "csv" text. */
-  exportRun(run, format) {
-    return this.onRun("export", run, { format });
-  }
-
+  /** Lets run `run` go, in the worker and here (how to make it again). */
   free(run) {
-    for (const id of new Set([run, this.moved.get(run) ?? run])) this.call("free", { run: id }).catch(() => {});
+    for (const id of new Set([run, this.moved.get(run) ?? run])) this.connection.send("free", { run: id }).catch(() => {});
     this.asked.delete(run);
     this.moved.delete(run);
-  }
-
-  /** The loaded encoder–decoder model's greedy output for `text`. */
-  generate(key, text, maxNewTokens = 64) {
-    return this.withModel(key, () => this.call("generate", { key, text, maxNewTokens }));
-  }
-
-  weightedSum(weights, v, dV) {
-    return this.call("weightedSum", { weights, v, dV });
   }
 }

@@ -360,7 +360,7 @@ export function freeQueryKeys(id) {
 }
 
 /** The loaded encoder–decoder model's greedy output for `text`. */
-export function generate(key, text, maxNewTokens) {
+export function generate(key, text, maxNewTokens = 64) {
   return modelAt(key).model.generate(text, maxNewTokens);
 }
 

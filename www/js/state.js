@@ -6,14 +6,11 @@
 // and `encodeState` says so.
 
 import { validModelId } from "./model-files.js";
-import { MASKS, MAX_TEXT_CHARS, PLACES, masksFor } from "./places.js";
-import { FUSIONS, SCORES } from "./find-names.js";
+import { FOLDERS, FUSIONS, LANGS, MASKS, MAX_TEXT_CHARS, PLACES, PLACE_OF_MASK, SCORES, TOY_PRESETS, flagOf, intOf, masksFor, oneOf, requestFor as requestOf, textsOf } from "./settings.js";
 
 export { MASKS, MAX_TEXT_CHARS, PLACES };
-export const PRESETS = ["small", "base"];
-export const LANGS = ["en", "ko"];
-/** The models a link may name: the built-in ones, or a Hub id as `hub:owner/name`. */
-export const MODELS = ["toy", "trained", "induction", "minilm", "file"];
+/** The models a link may name: the toy, the built-in folders, a file, or a Hub id as `hub:owner/name`. */
+export const MODELS = ["toy", ...Object.keys(FOLDERS), "file"];
 
 export const DEFAULTS = Object.freeze({
   model: "trained",
@@ -48,11 +45,6 @@ const MAX_QUERY = 1500;
 /** Longer fragments are not shared at all. */
 const MAX_FRAGMENT = 400_000;
 
-const intIn = (value, lo, hi, fallback) => {
-  const n = Number.parseInt(value, 10);
-  return Number.isInteger(n) && String(n) === String(value).trim() && n >= lo && n <= hi ? n : fallback;
-};
-
 /** A same-origin path such as `/hub-mirror`, or "" (the Hub). Hosts in links are refused. */
 export function validHub(hub) {
   return hub === "" || (/^\/[\w\-./]*$/.test(hub) && !hub.startsWith("//") && !hub.includes(".."));
@@ -86,25 +78,23 @@ export async function decodeState(search, hash = "") {
       s.linkProblem = true; // the texts keep their defaults
     }
   }
-  if (PLACES.includes(p.get("place"))) s.place = p.get("place");
-  if (MASKS.includes(p.get("mask"))) s.mask = p.get("mask");
+  // every setting below reads as the widget's attribute of the same name does (settings.js)
+  const read = (key, parse) => (p.has(key) ? parse(p.get(key)) : undefined);
+  s.place = read("place", (v) => oneOf(PLACES, v)) ?? s.place;
+  s.mask = read("mask", (v) => oneOf(MASKS, v)) ?? s.mask;
   // links from before places existed named only a mask: its place is the one it belongs to
-  if (!s.place && s.mask) s.place = { padding: "encoder_self", none: "encoder_self", causal: "decoder_self", cross: "cross" }[s.mask];
+  if (!s.place && s.mask) s.place = PLACE_OF_MASK[s.mask];
   // a mask the place cannot run with (cross-attention with a causal mask) gives way to the place's own
   if (s.place && s.mask && !masksFor(s.place).includes(s.mask)) s.mask = null;
-  if (p.has("scale")) s.scale = p.get("scale") !== "0";
-  if (PRESETS.includes(p.get("preset"))) s.preset = p.get("preset");
-  s.layers = intIn(p.get("layers"), 1, 12, s.layers);
-  s.seed = intIn(p.get("seed"), 0, 2 ** 31 - 1, s.seed);
-  s.layer = p.has("layer") ? intIn(p.get("layer"), 0, 63, s.layer) : s.layer;
-  s.head = p.has("head") ? intIn(p.get("head"), 0, 127, s.head) : s.head;
-  s.row = intIn(p.get("row"), 0, 7, s.row);
-  if (["max", "one"].includes(p.get("range"))) s.range = p.get("range");
-  if ([...SCORES, "mass"].includes(p.get("find"))) s.find = p.get("find");
+  s.scale = read("scale", flagOf) ?? s.scale;
+  s.preset = read("preset", (v) => (Object.hasOwn(TOY_PRESETS, v) ? v : undefined)) ?? s.preset;
+  for (const key of ["layers", "seed", "layer", "head", "row"]) s[key] = read(key, (v) => intOf(key, v)) ?? s[key];
+  s.range = read("range", (v) => oneOf(["max", "one"], v)) ?? s.range;
+  s.find = read("find", (v) => oneOf([...SCORES, "mass"], v)) ?? s.find;
   for (const key of ["from", "to"]) if (/^\d{1,4}(,\d{1,4}){0,63}$/.test(p.get(key) ?? "")) s[key] = p.get(key);
-  if (FUSIONS.includes(p.get("fusion"))) s.fusion = p.get("fusion");
+  s.fusion = read("fusion", (v) => oneOf(FUSIONS, v)) ?? s.fusion;
   if (/^\d{1,2},\d{1,3}$/.test(p.get("qk") ?? "")) s.qk = p.get("qk");
-  if (LANGS.includes(p.get("lang"))) s.lang = p.get("lang");
+  s.lang = read("lang", (v) => oneOf(LANGS, v)) ?? s.lang;
   return s;
 }
 
@@ -170,24 +160,14 @@ export async function inflate(z, maxBytes = MAX_INFLATED) {
   return new TextDecoder("utf-8", { fatal: true }).decode(out);
 }
 
-/** The place `state` shows on a model described by `info`: its own choice if the model has it. */
-export function placeFor(state, info) {
-  const places = info.places.map((p) => p.place);
-  return places.includes(state.place) ? state.place : places[0];
-}
-
 /**
- * What the model runs for `state`: a padded batch of the texts at an encoder (or a decoder-only
- * model), or one source with its target at an encoder–decoder's decoder places.
+ * What the model runs for `state` (settings.js's `requestFor` of its texts): a padded batch of
+ * the texts at an encoder (or a decoder-only model), or one source with its target at an
+ * encoder–decoder's decoder places. The link names a mask only as a what-if: the place's own
+ * goes unsaid.
  */
 export function requestFor(state, info) {
-  const place = placeFor(state, info);
-  const modelPlace = info.places.find((p) => p.place === place);
-  const trained = modelPlace.mask;
-  // the place may be the model's own choice rather than the link's: a mask it cannot take is left out
-  const takes = modelPlace.masks ?? masksFor(place);
-  const mask = state.mask && state.mask !== trained && takes.includes(state.mask) ? { mask: state.mask } : {};
-  const decoderSide = info.encoderDecoder && place !== "encoder_self";
-  const texts = decoderSide ? { texts: [state.text], targets: [state.target] } : { texts: [state.text, ...(state.text2.trim() ? [state.text2] : [])] };
-  return { ...texts, place, ...mask, scale: state.scale };
+  const request = requestOf({ ...state, texts: textsOf(state.text, state.text2) }, info);
+  if (request.mask === info.places.find((p) => p.place === request.place).mask) delete request.mask;
+  return request;
 }

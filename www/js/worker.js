@@ -2,23 +2,9 @@
 // scrolling never wait for it. One worker serves a whole page: the explorer, or every widget
 // of a blog post.
 //
-// Messages in: { id, op, ... }; out: { id, ok, result | error: { message, code, details } },
-// and { id, progress } while a model's files download. Typed arrays and bitmaps leave by
-// transfer, not by copy.
-//
-//   start                                → { examples }
-//   load { key, source }                 → model info (source: see modelSource below)
-//   run { key, request }                 → { id, info, tokens, ms }
-//   openFile { name, file: { bytes } | { base64, encoding } } → { id, info, tokens, model, key }:
-//     weights computed elsewhere (docs/attention.schema.json), a run with no model
-//   view { run, sel, plot?, thumbs?, range, colormap } → { head, image?, thumbs? }
-//   layer { run, sel } (every head, [H, Tq, Tk]) · trace { run, sel } · export { run, format } · free { run }
-//   generate { key, text, maxNewTokens } · weightedSum { weights, v, dV }
-//   panicOnAThread → true (the threaded build panics on a pool thread: its test) or false
-//   queryKeys { key, corpus: { lines, place, layer } } → the joint embedding of every head
-//     (progress: sentences done; kept under its id) · cancel { target } stops a queryKeys between
-//     two sentences · queryKeysTsne { corpus, head } (progress: steps) · freeQueryKeys { corpus }
-// `sel` is { place, row, layer, head }.
+// What it answers, and with which arguments, is protocol.js's table of operations: a message
+// { id, op, args } names one, its arguments in the table's order (client.js puts them so), and
+// core.js's function of that name answers it, or the worker's own (OWN, below).
 
 import * as core from "./core.js";
 import { coded } from "./errors.js";
@@ -66,7 +52,7 @@ async function filesOf(source, id) {
 
 const suggested = new Map(); // model key → heads its headmap.json suggests
 
-async function load(id, key, source) {
+async function load(key, source, { id }) {
   if (source.from === "toy") return core.loadToy(key, { preset: source.preset, seed: source.seed, layers: source.layers });
   if (!core.hasModel(key)) {
     const { suggestions: extra, ...files } = await filesOf(source, id);
@@ -112,7 +98,7 @@ function paintHead(id, sel, { width, height, cell }, { max, queryValid, tq, tk, 
  * head of the row as a thumbnail. `range` "one" colours 0–1, else 0 – each head's largest;
  * `colormap` names the colours (viridis, magma, blues).
  */
-function view(id, sel, plot, thumbs, range, colormap) {
+function view(id, sel, plot = null, thumbs = null, range = "max", colormap = "viridis") {
   const { tq, tk, queryValid, layers, heads } = core.shape(id, sel.place, sel.row);
   const head = core.head(id, sel);
   const maxOf = (layer, h) => (range === "one" ? 1 : head.maxima[layer * heads + h] || 1);
@@ -143,6 +129,31 @@ const cancelled = new Set(); // ids of queryKeys requests asked to stop
 /** Lets messages in (a cancel) between two sentences of a long job. */
 const breathe = () => new Promise((resolve) => setTimeout(resolve, 0));
 
+/**
+ * The operations the worker answers itself (it paints, fetches files or says how far a long job
+ * is); every other one is core.js's function of its name. Each takes the message's arguments,
+ * then `{ id }`.
+ */
+const OWN = {
+  load,
+  view,
+  async openFile(name, file) {
+    // decoding files is for pages that open them: a page of model widgets never loads it
+    const { fileBytes } = await import("./file-bytes.js");
+    return core.openFile(name, await fileBytes(name, file));
+  },
+  async queryKeys(key, corpus, { id }) {
+    const progress = (done) => self.postMessage({ id, progress: { done, total: corpus.lines.length } });
+    const stopped = async () => (await breathe(), cancelled.has(id));
+    try {
+      return await core.queryKeys(key, corpus, progress, stopped);
+    } finally {
+      cancelled.delete(id);
+    }
+  },
+  queryKeysTsne: (corpus, head, { id }) => core.queryKeysTsne(corpus, head, (done, total) => self.postMessage({ id, progress: { done, total } })),
+};
+
 self.onmessage = async ({ data }) => {
   const { id, op } = data;
   if (op === "cancel") {
@@ -150,39 +161,9 @@ self.onmessage = async ({ data }) => {
     return;
   }
   try {
-    let result;
-    if (op === "start") result = await core.start();
-    else if (op === "panicOnAThread") result = await core.panicOnAThread();
-    else if (op === "load") result = await load(id, data.key, data.source);
-    else if (op === "run") result = core.run(data.key, data.request);
-    else if (op === "openFile") {
-      // decoding files is for pages that open them: a page of model widgets never loads it
-      const { fileBytes } = await import("./file-bytes.js");
-      result = await core.openFile(data.name, await fileBytes(data.name, data.file));
-    }
-    else if (op === "view") result = view(data.run, data.sel, data.plot, data.thumbs, data.range, data.colormap);
-    else if (op === "layer") result = core.layer(data.run, data.sel);
-    else if (op === "trace") result = core.trace(data.run, data.sel);
-    else if (op === "export") result = core.exportRun(data.run, data.format);
-    else if (op === "free") result = core.free(data.run);
-    else if (op === "scores") result = core.scores(data.run, data.sel, data.options);
-    else if (op === "mass") result = core.mass(data.run, data.sel, data.queries, data.keys);
-    else if (op === "rollout") result = core.rollout(data.run, data.sel, data.fusion);
-    else if (op === "probe") result = core.probe(data.key, data.options);
-    else if (op === "queryKeys") {
-      const progress = (done) => self.postMessage({ id, progress: { done, total: data.corpus.lines.length } });
-      const stopped = async () => (await breathe(), cancelled.has(id));
-      try {
-        result = await core.queryKeys(data.key, data.corpus, progress, stopped);
-      } finally {
-        cancelled.delete(id);
-      }
-    } else if (op === "queryKeysTsne") {
-      result = core.queryKeysTsne(data.corpus, data.head, (done, total) => self.postMessage({ id, progress: { done, total } }));
-    } else if (op === "freeQueryKeys") result = core.freeQueryKeys(data.corpus);
-    else if (op === "generate") result = core.generate(data.key, data.text, data.maxNewTokens);
-    else if (op === "weightedSum") result = await core.weightedSum(data.weights, data.v, data.dV);
-    else throw coded(`unknown operation ${op}`, "bad_operation", {});
+    const answer = Object.hasOwn(OWN, op) ? OWN[op] : core[op];
+    if (typeof answer !== "function") throw coded(`unknown operation ${op}`, "bad_operation", {});
+    const result = await answer(...data.args, { id });
     self.postMessage({ id, ok: true, result }, [...new Set(buffersOf(result))]);
   } catch (e) {
     const error = e instanceof Error ? { message: e.message, code: e.code, details: e.details } : { message: String(e) };

@@ -1,6 +1,7 @@
 // The explorer page: state from the link, one model at a time, a run per edit, and the views
 // that draw it. Concerns live in their own modules (model picking, controls, the view,
-// saving); this one holds the state and runs the model. Nothing here touches wasm: the worker
+// saving); the state lives in the store (store.js), which every module asks for a change and
+// the link follows; this one runs the model and draws. Nothing here touches wasm: the worker
 // owns the weights and hands back what a view draws.
 
 import { AttentionClient } from "../client.js";
@@ -13,6 +14,7 @@ import { Finder } from "./find.js";
 import { ModelPicker } from "./model-picker.js";
 import { QueryKeys } from "./qk.js";
 import { EXPLORER_STRINGS } from "./strings.js";
+import { Store } from "./store.js";
 import { Viewer } from "./viewer.js";
 
 addStrings(EXPLORER_STRINGS);
@@ -20,19 +22,29 @@ adoptSizes(document);
 
 const $ = (id) => document.getElementById(id);
 
-const state = await decodeState(location.search, location.hash);
+const store = new Store(await decodeState(location.search, location.hash));
+const readerLang = browserLang();
 
-/** Everything the explorer's modules share. */
+/**
+ * Everything the explorer's modules share. The state is the store's, changed only through
+ * `set`; the model and the run on show are the page's own, set where they are loaded and run.
+ */
 const app = {
-  state,
-  lang: state.lang ?? browserLang(),
+  store,
+  get state() {
+    return store.state;
+  },
+  set: (patch, options) => store.set(patch, options),
+  /** The page's language: the link's, else the browser's. */
+  get lang() {
+    return store.state.lang ?? readerLang;
+  },
   client: new AttentionClient(new URL("../worker.js", import.meta.url)),
   /** The loaded model: { key, info, choice, name }; null until the first one loads. */
   model: null,
   /** The newest run: { id, info, tokens, ms }; null when there is nothing to show. */
   result: null,
-  /** Exposed for the browser tests and the page benchmark. */
-  probe: (globalThis.__headmap = { ready: false, renders: 0, timings: {}, errors: [] }),
+  probe: store.probe,
   $,
   T: (key, values) => tf(app.lang, key, values),
   /** A model's architecture as the reader calls it ("toy" is 토이 in Korean). */
@@ -40,8 +52,19 @@ const app = {
   /** An error as the reader should read it, in the page's language. */
   errorText: (e) => errorText(app.lang, e),
   recompute,
-  render: () => viewer.render(),
-  syncUrl,
+  render: () => viewer.render(store.state),
+  /** What the main heatmap shows, for read-outs, finding heads and saving; null when nothing is. */
+  get shown() {
+    return viewer.shown;
+  },
+  get finder() {
+    return finder;
+  },
+  get qk() {
+    return qk;
+  },
+  chooseModel: (choice) => picker.choose(choice),
+  setLang,
   showStatus,
   busy,
   /** Things the page changed or could not do that the reader should know, by topic, at the top of the view. */
@@ -60,12 +83,12 @@ const app = {
 const viewer = new Viewer(app);
 /** Opens head `head` of layer `layer` in the main view, as a tap in the grid does. */
 const openHead = (layer, head) => {
-  Object.assign(state, { layer, head });
+  store.set({ layer, head });
   app.notices.set("clamp", null);
-  viewer.render();
+  app.render();
   $("heatmap").scrollIntoView({ block: "nearest" });
 };
-app.finder = new Finder(app, { onSelect: openHead });
+const finder = new Finder(app, { onSelect: openHead });
 /**
  * Opens a corpus sentence (a query–key point) in the main view, its head shown and the token lit
  * on its side. An encoder–decoder's decoder reads what the corpus ran: the line's target, else
@@ -73,19 +96,18 @@ app.finder = new Finder(app, { onSelect: openHead });
  */
 async function openSentence(line, { place, layer, head, position, side }) {
   const [text, target] = line.split("\t");
-  Object.assign(state, { text, layer, head, place, row: 0 });
+  const decoder = app.model?.info.encoderDecoder ? { target: target?.trim() ? target : text } : {};
+  store.set({ text, layer, head, place, row: 0, ...decoder }, { step: true });
   $("text").value = text;
-  if (app.model?.info.encoderDecoder) $("target").value = state.target = target?.trim() ? target : text;
-  syncUrl({ step: true });
+  if (decoder.target !== undefined) $("target").value = decoder.target;
   await recompute();
   viewer.heatmap.show({ axis: side === "key" ? "key" : "query", index: position });
   $("heatmap").scrollIntoView({ block: "nearest" });
 }
-app.qk = new QueryKeys(app, { onOpen: openSentence });
+const qk = new QueryKeys(app, { onOpen: openSentence });
 const controls = new Controls(app);
 const picker = new ModelPicker(app, { onLoaded: afterModelChange });
 const exporter = new Exporter(app);
-app.chooseModel = (choice) => picker.choose(choice);
 
 let debounce = 0;
 let urlTimer = 0;
@@ -106,14 +128,15 @@ function showStatus(message, kind = "hint") {
 }
 
 /**
- * Writes the state into the link, a moment after the last change. A new model, place, mask or
- * example is a step the back button returns from (`step`); typing and picking heads are not.
+ * Writes the state into the link, a moment after the last change: the store's subscriber. A new
+ * model, place, mask or example is a step the back button returns from (`step`); typing and
+ * picking heads are not.
  */
 function syncUrl({ step = false } = {}) {
   clearTimeout(urlTimer);
   pendingStep ||= step;
   urlTimer = setTimeout(async () => {
-    const { search, hash, dropped } = await encodeState(state);
+    const { search, hash, dropped } = await encodeState(store.state);
     const url = `${location.pathname}${search}${hash}`;
     if (pendingStep && url !== `${location.pathname}${location.search}${location.hash}`) history.pushState(null, "", url);
     else history.replaceState(null, "", url);
@@ -122,6 +145,13 @@ function syncUrl({ step = false } = {}) {
   }, 120);
 }
 let pendingStep = false;
+store.subscribe((state, { step, clamped }) => {
+  syncUrl({ step });
+  if (!clamped.length) return;
+  // only what the link asked past the model's is said
+  const said = clamped.map(([name, asked, count]) => app.T(`clamped.${name}Past`, { asked: asked + 1, count, shown: count }));
+  app.notices.set("clamp", app.T("clampedNotice", { said: said.join(app.T("clampedAnd")) }));
+});
 
 // Back and forward land on another view's link: show that view.
 addEventListener("popstate", () => location.reload());
@@ -137,11 +167,11 @@ function recompute({ delay = 0 } = {}) {
 }
 
 async function run() {
-  syncUrl();
+  syncUrl(); // a link's values the page could not take leave it at the first run
   if (!app.model) return;
   controls.refresh();
   if (app.model.info.fromFile) return showFile();
-  const request = requestFor(state, app.model.info);
+  const request = requestFor(store.state, app.model.info);
   const empty = request.texts.some((text) => !text.trim()) || (request.targets ?? []).some((text) => !text.trim());
   if (!request.texts[0].trim() || empty) {
     app.result = null;
@@ -151,13 +181,14 @@ async function run() {
   }
   busy(true);
   try {
-    const next = await app.client.run(app.model.key, request);
+    const next = await app.client.call("run", { key: app.model.key, request });
     if (!next) return; // a newer request is on its way
     lastError = null;
     app.result = next;
     app.probe.timings.computeMs = next.ms;
     showStatus(null);
-    await viewer.render();
+    store.fit(next.info.places[0]);
+    await app.render();
   } catch (e) {
     app.result = null;
     viewer.clear();
@@ -172,35 +203,34 @@ async function run() {
 /** Weights from a file: nothing to compute, only the place to show (the views draw one at a time). */
 async function showFile() {
   const opened = app.model.opened;
-  const place = opened.info.places.find((p) => p.place === state.place) ?? opened.info.places[0];
+  const place = opened.info.places.find((p) => p.place === store.state.place) ?? opened.info.places[0];
   app.result = { ...opened, info: { ...opened.info, places: [place] } };
   lastError = null;
   showStatus(null);
-  await viewer.render();
+  store.fit(place);
+  await app.render();
 }
 
 function afterModelChange() {
   controls.afterModelChange();
   viewer.afterModelChange();
-  app.finder.afterModelChange();
-  app.qk.afterModelChange();
+  finder.afterModelChange();
+  qk.afterModelChange();
   return recompute();
 }
 
 /** Switches the page's language: every label, the views, the errors. */
-app.setLang = (lang) => {
-  app.lang = lang;
-  state.lang = lang;
+function setLang(lang) {
+  store.set({ lang });
   controls.applyLanguage();
   picker.applyLanguage();
   exporter.applyLanguage();
-  app.finder.applyLanguage();
-  app.qk.applyLanguage();
+  finder.applyLanguage();
+  qk.applyLanguage();
   viewer.applyLanguage();
-  syncUrl();
   if (lastError) showStatus(app.errorText(lastError), "error");
   else if (!app.result) recompute();
-};
+}
 
 async function main() {
   controls.bind();
@@ -208,20 +238,20 @@ async function main() {
   controls.linkNotice(false); // a link whose texts could not be read says so
   picker.applyLanguage();
   viewer.bind();
-  app.finder.bind();
-  app.finder.applyLanguage();
-  app.qk.bind();
-  app.qk.applyLanguage();
+  finder.bind();
+  finder.applyLanguage();
+  qk.bind();
+  qk.applyLanguage();
   exporter.bind();
   try {
-    const { examples } = await app.client.start();
+    const { examples } = await app.client.call("start");
     controls.setExamples(examples);
   } catch (e) {
     app.probe.errors.push(e.message);
     showStatus(app.errorText(e), "error");
     return;
   }
-  await picker.start(state.model);
+  await picker.start(store.state.model);
 }
 
 addEventListener("error", (e) => app.probe.errors.push(String(e.message)));

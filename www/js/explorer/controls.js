@@ -1,12 +1,9 @@
 // The explorer's controls: the texts and examples, where attention is used and with which
-// mask, the toy's settings, the colour range and the language. They change the state and ask
-// for a new run or a redraw; the options they offer come from the model's own description.
+// mask, the toy's settings, the colour range and the language. They ask the store for a change
+// and for a new run or a redraw; the options they offer come from the model's own description.
 
-import { masksFor } from "../places.js";
-import { placeFor } from "../state.js";
+import { TOY_PRESETS, clampTo, masksFor, placeOf } from "../settings.js";
 import { el } from "../views/dom.js";
-
-const PRESET_LAYERS = { small: 2, base: 6 };
 
 /** A trained model's own mask, or another one (a what-if); the untrained toy follows the paper. */
 function tagFor(info, own) {
@@ -24,17 +21,15 @@ export class Controls {
 
   bind() {
     const { app } = this;
-    const { state, $ } = app;
+    const { $ } = app;
+    const state = app.state; // as the link gave it, for the fields' first values
     const text = (id, key, row) => {
       $(id).value = state[key];
       $(id).addEventListener("input", () => {
-        state[key] = $(id).value;
-        if (state.linkProblem) {
-          state.linkProblem = false; // the reader's own text now: the link's notice goes
-          this.linkNotice(false);
-        }
-        // the heatmap shows the sentence being typed
-        if (row !== null) state.row = row;
+        const linkProblem = app.state.linkProblem;
+        // the reader's own text now: the link's notice goes; the heatmap shows the sentence being typed
+        app.set({ [key]: $(id).value, ...(linkProblem && { linkProblem: false }), ...(row !== null && { row }) });
+        if (linkProblem) this.linkNotice(false);
         app.recompute({ delay: 150 });
       });
     };
@@ -46,27 +41,26 @@ export class Controls {
     $("preset").value = state.preset;
     $("preset").addEventListener("change", () => {
       const preset = $("preset").value;
-      $("layers").value = PRESET_LAYERS[preset];
-      Object.assign(state, { preset, layers: PRESET_LAYERS[preset] });
+      $("layers").value = TOY_PRESETS[preset];
+      app.set({ preset, layers: TOY_PRESETS[preset] });
       app.chooseModel("toy");
     });
     $("layers").value = state.layers;
     $("layers").addEventListener("change", () => {
-      const n = Math.min(12, Math.max(1, Math.round(Number($("layers").value) || 1)));
+      const n = clampTo("layers", $("layers").value, 1);
       $("layers").value = n;
-      state.layers = n;
+      app.set({ layers: n });
       app.chooseModel("toy");
     });
     $("seed").value = state.seed;
     $("seed").addEventListener("change", () => {
-      state.seed = Math.max(0, Math.min(2 ** 31 - 1, Math.round(Number($("seed").value) || 0)));
-      $("seed").value = state.seed;
+      app.set({ seed: clampTo("seed", $("seed").value, 0) });
+      $("seed").value = app.state.seed;
       app.chooseModel("toy");
     });
     $("range").value = state.range;
     $("range").addEventListener("change", () => {
-      state.range = $("range").value;
-      app.syncUrl();
+      app.set({ range: $("range").value });
       app.render();
     });
     $("lang").addEventListener("click", () => app.setLang(app.lang === "ko" ? "en" : "ko"));
@@ -76,8 +70,7 @@ export class Controls {
 
   /** Changes settings that need a new run: a step the back button returns from. */
   set(changes) {
-    Object.assign(this.app.state, changes);
-    this.app.syncUrl({ step: true });
+    this.app.set(changes, { step: true });
     this.app.recompute();
   }
 
@@ -107,11 +100,9 @@ export class Controls {
   async pick(ex) {
     const { app } = this;
     app.$("text").value = ex.text;
-    app.state.text = ex.text;
-    app.state.row = 0;
-    app.syncUrl({ step: true });
+    app.set({ text: ex.text, row: 0 }, { step: true });
     const info = app.model?.info;
-    if (info?.canGenerate && placeFor(app.state, info) !== "encoder_self") return this.generate();
+    if (info?.canGenerate && placeOf(app.state, info) !== "encoder_self") return this.generate();
     return app.recompute();
   }
 
@@ -120,9 +111,9 @@ export class Controls {
     const { app } = this;
     app.busy(true);
     try {
-      const text = await app.client.generate(app.model.key, app.state.text);
+      const text = await app.client.call("generate", { key: app.model.key, text: app.state.text });
       app.$("target").value = text;
-      app.state.target = text;
+      app.set({ target: text });
       await app.recompute();
     } catch (e) {
       app.probe.errors.push(e.message);
@@ -152,10 +143,7 @@ export class Controls {
     this.renderExamples();
     app.$("generate").hidden = !info.canGenerate;
     // a place the model lacks falls back to its first; a mask to the trained one
-    if (!info.places.some((p) => p.place === app.state.place)) {
-      app.state.place = null;
-      app.state.mask = null;
-    }
+    if (!info.places.some((p) => p.place === app.state.place)) app.set({ place: null, mask: null });
     this.refresh();
   }
 
@@ -166,7 +154,7 @@ export class Controls {
     const $ = app.$;
     $("notice").textContent = !info ? "" : info.fromFile ? app.T("fileNotice") : !info.trained ? app.T("untrained") : app.model.choice === "trained" ? app.T("trainedModel") : app.T("realModel");
     if (!info) return;
-    const place = placeFor(app.state, info);
+    const place = placeOf(app.state, info);
     this.fileFields(info, place);
     const decoderSide = info.encoderDecoder && place !== "encoder_self";
     $("text2-field").hidden = decoderSide || Boolean(info.fromFile);

@@ -69,7 +69,7 @@ export class Exporter {
         status.textContent = app.T("exportTooLarge", { megabytes: Math.round(bytes / 1048576) });
         return;
       }
-      const text = await app.client.exportRun(s.result.id, format);
+      const text = await app.client.call("exportRun", { run: s.result.id, format });
       const type = format === "csv" ? "text/csv" : "application/json";
       download(new Blob([text], { type }), `${this.baseName()}.${format}`);
     } catch (e) {

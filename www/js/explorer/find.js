@@ -34,20 +34,17 @@ export class Finder {
     const { app } = this;
     const $ = app.$;
     $("find-score").addEventListener("change", () => {
-      app.state.find = $("find-score").value;
-      if (app.state.find !== "mass") Object.assign(app.state, { from: "", to: "" });
-      app.syncUrl();
+      const find = $("find-score").value;
+      app.set(find !== "mass" ? { find, from: "", to: "" } : { find });
       this.render();
     });
     $("find-clear").addEventListener("click", () => {
-      Object.assign(app.state, { from: "", to: "", find: app.state.find === "mass" ? "previous_token" : app.state.find });
-      app.syncUrl();
+      app.set({ from: "", to: "", find: app.state.find === "mass" ? "previous_token" : app.state.find });
       this.render();
     });
     $("find-probe").addEventListener("click", () => this.runProbe());
     $("rollout-fusion").addEventListener("change", () => {
-      app.state.fusion = $("rollout-fusion").value;
-      app.syncUrl();
+      app.set({ fusion: $("rollout-fusion").value });
       this.render();
     });
     $("rollout-layer").addEventListener("change", () => this.render());
@@ -127,10 +124,10 @@ export class Finder {
       let values;
       let name;
       if (mass) {
-        values = await app.client.mass(shown.result.id, sel, from, to);
+        values = await app.client.call("mass", { run: shown.result.id, sel, queries: from, keys: to });
         name = app.T("find.massName", { from: from.map((i) => shown.labels.queries[i]).join(" "), to: to.map((j) => shown.labels.keys[j]).join(" ") });
       } else {
-        if (this.scores.key !== key) this.scores = { key, value: await app.client.scores(shown.result.id, sel) };
+        if (this.scores.key !== key) this.scores = { key, value: await app.client.call("scores", { run: shown.result.id, sel }) };
         values = this.scores.value.scores[score];
         name = app.T(`score.${score}`);
       }
@@ -165,7 +162,7 @@ export class Finder {
     if (sel.place === "cross") return say(app.T("rollout.cross"));
     try {
       const key = `${shown.result.id}|${sel.place}|${sel.row}|${app.state.fusion}`;
-      if (this.rolled.key !== key) this.rolled = { key, value: await app.client.rollout(shown.result.id, sel, app.state.fusion) };
+      if (this.rolled.key !== key) this.rolled = { key, value: await app.client.call("rollout", { run: shown.result.id, sel, fusion: app.state.fusion }) };
       if (seq !== this.seq) return;
       say(null);
       await this.rollout.draw({
@@ -197,9 +194,7 @@ export class Finder {
           const now = new Set(positions(app.state[side], valid));
           if (now.has(i)) now.delete(i);
           else if (now.size < MAX_CHOSEN) now.add(i);
-          app.state[side] = [...now].sort((a, b) => a - b).join(",");
-          app.state.find = "mass";
-          app.syncUrl();
+          app.set({ [side]: [...now].sort((a, b) => a - b).join(","), find: "mass" });
           this.render();
         },
       }),
@@ -219,7 +214,7 @@ export class Finder {
       const shownPlace = app.shown?.place;
       // TransformerLens's 50 random tokens, fewer where the model reads fewer than 1 + 2 × 50
       const length = Math.min(50, Math.floor((app.model.info.maxTokens - 1) / 2));
-      const result = await app.client.probe(app.model.key, { place: shownPlace?.mask === "causal" ? shownPlace.place : undefined, length });
+      const result = await app.client.call("probe", { key: app.model.key, options: { place: shownPlace?.mask === "causal" ? shownPlace.place : undefined, length } });
       if (this.probed) app.client.free(this.probed.id);
       this.probed = result;
       this.showProbe(result);

@@ -4,16 +4,10 @@
 
 import { MAX_FILE_BYTES, tooLarge } from "../file-bytes.js";
 import { filesToRead, validModelId } from "../model-files.js";
+import { FOLDERS, sourceOf } from "../settings.js";
 
 /** The model a page opens on. */
 const DEFAULT_MODEL = "trained";
-
-/** Built-in model folders, served with the page. */
-const FOLDERS = {
-  trained: { base: "models/headmap-tiny-ko-en/", name: "headmap-tiny-ko-en", languages: ["ko"] },
-  induction: { base: "models/headmap-tiny-induction/", name: "headmap-tiny-induction", languages: ["ko", "en"] },
-  minilm: { base: "models/all-MiniLM-L6-v2/", name: "all-MiniLM-L6-v2" },
-};
 
 export class ModelPicker {
   constructor(app, { onLoaded }) {
@@ -65,13 +59,11 @@ export class ModelPicker {
     this.setStatus("loading", { model: file.name });
     try {
       if (file.size > MAX_FILE_BYTES) throw tooLarge(file.name, file.size);
-      const opened = await app.client.openFile(file.name, { bytes: new Uint8Array(await file.arrayBuffer()) });
+      const opened = await app.client.call("openFile", { name: file.name, file: { bytes: new Uint8Array(await file.arrayBuffer()) } });
       if (!opened) return false;
-      Object.assign(app.state, { layer: null, head: null, place: null, mask: null, row: 0 });
-      app.notices.set("clamp", null);
       app.model = { key: opened.key, info: opened.model, choice: "file", name: file.name, where: "file", opened };
-      app.state.model = "file";
-      app.syncUrl({ step: true });
+      app.set({ layer: null, head: null, place: null, mask: null, row: 0, model: "file" }, { step: true });
+      app.notices.set("clamp", null);
       this.hideError();
       this.showLoaded();
       await this.onLoaded();
@@ -119,8 +111,7 @@ export class ModelPicker {
     const failed = this.error;
     const fallback = choice === DEFAULT_MODEL ? "toy" : DEFAULT_MODEL;
     await this.choose(fallback, { keepError: true });
-    this.app.state.model = choice;
-    this.app.syncUrl();
+    this.app.set({ model: choice });
     if (choice.startsWith("hub:")) {
       this.app.$("model").value = "hub";
       this.app.$("hub-field").hidden = false;
@@ -139,8 +130,8 @@ export class ModelPicker {
   /** Where a choice's files come from, and what the reader calls it. */
   source(choice, files = null, name = null) {
     const s = this.app.state;
-    if (choice === "toy") return { source: { from: "toy", preset: s.preset, seed: s.seed, layers: s.layers }, name: this.app.T("model.toy"), where: null };
-    if (FOLDERS[choice]) return { source: { from: "url", base: new URL(FOLDERS[choice].base, location.href).href }, name: FOLDERS[choice].name, where: "site" };
+    if (choice === "toy") return { source: sourceOf("toy", location.href, s), name: this.app.T("model.toy"), where: null };
+    if (Object.hasOwn(FOLDERS, choice)) return { source: sourceOf(choice, location.href), name: FOLDERS[choice].name, where: "site" };
     if (choice === "local") return { source: { from: "files", files }, name: name ?? this.app.T("localName"), where: "local" };
     const id = choice.slice(4);
     return { source: { from: "hub", id, ...(s.hub && { hub: s.hub }) }, name: id, where: s.hub ? `${location.host}${s.hub}` : "huggingface.co" };
@@ -172,14 +163,11 @@ export class ModelPicker {
       });
       // another model: the head shown is again the one it suggests (the trained model's
       // showcase head comes back), not the one picked on the last model
-      if (app.model && app.model.key !== key) {
-        Object.assign(app.state, { layer: null, head: null });
-        app.notices.set("clamp", null);
-      }
+      const another = app.model && app.model.key !== key;
       // the languages a model reads, where known: the examples it is offered follow them
       app.model = { key, info, choice, name: label, where, fromLink, languages: FOLDERS[choice]?.languages ?? null };
-      if (app.state.model !== choice) app.syncUrl({ step: true });
-      app.state.model = choice;
+      app.set({ model: choice, ...(another && { layer: null, head: null }) }, { step: app.state.model !== choice });
+      if (another) app.notices.set("clamp", null);
       app.probe.timings.modelLoadMs = performance.now() - loadStart;
       app.probe.model = info;
       if (info.wasmBytes) app.probe.timings.wasmBytes = info.wasmBytes;

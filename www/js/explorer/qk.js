@@ -33,7 +33,7 @@ export class QueryKeys {
         this.view.setHead(head);
         this.remember();
       },
-      tsne: (head, onProgress) => app.client.queryKeysTsne(this.corpusId, head, { onProgress }),
+      tsne: (head, onProgress) => app.client.call("queryKeysTsne", { corpus: this.corpusId, head }, { onProgress }),
     });
     this.corpusId = null;
     this.onOpen = onOpen;
@@ -75,7 +75,7 @@ export class QueryKeys {
   /** The layers of the model on show, in the panel's menu. */
   afterModelChange() {
     this.abort?.abort();
-    if (this.view.shown) this.app.state.qk = ""; // a link's picture waits for its model's first run
+    if (this.view.shown) this.app.set({ qk: "" }); // a link's picture waits for its model's first run
     this.view.clear();
     this.lines = null;
     this.say(null);
@@ -103,8 +103,7 @@ export class QueryKeys {
   remember() {
     const { app } = this;
     const shown = this.view.shown;
-    app.state.qk = shown && this.source === "examples" ? `${shown.layer},${shown.head}` : "";
-    app.syncUrl();
+    app.set({ qk: shown && this.source === "examples" ? `${shown.layer},${shown.head}` : "" });
   }
 
   async exampleLines() {
@@ -147,9 +146,9 @@ export class QueryKeys {
         progress.value = done;
         $("qk-status").textContent = app.T("qk.progress", { done, total });
       };
-      const corpus = await app.client.queryKeys(app.model.key, { lines, place, layer }, { onProgress, signal: abort.signal });
-      if (abort !== this.abort) return app.client.freeQueryKeys(corpus.id);
-      if (this.corpusId !== null) app.client.freeQueryKeys(this.corpusId);
+      const corpus = await app.client.call("queryKeys", { key: app.model.key, corpus: { lines, place, layer } }, { onProgress, signal: abort.signal });
+      if (abort !== this.abort) return app.client.call("freeQueryKeys", { corpus: corpus.id }).catch(() => {});
+      if (this.corpusId !== null) app.client.call("freeQueryKeys", { corpus: this.corpusId }).catch(() => {});
       this.corpusId = corpus.id;
       this.lines = lines;
       this.place = place;

@@ -1,6 +1,8 @@
 // What the explorer shows of a run: one head as a heatmap, every head as a thumbnail, the
 // steps of the head, the weights as a table, the mixing of V, and read-outs. The worker
 // paints the cells; this module lays out labels, places the bitmaps and words the numbers.
+// It draws the state it is given (already fitted to the run by the store) and changes it only
+// by asking the store, as the reader's taps do.
 
 import { el } from "../views/dom.js";
 import { HeadGrid, kvHeadOf, thumbSize } from "../views/head-grid.js";
@@ -24,9 +26,9 @@ export class Viewer {
       },
       corner: () => app.T("gridCorner"),
       onSelect: async (layer, head, { focus = false } = {}) => {
-        Object.assign(app.state, { layer, head });
+        app.set({ layer, head });
         app.notices.set("clamp", null);
-        await this.render();
+        await app.render();
         if (focus) this.grid.focusSelected();
       },
     });
@@ -46,15 +48,15 @@ export class Viewer {
     // choosing one of the two pins both: the head shown is then the reader's
     for (const id of ["layer", "head"]) {
       $(id).addEventListener("change", () => {
-        Object.assign(app.state, { layer: Number($("layer").value), head: Number($("head").value) });
+        app.set({ layer: Number($("layer").value), head: Number($("head").value) });
         app.notices.set("clamp", null);
-        this.render();
+        app.render();
       });
     }
     $("table-details").addEventListener("toggle", () => this.drawTable());
     const zoomBy = (factor) => {
       this.zoom = Math.min(this.maxZoom ?? 1, Math.max(1, this.zoom * factor));
-      this.render();
+      app.render();
     };
     $("zoom-in").addEventListener("click", () => zoomBy(2));
     $("zoom-out").addEventListener("click", () => zoomBy(0.5));
@@ -67,7 +69,7 @@ export class Viewer {
       if (innerWidth === lastWidth) return;
       lastWidth = innerWidth;
       clearTimeout(timer);
-      timer = setTimeout(() => this.render(), 100);
+      timer = setTimeout(() => app.render(), 100);
     });
     this.mixing.render();
   }
@@ -83,7 +85,6 @@ export class Viewer {
   clear() {
     const $ = this.app.$;
     this.shown = null;
-    this.app.shown = null;
     this.trace = null;
     this.seq += 1;
     for (const id of ["what-if", "scale-note", "decoder-note", "coverage", "mixing-from-head"]) $(id).hidden = true;
@@ -100,7 +101,7 @@ export class Viewer {
     for (const [id, key] of [["layer", "layer"], ["head", "head"]]) {
       for (const option of $(id).options) option.textContent = `${this.app.T(key)} ${Number(option.value) + 1}`;
     }
-    this.render();
+    this.app.render();
   }
 
   /** The labels of one row, kept while the run and row stay, so layouts can be reused. */
@@ -113,37 +114,27 @@ export class Viewer {
     return this.labels;
   }
 
-  async render() {
+  /** Draws `state` (the store's, fitted to the run on show) of the newest run. */
+  async render(state) {
     const { app } = this;
     const r = app.result;
     if (!r) return;
     const seq = ++this.seq;
     const t0 = performance.now();
     const $ = app.$;
-    const state = app.state;
     const place = r.info.places[0];
     const { layers, heads, tq, tk, batch } = place;
     // a head the reader chose, else the one the model suggests for this place (headmap.json)
     const suggestion = app.model.info.suggestions?.find((x) => x.place === place.place);
-    // a layer or head past the model's (a link's) is shown at the last one, and said so
-    const past = [["layer", layers], ["head", heads]].filter(([name, count]) => (state[name] ?? 0) >= count);
-    if (past.length) {
-      // only what the link asked past the model's is said
-      const said = past.map(([name, count]) => app.T(`clamped.${name}Past`, { asked: state[name] + 1, count, shown: count }));
-      for (const [name, count] of past) state[name] = count - 1;
-      app.notices.set("clamp", app.T("clampedNotice", { said: said.join(app.T("clampedAnd")) }));
-    }
-    state.row = Math.min(state.row, batch - 1);
     const sel = {
       place: place.place,
       row: state.row,
       layer: state.layer ?? Math.min(suggestion?.layer ?? 0, layers - 1),
       head: state.head ?? Math.min(suggestion?.head ?? 0, heads - 1),
     };
-    app.syncUrl();
     fillSelect($("layer"), layers, sel.layer, app.T("layer"));
     fillSelect($("head"), heads, sel.head, app.T("head"));
-    this.rowTabs(r, place);
+    this.rowTabs(r, place, state);
     const labels = this.labelsOf(r, place.place, sel.row);
     const { tokens } = labels;
 
@@ -174,7 +165,7 @@ export class Viewer {
     const wantThumbs = gridKey !== this.gridKey;
     let v;
     try {
-      v = await app.client.view(r.id, sel, { plot: plotOf(layout), thumbs: wantThumbs ? { size: Math.max(1, Math.round(thumb * dpr)) } : null, range: state.range });
+      v = await app.client.call("view", { run: r.id, sel, plot: plotOf(layout), thumbs: wantThumbs ? { size: Math.max(1, Math.round(thumb * dpr)) } : null, range: state.range });
     } catch (e) {
       if (seq === this.seq) app.showStatus(app.errorText(e), "error");
       return;
@@ -194,7 +185,6 @@ export class Viewer {
       this.grid.select(sel.layer, sel.head);
     }
     this.shown = { ...drawn, result: r, place };
-    app.shown = this.shown;
     drawLegend(app, drawn.max);
     showNotes(app, place, tokens);
     showGridNote(app, this.modelPlace());
@@ -236,11 +226,11 @@ export class Viewer {
   }
 
   /** "Sentence 1 · 동물이 길을…" per batch row; the one shown is pressed. */
-  rowTabs(r, place) {
+  rowTabs(r, place, state) {
     const { app } = this;
     // a file's rows are named by their own tokens: there are no texts typed for them
     const ofFile = (b) => r.tokens[place.place][b].queries.filter((_, i) => r.tokens[place.place][b].queryValid[i]).map((t) => t.label).join(" ");
-    const texts = app.model.info.fromFile ? Array.from({ length: place.batch }, (_, b) => ofFile(b)) : [app.state.text, app.state.text2];
+    const texts = app.model.info.fromFile ? Array.from({ length: place.batch }, (_, b) => ofFile(b)) : [state.text, state.text2];
     const tabs = [];
     if (place.batch > 1) {
       for (let b = 0; b < place.batch; b++) {
@@ -250,14 +240,13 @@ export class Viewer {
             "button",
             {
               type: "button",
-              "aria-pressed": String(b === app.state.row),
+              "aria-pressed": String(b === state.row),
               title: text.slice(0, 500),
               onclick: () => {
-                app.state.row = b;
-                app.syncUrl();
+                app.set({ row: b });
                 // a file's row: its tokens go in the (read-only) text field too
                 if (app.model.info.fromFile) app.recompute();
-                else this.render();
+                else app.render();
               },
             },
             `${app.T("sentence")} ${b + 1} · `,
@@ -292,7 +281,7 @@ export class Viewer {
       return;
     }
     try {
-      const trace = await app.client.trace(shown.result.id, { place: shown.place.place, row: shown.row, layer: shown.layer, head: shown.head });
+      const trace = await app.client.call("trace", { run: shown.result.id, sel: { place: shown.place.place, row: shown.row, layer: shown.layer, head: shown.head } });
       if (seq !== this.seq) return;
       this.trace = trace;
       const p = this.modelPlace();

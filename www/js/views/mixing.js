@@ -32,7 +32,7 @@ export function checkWeights(weights) {
 }
 
 export class MixingView {
-  /** `client.weightedSum` does the arithmetic; `lang` picks the words. */
+  /** `client.call("weightedSum", …)` does the arithmetic; `lang` picks the words. */
   constructor(container, client, lang) {
     this.container = container;
     this.client = client;
@@ -129,7 +129,7 @@ export class MixingView {
     weights.forEach((w, k) => (this.cells[k].textContent = vec(this.rows[k].v.map((x) => w * x))));
     const dV = this.rows[0]?.v.length ?? 0;
     try {
-      const out = await this.client.weightedSum(weights, this.rows.flatMap((r) => r.v), dV);
+      const out = await this.client.call("weightedSum", { weights, v: this.rows.flatMap((r) => r.v), dV });
       this.total.textContent = vec(out);
       this.total.dataset.value = JSON.stringify(Array.from(out));
     } catch (e) {

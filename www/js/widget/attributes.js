@@ -3,15 +3,13 @@
 // reported (the element fires an `error` event for it; it never throws).
 
 import { coded } from "../errors.js";
-import { FUSIONS, SCORES } from "../find-names.js";
-import { MASKS, PLACES, masksFor } from "../places.js";
+import { FOLDERS, FUSIONS, LANGS, MASKS, PLACES, SCORES, TOY_PRESETS, flagOf, intOf, requestFor, sourceOf as sourceFor, textsOf } from "../settings.js";
 
 export { MASKS, PLACES };
 export const VIEWS = ["heatmap", "grid", "steps", "mixing", "pipeline", "lines", "atlas", "rollout", "qk"];
 export const CONTROLS = ["sentence", "mask", "layer", "head", "scale", "save"];
 export const THEMES = ["light", "dark", "auto"];
 export const COLORMAP_NAMES = ["viridis", "magma", "blues"];
-export const TOY_PRESETS = ["small", "base"];
 
 /** Every attribute the element reads, kebab-case as authors write them. */
 export const ATTRIBUTES = ["text", "text2", "texts", "target", "mask", "place", "model", "layer", "head", "scale", "lang", "controls", "view", "colormap", "theme", "seed", "score", "fusion", "src"];
@@ -36,11 +34,6 @@ export const DEFAULTS = Object.freeze({
   fusion: "mean", // how view="rollout" fuses a layer's heads
   src: null, // a file of weights computed elsewhere (JSON or safetensors): drawn instead of a run
 });
-
-const int = (value, min, max) => {
-  const n = Number(value);
-  return Number.isInteger(n) && n >= min && n <= max ? n : undefined;
-};
 
 /** A list written as a JSON array, or one item per line. */
 function list(value) {
@@ -73,7 +66,7 @@ export function parseAttributes(attrs, base) {
       bad("texts", "a JSON array of sentences, or one sentence per line");
     }
   } else if (has("text")) {
-    s.texts = [attrs.text, ...(has("text2") && attrs.text2.trim() ? [attrs.text2] : [])];
+    s.texts = textsOf(attrs.text, attrs.text2);
   }
   if (has("target")) s.target = attrs.target;
   if (has("mask")) {
@@ -95,8 +88,8 @@ export function parseAttributes(attrs, base) {
   }
   if (has("model")) {
     const model = attrs.model.trim();
-    if (model === "trained" || model === "induction") s.model = { from: model };
-    else if (model === "toy" || TOY_PRESETS.includes(model)) s.model = { from: "toy", preset: model === "toy" ? "small" : model };
+    if (FOLDERS[model]?.widget) s.model = { from: model };
+    else if (model === "toy" || Object.hasOwn(TOY_PRESETS, model)) s.model = { from: "toy", preset: model === "toy" ? "small" : model };
     else {
       try {
         const url = new URL(model.endsWith("/") ? model : `${model}/`, base);
@@ -108,21 +101,21 @@ export function parseAttributes(attrs, base) {
     }
   }
   if (has("layer")) {
-    const n = int(attrs.layer, 0, 63);
+    const n = intOf("layer", attrs.layer);
     if (n === undefined) bad("layer", "a layer number from 0");
     else s.layer = n;
   }
   if (has("head")) {
     if (attrs.head === "all") s.head = "all";
     else {
-      const n = int(attrs.head, 0, 127);
+      const n = intOf("head", attrs.head);
       if (n === undefined) bad("head", "a head number from 0, or all");
       else s.head = n;
     }
   }
-  if (has("scale")) s.scale = !["false", "0", "off", "no"].includes(attrs.scale.trim().toLowerCase());
+  if (has("scale")) s.scale = flagOf(attrs.scale);
   if (has("lang")) {
-    if (["ko", "en"].includes(attrs.lang)) s.lang = attrs.lang;
+    if (LANGS.includes(attrs.lang)) s.lang = attrs.lang;
     else bad("lang", "ko | en");
   }
   if (has("controls")) {
@@ -144,7 +137,7 @@ export function parseAttributes(attrs, base) {
     else bad("theme", THEMES.join(" | "));
   }
   if (has("seed")) {
-    const n = int(attrs.seed, 0, 2 ** 31 - 1);
+    const n = intOf("seed", attrs.seed);
     if (n === undefined) bad("seed", "a whole number from 0");
     else s.seed = n;
   }
@@ -162,28 +155,17 @@ export function parseAttributes(attrs, base) {
 
 /** The model source the worker loads for `model` settings; `assets` is the widget's folder. */
 export function sourceOf(model, seed, assets) {
-  if (model.from === "toy") return { from: "toy", preset: model.preset, seed, layers: model.preset === "base" ? 6 : 2 };
-  if (model.from === "trained") return { from: "url", base: new URL("models/headmap-tiny-ko-en/", assets).href };
-  if (model.from === "induction") return { from: "url", base: new URL("models/headmap-tiny-induction/", assets).href };
-  return { from: "url", base: model.base };
+  return model.from === "toy" ? sourceFor("toy", assets, { preset: model.preset, seed }) : sourceFor(model.from === "url" ? model : model.from, assets);
 }
 
 /**
- * The request for `settings` on a model described by `info`: the texts as a padded batch, or
- * at an encoder–decoder's decoder places one text with its target (`target`: the author's, or
- * the model's own). The place is the author's, or the one the mask belongs to (the core picks).
+ * The request for `settings` on a model described by `info` (settings.js's `requestFor`): the
+ * texts as a padded batch, or at an encoder–decoder's decoder places one text with its target
+ * (`target`: the author's, or the model's own). The place is the author's, else the one the
+ * mask belongs to, else the model's first.
  */
 export function requestOf(settings, info, target = settings.target) {
-  const place = settings.place && info.places.some((p) => p.place === settings.place) ? settings.place : null;
-  const resolved = place ?? (settings.mask ? info.places.find((p) => p.mask === settings.mask)?.place ?? info.places[0].place : info.places[0].place);
-  const decoderSide = info.encoderDecoder && resolved !== "encoder_self";
-  const texts = decoderSide ? [settings.texts[0]] : settings.texts;
-  const request = { texts, place: resolved, scale: settings.scale };
-  // a mask this place cannot run with is left out (the element reports it as the author's)
-  const takes = info.places.find((p) => p.place === resolved)?.masks ?? masksFor(resolved);
-  if (settings.mask && takes.includes(settings.mask)) request.mask = settings.mask;
-  if (decoderSide && target !== null && target !== undefined) request.targets = [target];
-  return request;
+  return requestFor({ ...settings, target: target ?? null }, info);
 }
 
 /** `settings` with the reader's choices from the controls (`reader`) over the author's. */

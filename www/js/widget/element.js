@@ -207,7 +207,7 @@ export class AttentionHeatmap extends HTMLElement {
 
   #startWorker() {
     try {
-      (this.#client = new AttentionClient(WORKER)).start().catch(() => {});
+      (this.#client = new AttentionClient(WORKER)).call("start").catch(() => {});
     } catch {} // said where the frame can show it: #update makes the client again
   }
 
@@ -218,11 +218,11 @@ export class AttentionHeatmap extends HTMLElement {
     const request = await widgetRequest(settings, info, {
       problem: (p) => this.#problems.add(p),
       target: async (text) => {
-        if (!this.#targets.has(text)) this.#targets.set(text, await this.#client.generate(model.key, text));
+        if (!this.#targets.has(text)) this.#targets.set(text, await this.#client.call("generate", { key: model.key, text }));
         return this.#targets.get(text);
       },
     });
-    const result = await this.#client.run(model.key, request);
+    const result = await this.#client.call("run", { key: model.key, request });
     if (!result) return; // a newer run of this widget superseded this one
     if (!this.isConnected) return this.#client.free(result.id); // the figure left the page meanwhile
     this.#result = result;

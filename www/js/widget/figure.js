@@ -90,7 +90,7 @@ export class WidgetFigure {
     const layout = headLayout(heatmap, { place, labels, width, height: Math.min(Math.max(width, 240), 640), narrow, gutters: [26, 48] });
     const thumb = thumbSize(width, place.heads, narrow ? 40 : 64);
     const thumbs = view === "grid" ? { size: Math.max(1, Math.round(thumb * deviceRatio())) } : null;
-    const v = await client.view(r.id, sel, { plot: plotOf(layout), thumbs, range: "max", colormap: settings.colormap });
+    const v = await client.call("view", { run: r.id, sel, plot: plotOf(layout), thumbs, range: "max", colormap: settings.colormap });
     if (r !== this.run) return;
     this.shown = { ...drawHead(heatmap, v, { layout, place, sel, labels, tokens, T, ...this.host.colors() }), canvas };
     const { max } = this.shown;
@@ -139,7 +139,7 @@ export class WidgetFigure {
       container.replaceChildren(el("p", { class: "step-note", text: T("stepsTooLong", { max: STEPS_LIMIT }) }));
       return;
     }
-    const trace = await client.trace(r.id, sel);
+    const trace = await client.call("trace", { run: r.id, sel });
     if (r !== this.run) return;
     this.trace = trace;
     const grouped = kvHeadOf(modelInfo.places.find((p) => p.place === sel.place), sel.head) !== null;
@@ -161,7 +161,7 @@ export class WidgetFigure {
     pick.addEventListener("change", async () => {
       if (pick.value === "") return mixing.seed();
       try {
-        this.trace ??= await client.trace(r.id, sel);
+        this.trace ??= await client.call("trace", { run: r.id, sel });
       } catch (e) {
         return this.host.onError(e);
       }
@@ -177,7 +177,7 @@ export class WidgetFigure {
   /** Every head coloured by the author's score (`score`); a tap opens a head below it. */
   async #atlas(r, sel, place, width) {
     const { T, client, settings } = this.host;
-    const [{ AtlasView, scoreAt, unitOf }, found] = await Promise.all([lazy.atlas(), client.scores(r.id, { place: sel.place, row: sel.row })]);
+    const [{ AtlasView, scoreAt, unitOf }, found] = await Promise.all([lazy.atlas(), client.call("scores", { run: r.id, sel: { place: sel.place, row: sel.row } })]);
     const score = scoreAt(sel.place, settings.score);
     const box = el("div", { class: "atlas-box" });
     new AtlasView(box, { T, onSelect: (layer, head) => this.host.onSelect(layer, head) }).draw({
@@ -202,7 +202,7 @@ export class WidgetFigure {
   /** Attention rollout after the chosen layer (the last unless a layer is chosen). */
   async #rollout({ r, place, sel, labels, tokens, width }) {
     const { T, client, settings, parts } = this.host;
-    const [{ RolloutView }, rolled] = await Promise.all([lazy.rollout(), client.rollout(r.id, { place: sel.place, row: sel.row }, settings.fusion)]);
+    const [{ RolloutView }, rolled] = await Promise.all([lazy.rollout(), client.call("rollout", { run: r.id, sel: { place: sel.place, row: sel.row }, fusion: settings.fusion })]);
     if (r !== this.run) return;
     const { layer } = sel;
     const box = el("div");
@@ -219,7 +219,7 @@ export class WidgetFigure {
   async #pipeline({ r, place, sel }) {
     const { client, settings, modelInfo, lang, parts } = this.host;
     const dpr = deviceRatio();
-    const [v, { drawPipeline }] = await Promise.all([client.view(r.id, sel, { thumbs: { size: Math.round(40 * dpr) }, colormap: settings.colormap }), lazy.pipeline()]);
+    const [v, { drawPipeline }] = await Promise.all([client.call("view", { run: r.id, sel, thumbs: { size: Math.round(40 * dpr) }, colormap: settings.colormap }), lazy.pipeline()]);
     if (r !== this.run) return;
     const canvases = v.thumbs.slice(sel.layer * place.heads, (sel.layer + 1) * place.heads).map((bitmap) => {
       const c = el("canvas", { width: bitmap.width, height: bitmap.height });
@@ -241,7 +241,7 @@ export class WidgetFigure {
   /** BertViz's two columns: every head of the layer as coloured lines; tap a token to focus it. */
   async #lines({ r, place, sel, tokens, labels, width }) {
     const { T, client, parts, reader } = this.host;
-    const [weights, { drawLinesView }] = await Promise.all([client.layer(r.id, sel), lazy.lines()]);
+    const [weights, { drawLinesView }] = await Promise.all([client.call("layer", { run: r.id, sel }), lazy.lines()]);
     if (r !== this.run) return;
     const { tq, tk, heads } = place;
     const look = { width, ...this.host.colors(), dark: this.host.dark() };
@@ -335,6 +335,6 @@ export class WidgetFigure {
   /** The run's weights as the command line writes them (JSON text). */
   toJSON() {
     this.#offered("json");
-    return this.host.client.exportRun(this.run.id, "json");
+    return this.host.client.call("exportRun", { run: this.run.id, format: "json" });
   }
 }

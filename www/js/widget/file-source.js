@@ -52,7 +52,7 @@ export function nameOf(url, fallback = "data") {
 
 /**
  * Opens `data` (see payloadOf, or a notebook's script element) or `src` in `client`'s worker,
- * saying its name through `status(name)` meanwhile; resolves as `client.openFile` does.
+ * saying its name through `status(name)` meanwhile; resolves as the client's `openFile` does.
  */
 export async function openSource(client, { data, src }, status) {
   const inline = data instanceof HTMLScriptElement;
@@ -60,7 +60,7 @@ export async function openSource(client, { data, src }, status) {
   status(name);
   // the worker fetches `src` itself: the page's thread never holds a large file's bytes
   const file = src ? { url: src } : inline ? inlinePayload(data) : await payloadOf(data);
-  return client.openFile(name, file);
+  return client.call("openFile", { name, file });
 }
 
 /**

@@ -18,7 +18,7 @@ export async function qkFigure(figure, sel, width) {
     const note = el("p", { class: "small-label", role: "status" });
     parts.stage.replaceChildren(note);
     const onProgress = ({ done, total }) => (note.textContent = T("qk.progress", { done, total }));
-    const corpus = await client.queryKeys(host.modelKey(), { lines, place: sel.place, layer: sel.layer }, { onProgress });
+    const corpus = await client.call("queryKeys", { key: host.modelKey(), corpus: { lines, place: sel.place, layer: sel.layer } }, { onProgress });
     if (figure.qkDrawing !== mine) return null;
     figure.qk = { key, lines, corpus, placed: new Map() };
   }
@@ -35,7 +35,7 @@ export async function qkFigure(figure, sel, width) {
       host.openSentence(row >= 0 ? { row } : { text, row: 0, target: target?.trim() ? target : text }, { layer: p.layer, head: p.head });
     },
     onHead: (head) => host.onSelect(sel.layer, head),
-    tsne: (head, onProgress) => client.queryKeysTsne(qk.corpus.id, head, { onProgress }),
+    tsne: (head, onProgress) => client.call("queryKeysTsne", { corpus: qk.corpus.id, head }, { onProgress }),
     placed: qk.placed, // t-SNE fits outlive a drawing
     choices: (figure.qkChoices ??= {}), // and so do the reader's choices
   });

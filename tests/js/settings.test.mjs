@@ -1,0 +1,79 @@
+// One vocabulary, two hosts: the explorer's link and the widget's attributes read the same
+// values the same way (www/js/settings.js), and build the same request from them.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+
+import { RANGES, TOY_PRESETS, intOf, sourceOf } from "../../www/js/settings.js";
+import { decodeState, requestFor } from "../../www/js/state.js";
+import { parseAttributes, requestOf, sourceOf as widgetSource } from "../../www/js/widget/attributes.js";
+
+const BASE = "https://blog.example/posts/attention/";
+
+/** The value each host reads for its setting `name` written as `value`; the link calls the score `find`. */
+async function bothRead(name, value) {
+  const linkName = name === "score" ? "find" : name;
+  const link = await decodeState(`?${new URLSearchParams({ [linkName]: value })}`);
+  const { settings } = parseAttributes({ [name]: value }, BASE);
+  return { link: link[linkName], attribute: settings[name] };
+}
+
+// values written the ways authors and links write them, right and wrong
+const TABLE = {
+  layer: ["0", "5", "63", "64", "-1", "05", "5.0", "1e1", "+5", " 5", "", "x", "0x5", "NaN", "99999999999999999999"],
+  head: ["0", "3", "127", "128", "-0", "1.5", "3 ", "٣"],
+  seed: ["0", "1", "42", String(2 ** 31 - 1), String(2 ** 31), "-1", "1e3", "7.0"],
+  scale: ["1", "0", "true", "false", "FALSE", " no ", "off", "on", "yes", ""],
+  lang: ["ko", "en", "fr", "KO", ""],
+  mask: ["none", "padding", "causal", "cross", "diagonal", "Causal"],
+  place: ["encoder_self", "decoder_self", "cross", "middle"],
+  fusion: ["mean", "max", "min", "sum"],
+  score: ["previous_token", "induction", "distance", "nope"],
+};
+
+describe("the link and the attributes", () => {
+  for (const [name, values] of Object.entries(TABLE)) {
+    it(`read ${name} alike`, async () => {
+      for (const value of values) {
+        const { link, attribute } = await bothRead(name, value);
+        assert.deepEqual(link, attribute, `${name}=${JSON.stringify(value)}: the link reads ${JSON.stringify(link)}, the widget ${JSON.stringify(attribute)}`);
+      }
+    });
+  }
+
+  it("take the ends of every range and refuse one past them", () => {
+    for (const [name, [lo, hi]] of Object.entries(RANGES)) {
+      assert.equal(intOf(name, String(lo)), lo, `${name} ${lo}`);
+      assert.equal(intOf(name, String(hi)), hi, `${name} ${hi}`);
+      assert.equal(intOf(name, String(lo - 1)), undefined, `${name} ${lo - 1}`);
+      assert.equal(intOf(name, String(hi + 1)), undefined, `${name} ${hi + 1}`);
+    }
+  });
+
+  it("run the same request for the same choice", async () => {
+    const toy = { encoderDecoder: true, places: [{ place: "encoder_self", mask: "padding" }, { place: "decoder_self", mask: "causal" }, { place: "cross", mask: "cross" }] };
+    const bert = { encoderDecoder: false, places: [{ place: "encoder_self", mask: "padding" }] };
+    const gpt2 = { encoderDecoder: false, places: [{ place: "decoder_self", mask: "causal" }] };
+    const choices = [{}, { mask: "causal" }, { mask: "none" }, { place: "cross" }, { place: "cross", mask: "none" }, { place: "decoder_self", mask: "cross" }, { mask: "cross" }];
+    for (const info of [toy, bert, gpt2]) {
+      for (const choice of choices) {
+        const words = { text: "a b", text2: "c", target: "x y", ...choice };
+        const link = requestFor(await decodeState(`?${new URLSearchParams(words)}`), info);
+        const widget = requestOf(parseAttributes(words, BASE).settings, info);
+        // the link leaves the place's own mask unsaid; the widget names it: the same run
+        const want = { ...widget };
+        if (want.mask === info.places.find((p) => p.place === want.place).mask) delete want.mask;
+        assert.deepEqual(link, want, `${JSON.stringify(choice)} on ${info.places.map((p) => p.place).join("+")}`);
+      }
+    }
+  });
+
+  it("load the same built-in models and toy presets", () => {
+    const assets = new URL("https://blog.example/assets/headmap/");
+    for (const name of ["trained", "induction"]) assert.deepEqual(widgetSource({ from: name }, 1, assets), sourceOf(name, assets));
+    for (const preset of Object.keys(TOY_PRESETS)) {
+      assert.deepEqual(widgetSource({ from: "toy", preset }, 9, assets), sourceOf("toy", assets, { preset, seed: 9, layers: TOY_PRESETS[preset] }));
+    }
+    const { settings } = parseAttributes({ model: "minilm" }, BASE);
+    assert.equal(settings.model.from, "url", "MiniLM is the explorer's only: the widget reads the name as a folder of its own");
+  });
+});

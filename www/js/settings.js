@@ -1,0 +1,90 @@
+// The words both hosts read their settings in — the explorer from its link (state.js), the
+// widget from its attributes (widget/attributes.js) — so a value means the same in both: the
+// models, places, masks, scores and fusions, the ranges of numbers, and what a choice runs
+// (`sourceOf`, `requestFor`). Pure functions, no DOM: tests/js/settings.test.mjs feeds the same
+// values to both parsers.
+
+import { FUSIONS, SCORES } from "./find-names.js";
+import { MASKS, MAX_TEXT_CHARS, PLACES, masksFor } from "./places.js";
+
+export { FUSIONS, MASKS, MAX_TEXT_CHARS, PLACES, SCORES, masksFor };
+
+export const LANGS = ["en", "ko"];
+
+/** The toy's presets, and how many layers each has unless told. */
+export const TOY_PRESETS = { small: 2, base: 6 };
+
+/**
+ * The models served with the page (in models/<name>/), by the word a link or an attribute
+ * gives: the name the reader sees, the languages they read (their examples follow them) and
+ * whether the widget's folder has them too.
+ */
+export const FOLDERS = {
+  trained: { name: "headmap-tiny-ko-en", languages: ["ko"], widget: true },
+  induction: { name: "headmap-tiny-induction", languages: ["ko", "en"], widget: true },
+  minilm: { name: "all-MiniLM-L6-v2" },
+};
+
+/** The whole numbers a link or an attribute may give, [lowest, highest]. */
+export const RANGES = { layer: [0, 63], head: [0, 127], seed: [0, 2 ** 31 - 1], layers: [1, 12], row: [0, 7] };
+
+/** The place each mask belongs to: a mask named without a place shows there. */
+export const PLACE_OF_MASK = { padding: "encoder_self", none: "encoder_self", causal: "decoder_self", cross: "cross" };
+
+/** `value` if `list` has it, else undefined. */
+export const oneOf = (list, value) => (list.includes(value) ? value : undefined);
+
+/** A whole number in `RANGES[name]`, written plainly ("3", not "03", "3.0" or "+3"); else undefined. */
+export function intOf(name, value) {
+  const [lo, hi] = RANGES[name];
+  const n = Number.parseInt(value, 10);
+  return String(n) === String(value).trim() && n >= lo && n <= hi ? n : undefined;
+}
+
+/** A number typed in a form, brought into `RANGES[name]` (`fallback` when it is none). */
+export function clampTo(name, value, fallback) {
+  const [lo, hi] = RANGES[name];
+  return Math.min(hi, Math.max(lo, Math.round(Number(value) || fallback)));
+}
+
+/** A switch: off for false, 0, off and no (in any case), on for anything else. */
+export const flagOf = (value) => !["false", "0", "off", "no"].includes(value.trim().toLowerCase());
+
+/** The texts of a batch: the first, and the second unless it is blank. */
+export const textsOf = (text, text2) => [text, ...(text2?.trim() ? [text2] : [])];
+
+/**
+ * The source the worker loads for `model`: "toy" (`toy`: { preset, seed, layers? }), the name of
+ * a folder in FOLDERS (found from `base`, the page's or the widget's folder), or a source as it
+ * is ({ from: "url", base } | { from: "hub", id, hub? } | { from: "files", files }).
+ */
+export function sourceOf(model, base, toy) {
+  if (model === "toy") return { from: "toy", preset: toy.preset, seed: toy.seed, layers: toy.layers ?? TOY_PRESETS[toy.preset] };
+  if (Object.hasOwn(FOLDERS, model)) return { from: "url", base: new URL(`models/${FOLDERS[model].name}/`, base).href };
+  return model;
+}
+
+/**
+ * The place `choice` ({ place, mask }) shows on a model described by `info`: the place named if
+ * the model has it, else the one the mask belongs to if it has that, else its first.
+ */
+export function placeOf({ place, mask }, info) {
+  const has = (p) => info.places.some((x) => x.place === p);
+  return has(place) ? place : has(PLACE_OF_MASK[mask]) ? PLACE_OF_MASK[mask] : info.places[0].place;
+}
+
+/**
+ * What the model described by `info` runs for `choice` ({ texts, target, place, mask, scale }):
+ * the texts as a padded batch at an encoder (or a decoder-only model), or the first with its
+ * target at an encoder–decoder's decoder places (no target: the caller finds one). A mask the
+ * place cannot run with is left out.
+ */
+export function requestFor({ texts, target = null, place, mask, scale }, info) {
+  const resolved = placeOf({ place, mask }, info);
+  const decoderSide = info.encoderDecoder && resolved !== "encoder_self";
+  const request = { texts: decoderSide ? texts.slice(0, 1) : texts, place: resolved, scale };
+  const takes = info.places.find((p) => p.place === resolved).masks ?? masksFor(resolved);
+  if (mask && takes.includes(mask)) request.mask = mask;
+  if (decoderSide && target !== null) request.targets = [target];
+  return request;
+}
