@@ -87,6 +87,19 @@ export function inkedPixels(page, index = 0) {
   });
 }
 
+/** Waits until figure `index`'s main canvas has more than `least` inked pixels (it is drawn
+ * again after the page lays out anew, at a time no fixed wait knows); resolves to the count. */
+export async function waitInked(page, index, least, what, timeout = 60000) {
+  const until = Date.now() + timeout;
+  let inked = await inkedPixels(page, index);
+  while (inked <= least && Date.now() < until) {
+    await new Promise((ok) => setTimeout(ok, 100));
+    inked = await inkedPixels(page, index);
+  }
+  assert.ok(inked > least, `${what}: ${inked} inked pixels after ${timeout / 1000} s`);
+  return inked;
+}
+
 /** Moves the pointer to fractions (fx, fy) of figure `index`'s `canvas.<kind>`; resolves to
  * the read-out's text afterwards. */
 export async function pointAt(page, index, kind, fx, fy) {

@@ -8,7 +8,7 @@ import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { launchChromium } from "../../scripts/browser.mjs";
-import { freePort, inkedPixels, jupyterHome, needVenv, python, readoutFollowsPointer, ROOT, SHOTS, VENV, waitDrawn, watchFigures } from "./common.mjs";
+import { freePort, inkedPixels, jupyterHome, needVenv, python, readoutFollowsPointer, ROOT, SHOTS, VENV, waitDrawn, waitInked, watchFigures } from "./common.mjs";
 
 const TOKEN = randomBytes(16).toString("hex");
 let home;
@@ -111,9 +111,8 @@ test("headmap.show draws in JupyterLab's output and the read-out follows the poi
   // a phone's width: the file browser folded away, as a reader would
   await page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current").click();
   await page.setViewportSize({ width: 390, height: 844 });
-  await page.waitForTimeout(800); // the lab and the figure lay out again
   await page.locator("attention-heatmap").first().scrollIntoViewIfNeeded();
-  assert.ok(await inkedPixels(page, 0) > 500, "still drawn at 390 px");
+  await waitInked(page, 0, 500, "still drawn at 390 px"); // once the lab and the figure lay out again
   await page.screenshot({ path: join(SHOTS, "notebook-jupyterlab-390-en.png") });
 
   // speed, printed: BERT-base's 12 x 12 heads at 512 tokens, from Shift+Enter to the render
