@@ -77,18 +77,20 @@ const oneLanguage = {
   },
 };
 
-// Modules so small and stateless that a copy in each lazily loaded file that imports one costs
-// fewer bytes than a shared chunk of their own, which every page would fetch (a gzip stream and
-// an import more): code outside the eager files (`eagerInputs`, from a first build) gets its own
-// copy, and the one the eager code imports joins the eager files.
-const COPIED = ["errors.js", "find-names.js", "views/table.js"].map((f) => join(WWW, "js", f));
+// Modules without state whose copy in the lazily loaded code costs less than a chunk of their
+// own that every page fetches (a gzip stream and an import more): esbuild makes one of any
+// module both the eager code and a lazy view import. Code outside the eager files
+// (`eagerInputs`, from a first build) gets its own copy of these, and their own imports of each
+// other; the one the eager code imports joins the eager files. A module with state (sizes.js's
+// stylesheet, i18n.js's words) must stay one and is not listed.
+const COPIED = ["errors.js", "find-names.js", "views/table.js", "widget/attributes.js", "settings.js", "places.js"].map((f) => join(WWW, "js", f));
 const copiedInLazy = (eagerInputs) => ({
   name: "copied-in-lazy",
   setup(b) {
     b.onResolve({ filter: /\.js$/ }, ({ path, importer, resolveDir, namespace }) => {
-      if (!eagerInputs || namespace !== "file" || !path.startsWith(".")) return undefined;
+      if (!eagerInputs || !path.startsWith(".")) return undefined;
       const target = join(resolveDir, path);
-      if (COPIED.includes(target) && !eagerInputs.has(importer)) return { path: target, namespace: "copy" };
+      if (COPIED.includes(target) && (namespace === "copy" || !eagerInputs.has(importer))) return { path: target, namespace: "copy" };
       return undefined;
     });
     b.onLoad({ filter: /.*/, namespace: "copy" }, async ({ path }) => ({ contents: await readFile(path, "utf8"), loader: "js", resolveDir: join(path, "..") }));
