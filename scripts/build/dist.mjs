@@ -223,7 +223,7 @@ const words = (lang) => all.filter((f) => new RegExp(`^js/chunks/${lang}-\\w+\\.
 const base = all.filter((f) => eagerFiles.has(f.path) || ["pkg/headmap.js", "pkg/headmap_bg.wasm"].includes(f.path));
 const toy = sum([...base, ...words("ko")]);
 const toyEn = sum([...base, ...words("en")]);
-const views = sum(all.filter((f) => /^js\/chunks\/(lines-view|mixing|pipeline|steps)-/.test(f.path)));
+const views = sum(all.filter((f) => /^js\/chunks\/(lines|mixing|pipeline|steps)-figure-/.test(f.path)));
 const errorWords = sum(all.filter((f) => /^js\/chunks\/errors-/.test(f.path)));
 const real = sum(all.filter((f) => f.path.startsWith("pkg-hf/") && !f.path.endsWith(".d.ts")));
 const twin = sum(all.filter((f) => f.path.startsWith("pkg-hf-relaxed/") && !f.path.endsWith(".d.ts")));
