@@ -4,7 +4,7 @@
 import { cp, mkdir, readFile, rm, stat, writeFile, readdir } from "node:fs/promises";
 import { gzipSync } from "node:zlib";
 import { build, transform } from "esbuild";
-import { join, relative } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -77,14 +77,39 @@ const oneLanguage = {
   },
 };
 
+// Modules without state whose copy in the lazily loaded code costs less than a chunk of their
+// own that every page fetches (a gzip stream and an import more): esbuild makes one of any
+// module both the eager code and a lazy view import. Code outside the eager files
+// (`eagerInputs`, from a first build) gets its own copy of these, and their own imports of each
+// other; the one the eager code imports joins the eager files. A module with state (sizes.js's
+// stylesheet, i18n.js's words) must stay one and is not listed.
+const COPIED = ["errors.js", "find-names.js", "views/table.js", "widget/attributes.js", "settings.js", "places.js"].map((f) => join(WWW, "js", f));
+const copiedInLazy = (eagerInputs) => ({
+  name: "copied-in-lazy",
+  setup(b) {
+    b.onResolve({ filter: /\.js$/ }, ({ path, importer, resolveDir, namespace }) => {
+      if (!eagerInputs || !path.startsWith(".")) return undefined;
+      const target = join(resolveDir, path);
+      if (COPIED.includes(target) && (namespace === "copy" || !eagerInputs.has(importer))) return { path: target, namespace: "copy" };
+      return undefined;
+    });
+    b.onLoad({ filter: /.*/, namespace: "copy" }, async ({ path }) => ({ contents: await readFile(path, "utf8"), loader: "js", resolveDir: join(path, "..") }));
+  },
+});
+
 // two bundles: the element with its views (a page imports one file; the views a widget loads
 // on first use are chunks beside it, in js/chunks/), and the worker with the core's glue; the
 // wasm packages stay separate files, the larger one loaded only for real models
-const bundle = (entry, outfile, split = false) =>
+const bundle = (entry, eagerInputs = null) =>
   build({
-    plugins: split ? [minifiedStyles, oneLanguage] : [minifiedStyles],
+    plugins: [minifiedStyles, oneLanguage, copiedInLazy(eagerInputs)],
     entryPoints: [join(WWW, entry)],
-    ...(split ? { outdir: OUT, outbase: WWW, splitting: true, chunkNames: "js/chunks/[name]-[hash]", metafile: true } : { outfile: join(OUT, outfile) }),
+    outdir: OUT,
+    outbase: WWW,
+    splitting: true,
+    chunkNames: "js/chunks/[name]-[hash]",
+    metafile: true,
+    write: eagerInputs !== null,
     bundle: true,
     format: "esm",
     minify: true,
@@ -95,21 +120,26 @@ const bundle = (entry, outfile, split = false) =>
     external: ["../pkg/headmap.js", ...["pkg-hf", "pkg-hf-relaxed", "pkg-hf-threads", "pkg-hf-threads-relaxed"].map((p) => `../${p}/headmap.js`)],
     logLevel: "warning",
   });
-const element = await bundle("headmap.js", "headmap.js", true);
-// (the worker's chunk of model-file fetching loads only for a real model)
-const worker = await bundle("js/worker.js", "js/worker.js", true);
-// what a page with a heatmap widget loads before its first figure: each entry and the chunks it
+// what a page with a heatmap widget loads before its first figure: the entry and the chunks it
 // imports statically (the lazily loaded views, words and model-file fetching aside)
-const eager = new Set();
-const follow = (outputs, file) => {
-  if (eager.has(file) || file.startsWith("..")) return; // an external (the wasm package's glue) is listed apart
-  eager.add(file);
-  for (const i of outputs[file]?.imports ?? []) if (i.kind === "import-statement") follow(outputs, i.path);
+const eagerOf = ({ outputs }, name) => {
+  const eager = new Set();
+  const follow = (file) => {
+    if (eager.has(file) || file.startsWith("..")) return; // an external (the wasm package's glue) is listed apart
+    eager.add(file);
+    for (const i of outputs[file]?.imports ?? []) if (i.kind === "import-statement") follow(i.path);
+  };
+  follow(Object.keys(outputs).find((f) => f.endsWith(name)));
+  return eager;
 };
-for (const [{ metafile }, name] of [[element, "/headmap.js"], [worker, "/js/worker.js"]]) {
-  follow(metafile.outputs, Object.keys(metafile.outputs).find((f) => f.endsWith(name)));
-}
-await writeFile(join(OUT, "js", "chunks", "eager.json"), `${JSON.stringify([...eager].map((f) => relative(OUT, f)).sort())}\n`);
+// each bundle twice: the first finds which modules the eager files hold (see copiedInLazy)
+const twice = async (entry, name) => {
+  const first = (await bundle(entry)).metafile;
+  const inputs = new Set([...eagerOf(first, name)].flatMap((f) => Object.keys(first.outputs[f].inputs)).map((i) => resolve(i)));
+  return eagerOf((await bundle(entry, inputs)).metafile, name);
+};
+const eager = [...(await twice("headmap.js", "/headmap.js")), ...(await twice("js/worker.js", "/js/worker.js"))];
+await writeFile(join(OUT, "js", "chunks", "eager.json"), `${JSON.stringify(eager.map((f) => relative(OUT, f)).sort())}\n`);
 for (const pkg of ["pkg", "pkg-hf", "pkg-hf-relaxed"]) {
   await build({ entryPoints: [join(WWW, pkg, "headmap.js")], outfile: join(OUT, pkg, "headmap.js"), format: "esm", minify: true, target: "es2022", logLevel: "warning", allowOverwrite: true });
 }
@@ -193,7 +223,7 @@ const words = (lang) => all.filter((f) => new RegExp(`^js/chunks/${lang}-\\w+\\.
 const base = all.filter((f) => eagerFiles.has(f.path) || ["pkg/headmap.js", "pkg/headmap_bg.wasm"].includes(f.path));
 const toy = sum([...base, ...words("ko")]);
 const toyEn = sum([...base, ...words("en")]);
-const views = sum(all.filter((f) => /^js\/chunks\/(lines-view|mixing|pipeline|steps)-/.test(f.path)));
+const views = sum(all.filter((f) => /^js\/chunks\/(lines|mixing|pipeline|steps)-figure-/.test(f.path)));
 const errorWords = sum(all.filter((f) => /^js\/chunks\/errors-/.test(f.path)));
 const real = sum(all.filter((f) => f.path.startsWith("pkg-hf/") && !f.path.endsWith(".d.ts")));
 const twin = sum(all.filter((f) => f.path.startsWith("pkg-hf-relaxed/") && !f.path.endsWith(".d.ts")));

@@ -2,7 +2,8 @@
 // the frame's stage, with its legend, read-out and table, and the figure as a file to save. The
 // views themselves are the explorer's (www/js/views/); this module gives them the widget's room,
 // colours and words. The views beyond the heatmap and the grid load when a widget first needs
-// them: a blog reader downloads what the post shows.
+// them, each with the widget's side of it (its *-figure.js here): a blog reader downloads what
+// the post shows.
 
 import { chunkFailed, coded } from "../errors.js";
 import { lutFor } from "../render/colormap.js";
@@ -13,17 +14,16 @@ import { HeadGrid, kvHeadOf, thumbSize } from "../views/head-grid.js";
 import { deviceRatio, drawHead, drawHeadTable, headLayout, plotOf } from "../views/head-figure.js";
 import { HeatmapView } from "../views/heatmap-view.js";
 import { readoutText } from "../views/readout.js";
-import { cssSize } from "../views/sizes.js";
 
 /** The views a widget loads on first use; a chunk that cannot be fetched is said as such. */
 const chunks = {
-  atlas: () => import("../views/atlas.js"),
-  lines: () => import("../views/lines-view.js"),
-  mixing: () => import("../views/mixing.js"),
-  pipeline: () => import("../views/pipeline.js"),
+  atlas: () => import("./atlas-figure.js"),
+  lines: () => import("./lines-figure.js"),
+  mixing: () => import("./mixing-figure.js"),
+  pipeline: () => import("./pipeline-figure.js"),
   qk: () => import("./qk-figure.js"),
-  rollout: () => import("../views/rollout-view.js"),
-  steps: () => import("../views/steps.js"),
+  rollout: () => import("./rollout-figure.js"),
+  steps: () => import("./steps-figure.js"),
 };
 const lazy = Object.fromEntries(
   Object.entries(chunks).map(([name, load]) => [name, () => load().catch((e) => Promise.reject(chunkFailed(e)))]),
@@ -117,9 +117,10 @@ export class WidgetFigure {
     } else if (view === "steps") {
       const steps = el("div", { class: "steps" });
       children.push(figure, steps);
-      this.#steps(r, sel, steps).catch((e) => this.host.onError(e)); // the heatmap stays
+      const grouped = kvHeadOf(this.host.modelInfo.places.find((p) => p.place === sel.place), sel.head) !== null;
+      lazy.steps().then(({ stepsFigure }) => stepsFigure(this, r, sel, steps, grouped)).catch((e) => this.host.onError(e)); // the heatmap stays
     } else if (view === "mixing") {
-      children.push(figure, await this.#mixing(r, sel));
+      children.push(figure, (await lazy.mixing()).mixingFigure(this, r, sel));
     } else {
       children.push(figure);
     }
@@ -132,66 +133,10 @@ export class WidgetFigure {
     this.lit = undefined;
   }
 
-  async #steps(r, sel, container) {
-    const { T, client, modelInfo, lang } = this.host;
-    const { STEPS_LIMIT, drawSteps } = await lazy.steps();
-    if (Math.max(this.shown.tq, this.shown.tk) > STEPS_LIMIT) {
-      container.replaceChildren(el("p", { class: "step-note", text: T("stepsTooLong", { max: STEPS_LIMIT }) }));
-      return;
-    }
-    const trace = await client.call("trace", { run: r.id, sel });
-    if (r !== this.run) return;
-    this.trace = trace;
-    const grouped = kvHeadOf(modelInfo.places.find((p) => p.place === sel.place), sel.head) !== null;
-    drawSteps(container, trace, lang, this.shown.allowed, grouped);
-  }
-
-  /** The article's weighted sum, editable, and the same table from the shown head for a chosen query. */
-  async #mixing(r, sel) {
-    const { T, client, lang } = this.host;
-    const { MixingView } = await lazy.mixing();
-    const box = el("div", { class: "mixing-box" });
-    const table = el("div", { class: "mixing" });
-    const mixing = new MixingView(table, client, lang);
-    const pick = el("select", { "aria-label": T("mixing.pick") });
-    pick.append(el("option", { value: "", text: T("mixing.articleExample") }));
-    this.shown.labels.queries.forEach((q, i) => {
-      if (this.shown.tokens.queryValid[i]) pick.append(el("option", { value: String(i), text: T("mixing.fromHead", { query: q }) }));
-    });
-    pick.addEventListener("change", async () => {
-      if (pick.value === "") return mixing.seed();
-      try {
-        this.trace ??= await client.call("trace", { run: r.id, sel });
-      } catch (e) {
-        return this.host.onError(e);
-      }
-      const i = Number(pick.value);
-      const { tk, labels } = this.shown;
-      mixing.fromHead({ keys: labels.keys, weights: this.trace.weights.data.subarray(i * tk, (i + 1) * tk), v: this.trace.v.data, dV: this.trace.v.cols, query: labels.queries[i] });
-    });
-    box.append(el("label", { class: "mix-pick" }, el("span", { text: T("mixing.pick") }), pick), table);
-    mixing.render();
-    return box;
-  }
-
   /** Every head coloured by the author's score (`score`); a tap opens a head below it. */
   async #atlas(r, sel, place, width) {
-    const { T, client, settings } = this.host;
-    const [{ AtlasView, scoreAt, unitOf }, found] = await Promise.all([lazy.atlas(), client.call("scores", { run: r.id, sel: { place: sel.place, row: sel.row } })]);
-    const score = scoreAt(sel.place, settings.score);
-    const box = el("div", { class: "atlas-box" });
-    new AtlasView(box, { T, onSelect: (layer, head) => this.host.onSelect(layer, head) }).draw({
-      values: found.scores[score],
-      layers: place.layers,
-      heads: place.heads,
-      name: T(`score.${score}`),
-      unit: unitOf(score),
-      selected: { layer: sel.layer, head: sel.head },
-      width,
-      lut: lutFor(settings.colormap),
-      ink: this.host.colors().ink,
-    });
-    return box;
+    const [{ atlasFigure }, found] = await Promise.all([lazy.atlas(), this.host.client.call("scores", { run: r.id, sel: { place: sel.place, row: sel.row } })]);
+    return atlasFigure(this, sel, place, width, found);
   }
 
   /** The query–key picture of the corpus (widget/qk-figure.js, loaded on first use). */
@@ -200,63 +145,28 @@ export class WidgetFigure {
   }
 
   /** Attention rollout after the chosen layer (the last unless a layer is chosen). */
-  async #rollout({ r, place, sel, labels, tokens, width }) {
-    const { T, client, settings, parts } = this.host;
-    const [{ RolloutView }, rolled] = await Promise.all([lazy.rollout(), client.call("rollout", { run: r.id, sel: { place: sel.place, row: sel.row }, fusion: settings.fusion })]);
+  async #rollout(common) {
+    const { r, sel } = common;
+    const [{ rolloutFigure }, rolled] = await Promise.all([lazy.rollout(), this.host.client.call("rollout", { run: r.id, sel: { place: sel.place, row: sel.row }, fusion: this.host.settings.fusion })]);
     if (r !== this.run) return;
-    const { layer } = sel;
-    const box = el("div");
-    const view = new RolloutView(box, { T });
-    parts.stage.replaceChildren(box);
-    const { ink, faded } = this.host.colors();
-    await view.draw({ rollout: rolled, layer, t: place.tq, queries: labels.queries, keys: labels.keys, queryValid: tokens.queryValid, keyValid: tokens.keyValid, width, colormap: settings.colormap, ink, faded });
-    this.shown = { ...sel, layer, rollout: true, canvas: view.heatmap.canvas };
-    parts.legend.replaceChildren();
-    parts.readout.hidden = true;
-    parts.table.replaceChildren();
+    await rolloutFigure(this, common, rolled);
   }
 
-  async #pipeline({ r, place, sel }) {
-    const { client, settings, modelInfo, lang, parts } = this.host;
+  /** The shapes from the sentence to the heads' outputs, the layer's heads as thumbnails. */
+  async #pipeline(common) {
+    const { r, sel } = common;
     const dpr = deviceRatio();
-    const [v, { drawPipeline }] = await Promise.all([client.call("view", { run: r.id, sel, thumbs: { size: Math.round(40 * dpr) }, colormap: settings.colormap }), lazy.pipeline()]);
+    const [v, { pipelineFigure }] = await Promise.all([this.host.client.call("view", { run: r.id, sel, thumbs: { size: Math.round(40 * dpr) }, colormap: this.host.settings.colormap }), lazy.pipeline()]);
     if (r !== this.run) return;
-    const canvases = v.thumbs.slice(sel.layer * place.heads, (sel.layer + 1) * place.heads).map((bitmap) => {
-      const c = el("canvas", { width: bitmap.width, height: bitmap.height });
-      cssSize(c, bitmap.width / dpr, bitmap.height / dpr);
-      c.getContext("bitmaprenderer").transferFromImageBitmap(bitmap);
-      return c;
-    });
-    v.thumbs.slice(0, sel.layer * place.heads).concat(v.thumbs.slice((sel.layer + 1) * place.heads)).forEach((b) => b.close());
-    const dK = modelInfo.places.find((p) => p.place === sel.place).dK;
-    const container = el("div");
-    drawPipeline(container, { n: place.tq, m: place.tk, dModel: modelInfo.dModel, heads: place.heads, dK, scale: place.scale }, lang, canvases);
-    parts.stage.replaceChildren(container);
-    this.shown = { ...sel, pipeline: true };
-    parts.legend.hidden = true;
-    parts.readout.hidden = true;
-    parts.table.replaceChildren();
+    pipelineFigure(this, common, v, dpr);
   }
 
   /** BertViz's two columns: every head of the layer as coloured lines; tap a token to focus it. */
-  async #lines({ r, place, sel, tokens, labels, width }) {
-    const { T, client, parts, reader } = this.host;
-    const [weights, { drawLinesView }] = await Promise.all([client.call("layer", { run: r.id, sel }), lazy.lines()]);
+  async #lines(common) {
+    const { r, sel } = common;
+    const [weights, { linesFigure }] = await Promise.all([this.host.client.call("layer", { run: r.id, sel }), lazy.lines()]);
     if (r !== this.run) return;
-    const { tq, tk, heads } = place;
-    const look = { width, ...this.host.colors(), dark: this.host.dark() };
-    const canvas = drawLinesView(parts.stage, { weights, heads, tq, tk, labels, tokens, layer: sel.layer }, look, reader.lines ?? {}, {
-      T,
-      onReadout: (text) => {
-        parts.readout.textContent = text;
-      },
-      onChange: (kept) => {
-        reader.lines = kept;
-      },
-    });
-    this.shown = { ...sel, tq, tk, tokens, labels, lines: true, canvas };
-    parts.legend.replaceChildren();
-    parts.table.replaceChildren();
+    linesFigure(this, common, weights);
   }
 
   #legend(max) {
