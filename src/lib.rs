@@ -42,6 +42,7 @@ pub mod qk;
 pub mod rng;
 #[cfg(feature = "hf")]
 pub mod rollout;
+pub mod run;
 pub mod stats;
 #[cfg(feature = "cli")]
 pub mod svg;
@@ -57,6 +58,6 @@ pub use attention::sdpa::scaled_dot_product_attention;
 #[cfg(feature = "hf")]
 pub use error::FileProblem;
 pub use error::{Error, Result};
-pub use models::run::{ModelInfo, PlaceRun, Request, Run};
 pub use models::toy::ToyConfig;
 pub use models::Model;
+pub use run::{ModelInfo, PlaceRun, Request, Run};

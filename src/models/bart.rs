@@ -15,7 +15,6 @@ use serde::Deserialize;
 use super::config::{activation, check_sizes, Loading};
 use super::encoder_decoder::{EncoderDecoder, Generation, Stacks};
 use super::network::Loaded;
-use super::run::{PlaceInfo, Row, RowAttention, Until};
 use super::transformer::{self, DecoderLayer, DecoderPlaces, EncoderLayer};
 use super::weights::Vars;
 use crate::attention::mask::{Mask, MaskKind};
@@ -23,6 +22,7 @@ use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
 use crate::error::{Error, FileProblem, Result};
 use crate::nn::{self, Activation, FeedForward, LayerNorm};
+use crate::run::{PlaceInfo, Row, RowAttention, Until};
 use crate::tokenize::MAX_TOKENS;
 
 const LAYER_NORM_EPS: f32 = 1e-5;

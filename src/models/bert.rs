@@ -13,7 +13,6 @@ use serde::Deserialize;
 use super::config::{activation, check_sizes, Loading};
 use super::encoder_only::{EncoderEmbeddings, EncoderOnly, Positions};
 use super::network::Loaded;
-use super::run::PlaceInfo;
 use super::transformer::EncoderLayer;
 use super::weights::Vars;
 use crate::attention::mask::MaskKind;
@@ -21,6 +20,7 @@ use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
 use crate::error::{Error, FileProblem, Result};
 use crate::nn::FeedForward;
+use crate::run::PlaceInfo;
 
 /// `config.json` of a BERT model (and of RoBERTa, XLM-RoBERTa and ELECTRA, which use the same
 /// names), with transformers' defaults.

@@ -23,13 +23,13 @@ use super::decoder_only::{DecoderOnly, EmptyRows, TokenEmbeddings};
 use super::network::Loaded;
 use super::pre_norm::{PreNormBlock, PreNormStack};
 use super::rope::{rotary, RopeSettings};
-use super::run::PlaceInfo;
 use super::weights::Vars;
 use crate::attention::mask::MaskKind;
 use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
 use crate::error::{Error, Result};
 use crate::nn::{FeedForward, Linear, Mlp, Norm};
+use crate::run::PlaceInfo;
 use crate::tokenize::MAX_TOKENS;
 
 /// `config.json` of a GPT-NeoX model, with transformers' defaults.

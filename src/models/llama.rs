@@ -22,12 +22,12 @@ use super::decoder_only::{DecoderOnly, EmptyRows, TokenEmbeddings};
 use super::network::Loaded;
 use super::pre_norm::{PreNormBlock, PreNormStack};
 use super::rope::{rotary, RopeSettings};
-use super::run::PlaceInfo;
 use crate::attention::mask::MaskKind;
 use crate::attention::multi_head::{HeadShape, MultiHeadAttention};
 use crate::attention::place::Place;
 use crate::error::{Error, FileProblem, Result};
 use crate::nn::{GatedFeedForward, Mlp, Norm};
+use crate::run::PlaceInfo;
 use crate::tokenize::MAX_TOKENS;
 
 /// A key that may be absent (`None`), null (`Some(None)`) or set: Mistral's `sliding_window`

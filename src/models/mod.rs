@@ -19,7 +19,6 @@ use crate::error::{Error, Result};
 use crate::tokenize::{Encoded, Token, TokenKind, Tokenizer};
 
 pub(crate) mod network;
-pub mod run;
 pub mod toy;
 pub mod transformer;
 
@@ -62,8 +61,8 @@ pub mod t5;
 #[cfg(feature = "hf")]
 pub mod weights;
 
+use crate::run::{self, check_size, Batch, ModelInfo, Request, Row, RowAttention, Run, Settings, Store};
 use network::{Network, NetworkInfo};
-use run::{check_size, Batch, ModelInfo, Request, Row, RowAttention, Run, Settings, Store};
 
 /// The most sentences in one padded batch.
 pub const MAX_BATCH: usize = 8;
@@ -256,8 +255,8 @@ impl Model {
 
 #[cfg(test)]
 mod tests {
-    use super::run::{Request, Run, Store};
     use super::*;
+    use crate::run::{Request, Run, Store};
 
     fn request(texts: &[&str], targets: &[&str], place: Option<Place>) -> Request {
         let owned = |v: &[&str]| v.iter().map(|t| t.to_string()).collect();

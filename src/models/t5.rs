@@ -21,7 +21,6 @@ use super::config::{activation, check_sizes, Loading, TokenIds};
 use super::encoder_decoder::{EncoderDecoder, Generation, Stacks};
 use super::network::Loaded;
 use super::pre_norm::{Memory, PreNormBlock, PreNormStack};
-use super::run::{PlaceInfo, Row, RowAttention, Until};
 use super::transformer::DecoderPlaces;
 use super::weights::Vars;
 use crate::attention::mask::{Mask, MaskKind};
@@ -31,6 +30,7 @@ use crate::attention::relative::RelativePositionBias;
 use crate::attention::sdpa::ScoreScale;
 use crate::error::{Error, FileProblem, Result};
 use crate::nn::{self, Activation, FeedForward, GatedFeedForward, Mlp, Norm};
+use crate::run::{PlaceInfo, Row, RowAttention, Until};
 use crate::tokenize::MAX_TOKENS;
 
 /// `config.json` of a T5 model, with transformers' defaults.
