@@ -21,6 +21,7 @@ use serde_json::Value;
 use crate::attention::mask::MaskKind;
 use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
+use crate::attention::position::PositionScheme;
 use crate::error::{Error, Result};
 use crate::models::config::{activation, check_sizes, Loading, TokenIds};
 use crate::models::decoder_only::{DecoderOnly, EmptyRows, TokenEmbeddings};
@@ -129,7 +130,10 @@ pub(crate) fn load(m: Loading) -> Result<Loaded> {
             let dense = a.linear_with("dense", d, d, c.attention_bias)?;
             Ok(PreNormBlock {
                 ln_1: Norm::Layer(l.layer_norm("input_layernorm", d, eps)?),
-                attn: Arc::new(MultiHeadAttention::new(q, k, v, dense, heads)?.rotated(rotary.clone())),
+                attn: Arc::new(
+                    MultiHeadAttention::new(q, k, v, dense, heads)?
+                        .with_positions(PositionScheme::Rotary(rotary.clone())),
+                ),
                 cross: None,
                 ln_2: Norm::Layer(l.layer_norm("post_attention_layernorm", d, eps)?),
                 mlp: Mlp::Plain(FeedForward {

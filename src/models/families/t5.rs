@@ -20,6 +20,7 @@ use serde::Deserialize;
 use crate::attention::mask::{Mask, MaskKind};
 use crate::attention::multi_head::{HeadShape, MultiHeadAttention};
 use crate::attention::place::Place;
+use crate::attention::position::PositionScheme;
 use crate::attention::relative::RelativePositionBias;
 use crate::attention::sdpa::ScoreScale;
 use crate::error::{Error, FileProblem, Result};
@@ -234,7 +235,10 @@ pub(crate) fn load(m: Loading) -> Result<Loaded> {
                 let ff = if decoder { 2 } else { 1 };
                 Ok(PreNormBlock {
                     ln_1: Norm::Rms(b.pp(0).rms_norm("layer_norm", d, eps)?),
-                    attn: Arc::new(attention(&b.pp(0).pp("SelfAttention"))?.biased(Arc::clone(&bias))),
+                    attn: Arc::new(
+                        attention(&b.pp(0).pp("SelfAttention"))?
+                            .with_positions(PositionScheme::RelativeBias(Arc::clone(&bias))),
+                    ),
                     cross: if decoder {
                         Some((
                             Norm::Rms(b.pp(1).rms_norm("layer_norm", d, eps)?),
