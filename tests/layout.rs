@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 const MAX_LINES: usize = 400;
 
-/// A module's path, `["models", "run", "record"]`.
+/// A module's path, `["run", "record"]`.
 type Module = Vec<String>;
 /// Module → the modules it imports from.
 type Graph = BTreeMap<Module, BTreeSet<Module>>;
@@ -44,7 +44,7 @@ fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
-/// Every .rs file under `dir`, with its module path (`models::run::record`).
+/// Every .rs file under `dir`, with its module path (`run::record`).
 fn modules(dir: &Path, path: &[String], out: &mut Vec<(Vec<String>, PathBuf)>) {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
     entries.sort();
