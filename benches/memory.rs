@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use headmap::models::hf::ModelFiles;
-use headmap::models::run::{Batch, Row, Settings};
 use headmap::rng::SplitMix64;
+use headmap::run::{Batch, Row, Settings};
 use headmap::tokenize::Token;
 use headmap::Model;
 

@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use headmap::models::hf::ModelFiles;
-use headmap::models::run::{Batch, Row, Settings};
+use headmap::run::{Batch, Row, Settings};
 use headmap::tokenize::Token;
 use headmap::Model;
 

@@ -20,7 +20,7 @@ use std::fmt::Write;
 use ndarray::{ArrayView, Axis, IxDyn};
 use serde::ser::{Serialize, SerializeSeq, Serializer};
 
-use crate::models::run::{RowAttention, Run};
+use crate::run::{RowAttention, Run};
 
 /// The JSON document of a run.
 #[derive(serde::Serialize)]
@@ -187,9 +187,9 @@ pub fn csv(run: &Run) -> crate::error::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::models::run::Request;
     use crate::models::toy::ToyConfig;
     use crate::models::Model;
+    use crate::run::Request;
 
     #[test]
     fn json_and_csv_hold_every_weight_of_every_place() {

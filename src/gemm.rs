@@ -7,7 +7,7 @@
 //! (`f32x4_relaxed_madd`) in a build with relaxed SIMD, a multiply then an add otherwise.
 //! Four rows, not six: the compiler keeps every broadcast of a step alive at once, and six
 //! rows' worth (12 sums + 2 + 6 = 20 registers) is more than V8 has on x86-64 (15), so
-//! the sums spilled to memory; measured, 4 × 8 is 1.1–1.6× faster than 6 × 8 (perf-notes).
+//! the sums spilled to memory, and 4 × 8 measured faster (`docs/perf-notes.md`).
 //!
 //! `k` goes in blocks of [`KC`]. Both factors are copied into the order the tile reads them
 //! (`x`'s tiles step-major, `w`'s strip of 8 columns row after row) so every load is the next

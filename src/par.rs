@@ -27,8 +27,8 @@ use crate::error::Result;
 pub const PRODUCT_SPLIT_FLOPS: usize = 1 << 20;
 
 /// Fewer rows than this to a thread and the split costs more than it saves: at 16 tokens
-/// MiniLM's products split in two took longer than whole in the threaded wasm build (31.3 ms
-/// against 26.9 for the forward, `scripts/bench/peers`), so a short text stays on one thread.
+/// MiniLM's products split in two took longer than whole in the threaded wasm build
+/// (`docs/perf-notes.md`), so a short text stays on one thread.
 pub const MIN_ROWS_PER_THREAD: usize = 32;
 
 /// A per-row pass ([`rows_mut`]) splits when it covers at least this many values: a layer

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::attention::place::Place;
 use crate::error::{Error, Result};
-use crate::models::run::RowAttention;
+use crate::run::RowAttention;
 
 /// How one layer's heads become one matrix.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]

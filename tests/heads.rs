@@ -10,8 +10,8 @@ mod common;
 use std::path::Path;
 
 use headmap::heads::{induction_probe, mass, scores, Metric, Score, ScoreOptions};
-use headmap::models::run::{Batch, Row, RowAttention, Run, Settings};
 use headmap::rollout::{rollout, Fusion};
+use headmap::run::{Batch, Row, RowAttention, Run, Settings};
 use headmap::tokenize::{Token, TokenKind};
 use headmap::{Error, Model, Place};
 use serde_json::Value;

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use common::{load, read};
 
-use headmap::models::run::{Batch, Row, Settings, Store};
+use headmap::run::{Batch, Row, Settings, Store};
 use headmap::tokenize::Token;
 use headmap::{Model, Place, Request};
 use ndarray::{ArrayViewD, Axis};
@@ -113,7 +113,7 @@ fn check_model(name: &str, model: &Model) -> f32 {
                 }
             }
             // an encoder–decoder's encoder and decoder outputs, or the one stack's output
-            let stack = |h: &headmap::models::run::Hidden| h.encoder.clone().or_else(|| h.decoder.clone());
+            let stack = |h: &headmap::run::Hidden| h.encoder.clone().or_else(|| h.decoder.clone());
             let hidden: Vec<(&str, Vec<Option<ndarray::Array2<f32>>>)> = if encoder_decoder {
                 vec![
                     ("encoder_last_hidden_state", run.hidden.iter().map(|h| h.encoder.clone()).collect()),

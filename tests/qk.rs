@@ -12,8 +12,8 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use headmap::models::run::{Batch, Row, RowAttention, Run, Settings};
 use headmap::qk::{self, joint, Corpus};
+use headmap::run::{Batch, Row, RowAttention, Run, Settings};
 use headmap::tokenize::Token;
 use headmap::{Model, Place, Request};
 use ndarray::{Array2, ArrayD, ArrayView2, Axis, Ix2};

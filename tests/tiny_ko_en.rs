@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use headmap::models::hf::ModelFiles;
-use headmap::models::run::{Batch, Row, Settings};
+use headmap::run::{Batch, Row, Settings};
 use headmap::tokenize::{Token, TokenKind};
 use headmap::{Model, Place, Request};
 use serde_json::Value;

@@ -13,7 +13,7 @@ fn small() -> Model {
     Model::toy(ToyConfig::small(1)).unwrap()
 }
 
-/// `texts` (and `targets`) run with `mask`, as the page used to ask: the place the mask
+/// `texts` (and `targets`) run with `mask` alone, in the place the mask
 /// belongs to (no mask: encoder self-attention with nothing hidden).
 fn run_with(model: &Model, texts: &[&str], targets: &[&str], mask: MaskKind, scale: bool) -> Result<PlaceRun, Error> {
     let place = match mask {

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use ndarray::{ArrayView2, Axis};
 
 use super::{Metric, Score, ScoreOptions};
-use crate::models::run::RowAttention;
+use crate::run::RowAttention;
 use crate::tokenize::{Token, TokenKind};
 
 /// The tokens of one row, as the scores read them.

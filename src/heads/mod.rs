@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::attention::place::Place;
 use crate::error::{Error, Result};
-use crate::models::run::RowAttention;
+use crate::run::RowAttention;
 
 mod cells;
 mod probe;

@@ -10,9 +10,9 @@ use super::{scores, Score, ScoreOptions};
 use crate::attention::mask::MaskKind;
 use crate::attention::place::Place;
 use crate::error::{Error, Result};
-use crate::models::run::{Batch, Row, Run, Settings};
 use crate::models::Model;
 use crate::rng::SplitMix64;
+use crate::run::{Batch, Row, Run, Settings};
 use crate::tokenize::{Token, TokenKind};
 
 /// The length of r unless asked otherwise (the tutorials' 50).

@@ -11,7 +11,7 @@ use super::MAX_TOKENS;
 use crate::attention::mask::MaskKind;
 use crate::attention::place::Place;
 use crate::error::FileProblem;
-use crate::models::run::{Row, RowAttention};
+use crate::run::{Row, RowAttention};
 use crate::tokenize::{short_label, Token, TokenKind};
 
 /// Tokens on both sides, not too many, and as many on each side of a self-attention place.

@@ -26,7 +26,7 @@ use safetensors::SafeTensors;
 use crate::attention::mask::MaskKind;
 use crate::attention::place::Place;
 use crate::error::{Error, FileProblem, Result};
-use crate::models::run::{check_size, PlaceRun, RowAttention, Run};
+use crate::run::{check_size, PlaceRun, RowAttention, Run};
 use crate::tokenize::short_label;
 
 mod checks;

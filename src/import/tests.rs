@@ -3,9 +3,9 @@
 
 use super::*;
 use crate::export::{export, safetensors, Precision};
-use crate::models::run::Request;
 use crate::models::toy::ToyConfig;
 use crate::models::Model;
+use crate::run::Request;
 use crate::tokenize::TokenKind;
 use ndarray::Array4;
 use safetensors::Dtype;

@@ -9,7 +9,7 @@ use safetensors::{Dtype, SafeTensors};
 use super::document::{DocumentPlace, Nested};
 use super::{BF16_ROW_SUM_TOLERANCE, ROW_SUM_TOLERANCE};
 use crate::error::FileProblem;
-use crate::models::run::MAX_WEIGHT_BYTES;
+use crate::run::MAX_WEIGHT_BYTES;
 
 fn mismatch(at: &str, side: &str, tokens: usize, size: usize) -> FileProblem {
     FileProblem::TokensMismatch { at: at.to_string(), side: side.to_string(), tokens, size }

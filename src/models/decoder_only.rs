@@ -9,11 +9,11 @@ use ndarray::{Array2, Zip};
 
 use super::network::{place_mask, Network, NetworkInfo};
 use super::pre_norm::PreNormStack;
-use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, Row, Run, Settings};
 use crate::attention::mask::{Mask, MaskKind};
 use crate::error::Result;
 use crate::nn;
 use crate::par;
+use crate::run::{Batch, Hidden, PlaceInfo, PlaceRun, Row, Run, Settings};
 
 /// What a query that may see no key gets in a windowed layer — a PAD query at the end of a
 /// right-padded row whose window holds only PAD keys — as each family's transformers code

@@ -8,12 +8,12 @@ use std::sync::Arc;
 use ndarray::{Array1, Array2, ArrayView1};
 
 use super::network::{place_mask, Network, NetworkInfo};
-use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, Row, RowAttention, Run, Settings, Until};
 use super::transformer::DecoderPlaces;
 use crate::attention::mask::{Mask, MaskKind};
 use crate::attention::place::Place;
 use crate::error::{Error, Result};
 use crate::par;
+use crate::run::{Batch, Hidden, PlaceInfo, PlaceRun, Row, RowAttention, Run, Settings, Until};
 
 /// An encoder–decoder model's two stacks, embeddings to output, and its head.
 pub(crate) trait Stacks: Send + Sync {

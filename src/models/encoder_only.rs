@@ -6,11 +6,11 @@
 use ndarray::{Array2, Axis};
 
 use super::network::{place_mask, Network, NetworkInfo};
-use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, Run, Settings};
 use super::transformer::{self, EncoderLayer};
 use crate::error::{Error, Result};
 use crate::nn::{self, LayerNorm, Linear};
 use crate::par;
+use crate::run::{Batch, Hidden, PlaceInfo, PlaceRun, Run, Settings};
 
 /// Which row of the position table each token reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,9 +6,9 @@
 //! around that — tokenizing, padding, feeding an encoder–decoder's decoder, what-if masks,
 //! limits, traces — is done once, here.
 //!
-//! Each family has one file (`bert`, `roberta`, `distilbert`, `electra`, `gpt2`, `gpt_neo`,
-//! `gpt_neox`, `llama`, `bart`, `t5`) whose loader reads its config and weights into one of
-//! three shared networks: `encoder_only`, `decoder_only` (on `pre_norm` blocks) and
+//! Each family has one file under `families` (`bert`, `roberta`, `distilbert`, `electra`,
+//! `gpt2`, `gpt_neo`, `gpt_neox`, `llama`, `bart`, `t5`) whose loader reads its config and
+//! weights into one of three shared networks: `encoder_only`, `decoder_only` (on `pre_norm` blocks) and
 //! `encoder_decoder` (BART's post-LN `transformer` layers, T5's `pre_norm` blocks). The
 //! families use `config` (a leaf), `weights` and `rope`; `registry` names each `model_type`'s
 //! loader, and only `hf`, which reads a model's files, asks it.
@@ -19,51 +19,32 @@ use crate::error::{Error, Result};
 use crate::tokenize::{Encoded, Token, TokenKind, Tokenizer};
 
 pub(crate) mod network;
-pub mod run;
 pub mod toy;
 pub mod transformer;
 
-#[cfg(feature = "hf")]
-pub mod bart;
-#[cfg(feature = "hf")]
-pub mod bert;
 #[cfg(feature = "hf")]
 pub mod config;
 #[cfg(feature = "hf")]
 pub(crate) mod decoder_only;
 #[cfg(feature = "hf")]
-pub mod distilbert;
-#[cfg(feature = "hf")]
-pub mod electra;
-#[cfg(feature = "hf")]
 pub(crate) mod encoder_decoder;
 #[cfg(feature = "hf")]
 pub(crate) mod encoder_only;
 #[cfg(feature = "hf")]
-pub mod gpt2;
-#[cfg(feature = "hf")]
-pub mod gpt_neo;
-#[cfg(feature = "hf")]
-pub mod gpt_neox;
+pub mod families;
 #[cfg(feature = "hf")]
 pub mod hf;
-#[cfg(feature = "hf")]
-pub mod llama;
 #[cfg(feature = "hf")]
 pub(crate) mod pre_norm;
 #[cfg(feature = "hf")]
 pub mod registry;
 #[cfg(feature = "hf")]
-pub mod roberta;
-#[cfg(feature = "hf")]
 pub mod rope;
-#[cfg(feature = "hf")]
-pub mod t5;
 #[cfg(feature = "hf")]
 pub mod weights;
 
+use crate::run::{self, check_size, Batch, ModelInfo, Request, Row, RowAttention, Run, Settings, Store};
 use network::{Network, NetworkInfo};
-use run::{check_size, Batch, ModelInfo, Request, Row, RowAttention, Run, Settings, Store};
 
 /// The most sentences in one padded batch.
 pub const MAX_BATCH: usize = 8;
@@ -256,8 +237,8 @@ impl Model {
 
 #[cfg(test)]
 mod tests {
-    use super::run::{Request, Run, Store};
     use super::*;
+    use crate::run::{Request, Run, Store};
 
     fn request(texts: &[&str], targets: &[&str], place: Option<Place>) -> Request {
         let owned = |v: &[&str]| v.iter().map(|t| t.to_string()).collect();

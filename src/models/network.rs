@@ -5,11 +5,11 @@
 
 use std::sync::Arc;
 
-use super::run::{Batch, PlaceInfo, Row, Run, Settings};
 use crate::attention::mask::{Mask, MaskKind};
 use crate::error::{Error, Result};
+use crate::run::{Batch, PlaceInfo, Row, Run, Settings};
 
-/// What a network is, fixed when it is built: what [`super::run::ModelInfo`] is made of.
+/// What a network is, fixed when it is built: what [`crate::run::ModelInfo`] is made of.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct NetworkInfo {
     /// "toy", or a real model's `model_type`.
@@ -29,7 +29,7 @@ pub(crate) struct NetworkInfo {
 pub(crate) trait Network: Send + Sync {
     fn info(&self) -> &NetworkInfo;
     /// Runs a padded batch; keeps the places `settings` asks for, each layer recorded with
-    /// its block and inputs (see [`super::run::attend`]) so its weights and traces can be
+    /// its block and inputs (see [`crate::run::attend`]) so its weights and traces can be
     /// given again.
     fn forward(&self, batch: &Batch, settings: &Settings) -> Result<Run>;
     /// Greedy decoding of `source`, up to `max_new_tokens`: the decoder's ids, start token first.

@@ -12,11 +12,11 @@ use std::sync::Arc;
 
 use ndarray::Array2;
 
-use super::run::{attend, attend_weights, RowAttention, Until};
 use crate::attention::mask::Mask;
 use crate::attention::multi_head::MultiHeadAttention;
 use crate::error::Result;
 use crate::nn::{Mlp, Norm};
+use crate::run::{attend, attend_weights, RowAttention, Until};
 
 /// One pre-norm block: self-attention, a decoder's cross-attention, the feed-forward, each
 /// after its own norm and added back.

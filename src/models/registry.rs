@@ -2,8 +2,8 @@
 //! family's loader. Only `hf` looks here; no family does.
 
 use super::config::Loading;
+use super::families::{bart, bert, distilbert, electra, gpt2, gpt_neo, gpt_neox, llama, roberta, t5};
 use super::network::Loaded;
-use super::{bart, bert, distilbert, electra, gpt2, gpt_neo, gpt_neox, llama, roberta, t5};
 use crate::error::Result;
 
 /// A family's loader: its config read and checked, its weights read into a network.

@@ -11,13 +11,13 @@ use ndarray::{Array1, Array2};
 use serde::Serialize;
 
 use super::network::{place_mask, Network, NetworkInfo};
-use super::run::{Batch, Hidden, PlaceInfo, PlaceRun, Run, Settings, Until};
 use super::transformer::{self, DecoderLayer, DecoderPlaces, EncoderLayer};
 use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
 use crate::error::{Error, Result};
 use crate::nn::{Activation, FeedForward, LayerNorm, Linear};
 use crate::rng::SplitMix64;
+use crate::run::{Batch, Hidden, PlaceInfo, PlaceRun, Run, Settings, Until};
 use crate::tokenize::{Token, MAX_TOKENS};
 
 const LAYER_NORM_EPS: f32 = 1e-5;

@@ -15,11 +15,11 @@ use std::sync::Arc;
 
 use ndarray::Array2;
 
-use super::run::{attend, attend_weights, RowAttention, Until};
 use crate::attention::mask::Mask;
 use crate::attention::multi_head::MultiHeadAttention;
 use crate::error::Result;
 use crate::nn::{FeedForward, LayerNorm};
+use crate::run::{attend, attend_weights, RowAttention, Until};
 
 /// One post-LN encoder layer (BART's `encoder.layers.N`, BERT's `encoder.layer.N`).
 #[derive(Debug, Clone)]

@@ -13,7 +13,7 @@ use ndarray::{s, Array2, ArrayView2, Axis};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::models::run::RowAttention;
+use crate::run::RowAttention;
 
 pub mod joint;
 pub mod pca;

@@ -29,8 +29,8 @@ use crate::attention::place::Place;
 use crate::attention::sdpa;
 use crate::error::{Error, Result};
 use crate::examples::EXAMPLES;
-use crate::models::run::Request;
 use crate::models::toy::ToyConfig;
+use crate::run::Request;
 
 #[cfg(feature = "bench")]
 mod bench;

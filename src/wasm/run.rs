@@ -13,14 +13,14 @@ use super::{js_error, place, to_js, typed, HeadTraceJs, RowTokensJs, RowWeightsJ
 use crate::attention::mask::MaskKind;
 use crate::attention::place::Place;
 use crate::cost::Cost;
-use crate::models::run::RowAttention;
+use crate::run::RowAttention;
 use crate::stats;
 use crate::tokenize::{coverage, Coverage, Token};
 
 /// The attention of one run, kept in wasm memory until asked for.
 #[wasm_bindgen]
 pub struct Run {
-    pub(crate) run: crate::models::run::Run,
+    pub(crate) run: crate::run::Run,
     /// The model that made it: what a trace recomputes from. None for weights read from a file.
     pub(crate) model: Option<Rc<crate::models::Model>>,
     /// What an export names as its model_type: the model's architecture, or the file's label.

@@ -54,8 +54,12 @@ impl MultiHeadAttention {
             ensure_finite("V", v.view())?;
         }
         let Keep { weights: kept, values } = keep;
-        let pass =
-            Pass { p, mask, divisor: self.score_scale.divisor(d_k, scale_scores), buckets: self.buckets(tq, tk) };
+        let pass = Pass {
+            p,
+            mask,
+            divisor: self.score_scale.divisor(d_k, scale_scores),
+            buckets: self.positions.buckets(tq, tk),
+        };
         let n = tq * tk;
         let mut weights = vec![0.0; if kept { self.heads * n } else { n }]; // (H, Tq, Tk) or (Tq, Tk)
         let mut heads_out = Array2::zeros((tq, if values { self.heads * d_k } else { 0 })); // (Tq, H·d_k)
@@ -138,7 +142,7 @@ impl MultiHeadAttention {
         slot: &mut [f32],
         dest: Option<ArrayViewMut2<f32>>,
     ) -> Result<HeadWeights> {
-        let bias = self.head_bias(h, pass.buckets.as_ref());
+        let bias = self.positions.head_bias(h, pass.buckets.as_ref());
         if let Some(b) = &bias {
             ensure_finite("position bias", b.view())?;
         }

@@ -5,16 +5,10 @@
 //! Each head takes its own slice of d_k = d_model / h columns of the projections, so h heads
 //! cost about what one full-width head costs (h · n² · d/h = n² d).
 
-#[cfg(feature = "hf")]
-use std::sync::Arc;
-
 use ndarray::{s, Array2, Array3, ArrayView2, ArrayView3};
 
 use super::mask::Mask;
-#[cfg(feature = "hf")]
-use super::relative::RelativePositionBias;
-#[cfg(feature = "hf")]
-use super::rotary::{Rotary, RotaryTables};
+use super::position::PositionScheme;
 use super::sdpa::{self, ScoreScale, ScoreSteps, Trace};
 use crate::error::{Error, Result};
 use crate::nn::Linear;
@@ -38,14 +32,8 @@ pub struct MultiHeadAttention {
     pub head_dim: usize,
     /// What the scores are divided by.
     pub score_scale: ScoreScale,
-    // Only real models say where tokens are inside attention; the toy-only wasm leaves both
-    // hooks out (their code is 7 KB of a widget's 150 KB gzipped budget).
-    /// Turns Q and K by their positions (Llama, Qwen2, Mistral, GPT-NeoX).
-    #[cfg(feature = "hf")]
-    pub rotary: Option<Rotary>,
-    /// Added to the scores (T5's relative positions), shared by the blocks of a stack.
-    #[cfg(feature = "hf")]
-    pub position_bias: Option<Arc<RelativePositionBias>>,
+    /// Where tokens are inside the block: nowhere, rotated Q and K, or a bias on the scores.
+    pub positions: PositionScheme,
 }
 
 /// How many heads of which width a block has.
@@ -95,7 +83,8 @@ impl MultiHeadAttention {
     }
 
     /// A block of any head shape: `heads` query heads of `head_dim` over `kv_heads` key/value
-    /// heads, ÷√d_k until [`MultiHeadAttention::with_score_scale`] says otherwise.
+    /// heads, ÷√d_k until [`MultiHeadAttention::with_score_scale`] says otherwise, no positions
+    /// until [`MultiHeadAttention::with_positions`] gives a scheme.
     pub fn with_shape(w_q: Linear, w_k: Linear, w_v: Linear, w_o: Linear, shape: HeadShape) -> Result<Self> {
         let HeadShape { heads, kv_heads, head_dim } = shape;
         let d = w_q.d_in();
@@ -122,10 +111,7 @@ impl MultiHeadAttention {
             kv_heads,
             head_dim,
             score_scale: ScoreScale::SqrtDk,
-            #[cfg(feature = "hf")]
-            rotary: None,
-            #[cfg(feature = "hf")]
-            position_bias: None,
+            positions: PositionScheme::None,
         })
     }
 
@@ -134,16 +120,9 @@ impl MultiHeadAttention {
         MultiHeadAttention { score_scale, ..self }
     }
 
-    /// The same block, turning Q and K by `rotary`.
-    #[cfg(feature = "hf")]
-    pub fn rotated(self, rotary: Rotary) -> Self {
-        MultiHeadAttention { rotary: Some(rotary), ..self }
-    }
-
-    /// The same block, adding `bias` to its scores.
-    #[cfg(feature = "hf")]
-    pub fn biased(self, bias: Arc<RelativePositionBias>) -> Self {
-        MultiHeadAttention { position_bias: Some(bias), ..self }
+    /// The same block, saying where tokens are as `positions` does.
+    pub fn with_positions(self, positions: PositionScheme) -> Self {
+        MultiHeadAttention { positions, ..self }
     }
 
     pub fn d_model(&self) -> usize {
@@ -243,15 +222,15 @@ impl MultiHeadAttention {
         let q = q.slice(s![.., head * d..(head + 1) * d]).to_owned(); // (Tq, d_k)
         let k = k.slice(s![.., g * d..(g + 1) * d]).to_owned(); // (Tk, d_k)
         let v = v.slice(s![.., g * d..(g + 1) * d]).to_owned(); // (Tk, d_k)
-        let (q_rotated, k_rotated) = if self.rotates() {
+        let (q_rotated, k_rotated) = if self.positions.rotates() {
             let (mut qr, mut kr) = (q.clone(), k.clone());
-            self.rotate(&mut qr, &mut kr)?;
+            self.positions.rotate(&mut qr, &mut kr, d)?;
             (Some(qr), Some(kr))
         } else {
             (None, None)
         };
-        let buckets = self.buckets(q.nrows(), k.nrows());
-        let bias = self.head_bias(head, buckets.as_ref());
+        let buckets = self.positions.buckets(q.nrows(), k.nrows());
+        let bias = self.positions.head_bias(head, buckets.as_ref());
         let steps =
             ScoreSteps { divisor: self.score_scale.divisor(d, scale_scores), bias: bias.as_ref().map(|b| b.view()) };
         let steps = sdpa::trace_steps(
@@ -286,62 +265,10 @@ impl MultiHeadAttention {
         (p.q.slice(qc), p.k.slice(kc), p.v.as_ref().map(|v| v.slice(kc)))
     }
 
-    /// T5's bucket of each (query, key) distance, (Tq, Tk), when the block adds a bias.
-    #[cfg(feature = "hf")]
-    fn buckets(&self, tq: usize, tk: usize) -> Option<Array2<usize>> {
-        self.position_bias.as_ref().map(|b| b.buckets(tq, tk))
-    }
-    #[cfg(not(feature = "hf"))]
-    fn buckets(&self, _tq: usize, _tk: usize) -> Option<Array2<usize>> {
-        None
-    }
-
-    #[cfg(feature = "hf")]
-    fn head_bias(&self, h: usize, buckets: Option<&Array2<usize>>) -> Option<Array2<f32>> {
-        Some(self.position_bias.as_ref()?.head(h, buckets?.view())) // (Tq, Tk)
-    }
-    #[cfg(not(feature = "hf"))]
-    fn head_bias(&self, _h: usize, _buckets: Option<&Array2<usize>>) -> Option<Array2<f32>> {
-        None
-    }
-
-    #[cfg(feature = "hf")]
-    fn rotates(&self) -> bool {
-        self.rotary.is_some()
-    }
-    #[cfg(not(feature = "hf"))]
-    fn rotates(&self) -> bool {
-        false
-    }
-
-    /// Turns `q` (Tq, ·) and `k` (Tk, ·) by their positions 0.., every head, if the block
-    /// rotates.
-    #[cfg(feature = "hf")]
-    fn rotate(&self, q: &mut Array2<f32>, k: &mut Array2<f32>) -> Result<()> {
-        let Some(rotary) = &self.rotary else { return Ok(()) };
-        let tables = rotary.tables(q.nrows().max(k.nrows()));
-        let rows = |n: usize| RotaryTables {
-            cos: tables.cos.slice(s![..n, ..]).to_owned(),
-            sin: tables.sin.slice(s![..n, ..]).to_owned(),
-        };
-        if q.nrows() == k.nrows() {
-            rotary.rotate(q.view_mut(), self.head_dim, &tables)?;
-            rotary.rotate(k.view_mut(), self.head_dim, &tables)
-        } else {
-            let (q_tables, k_tables) = (rows(q.nrows()), rows(k.nrows()));
-            rotary.rotate(q.view_mut(), self.head_dim, &q_tables)?;
-            rotary.rotate(k.view_mut(), self.head_dim, &k_tables)
-        }
-    }
-    #[cfg(not(feature = "hf"))]
-    fn rotate(&self, _q: &mut Array2<f32>, _k: &mut Array2<f32>) -> Result<()> {
-        Ok(())
-    }
-
     /// Q and K, rotated when the block rotates, and V when `values`.
     fn project(&self, x_q: ArrayView2<f32>, x_kv: ArrayView2<f32>, values: bool) -> Result<Projected> {
         let (mut q, mut k) = self.project_unrotated(x_q, x_kv)?;
-        self.rotate(&mut q, &mut k)?;
+        self.positions.rotate(&mut q, &mut k, self.head_dim)?;
         let v = if values { Some(self.w_v.forward(x_kv)?) } else { None }; // (Tk, KV·d_k)
         Ok(Projected { q, k, v })
     }

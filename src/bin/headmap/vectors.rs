@@ -4,8 +4,8 @@
 
 use std::fmt::Write as _;
 
-use headmap::models::run::RowAttention;
 use headmap::qk::{joint, Corpus, Picture, Sentence};
+use headmap::run::RowAttention;
 use headmap::{Error, Place, Request};
 use ndarray::{ArrayView1, ArrayView2};
 use serde::Serialize;

@@ -6,16 +6,16 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use super::config::{activation, check_sizes, Loading};
-use super::encoder_only::{EncoderEmbeddings, EncoderOnly, Positions};
-use super::network::Loaded;
-use super::run::PlaceInfo;
-use super::transformer::EncoderLayer;
 use crate::attention::mask::MaskKind;
 use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
 use crate::error::Result;
+use crate::models::config::{activation, check_sizes, Loading};
+use crate::models::encoder_only::{EncoderEmbeddings, EncoderOnly, Positions};
+use crate::models::network::Loaded;
+use crate::models::transformer::EncoderLayer;
 use crate::nn::FeedForward;
+use crate::run::PlaceInfo;
 
 const LAYER_NORM_EPS: f32 = 1e-12;
 

@@ -11,17 +11,17 @@ use std::sync::Arc;
 use ndarray::s;
 use serde::Deserialize;
 
-use super::config::{activation, check_sizes, Loading};
-use super::decoder_only::{DecoderOnly, EmptyRows, TokenEmbeddings};
-use super::network::Loaded;
-use super::pre_norm::{PreNormBlock, PreNormStack};
-use super::run::PlaceInfo;
 use crate::attention::mask::MaskKind;
 use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
 use crate::attention::sdpa::ScoreScale;
 use crate::error::{Error, FileProblem, Result};
+use crate::models::config::{activation, check_sizes, Loading};
+use crate::models::decoder_only::{DecoderOnly, EmptyRows, TokenEmbeddings};
+use crate::models::network::Loaded;
+use crate::models::pre_norm::{PreNormBlock, PreNormStack};
 use crate::nn::{FeedForward, Linear, Mlp, Norm};
+use crate::run::PlaceInfo;
 
 /// `config.json` of a GPT-2 model, with transformers' defaults.
 #[derive(Debug, Clone, Deserialize)]

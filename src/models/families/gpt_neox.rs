@@ -18,18 +18,19 @@ use ndarray::{Array1, Axis};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::config::{activation, check_sizes, Loading, TokenIds};
-use super::decoder_only::{DecoderOnly, EmptyRows, TokenEmbeddings};
-use super::network::Loaded;
-use super::pre_norm::{PreNormBlock, PreNormStack};
-use super::rope::{rotary, RopeSettings};
-use super::run::PlaceInfo;
-use super::weights::Vars;
 use crate::attention::mask::MaskKind;
 use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
+use crate::attention::position::PositionScheme;
 use crate::error::{Error, Result};
+use crate::models::config::{activation, check_sizes, Loading, TokenIds};
+use crate::models::decoder_only::{DecoderOnly, EmptyRows, TokenEmbeddings};
+use crate::models::network::Loaded;
+use crate::models::pre_norm::{PreNormBlock, PreNormStack};
+use crate::models::rope::{rotary, RopeSettings};
+use crate::models::weights::Vars;
 use crate::nn::{FeedForward, Linear, Mlp, Norm};
+use crate::run::PlaceInfo;
 use crate::tokenize::MAX_TOKENS;
 
 /// `config.json` of a GPT-NeoX model, with transformers' defaults.
@@ -129,7 +130,10 @@ pub(crate) fn load(m: Loading) -> Result<Loaded> {
             let dense = a.linear_with("dense", d, d, c.attention_bias)?;
             Ok(PreNormBlock {
                 ln_1: Norm::Layer(l.layer_norm("input_layernorm", d, eps)?),
-                attn: Arc::new(MultiHeadAttention::new(q, k, v, dense, heads)?.rotated(rotary.clone())),
+                attn: Arc::new(
+                    MultiHeadAttention::new(q, k, v, dense, heads)?
+                        .with_positions(PositionScheme::Rotary(rotary.clone())),
+                ),
                 cross: None,
                 ln_2: Norm::Layer(l.layer_norm("post_attention_layernorm", d, eps)?),
                 mlp: Mlp::Plain(FeedForward {

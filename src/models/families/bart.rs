@@ -12,17 +12,17 @@ use std::sync::Arc;
 use ndarray::{s, Array1, Array2, ArrayView1};
 use serde::Deserialize;
 
-use super::config::{activation, check_sizes, Loading};
-use super::encoder_decoder::{EncoderDecoder, Generation, Stacks};
-use super::network::Loaded;
-use super::run::{PlaceInfo, Row, RowAttention, Until};
-use super::transformer::{self, DecoderLayer, DecoderPlaces, EncoderLayer};
-use super::weights::Vars;
 use crate::attention::mask::{Mask, MaskKind};
 use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
 use crate::error::{Error, FileProblem, Result};
+use crate::models::config::{activation, check_sizes, Loading};
+use crate::models::encoder_decoder::{EncoderDecoder, Generation, Stacks};
+use crate::models::network::Loaded;
+use crate::models::transformer::{self, DecoderLayer, DecoderPlaces, EncoderLayer};
+use crate::models::weights::Vars;
 use crate::nn::{self, Activation, FeedForward, LayerNorm};
+use crate::run::{PlaceInfo, Row, RowAttention, Until};
 use crate::tokenize::MAX_TOKENS;
 
 const LAYER_NORM_EPS: f32 = 1e-5;

@@ -6,10 +6,10 @@
 use serde::Deserialize;
 
 use super::bert::BertConfig;
-use super::config::{check_sizes, Loading};
-use super::encoder_only::{EncoderOnly, Positions};
-use super::network::Loaded;
 use crate::error::Result;
+use crate::models::config::{check_sizes, Loading};
+use crate::models::encoder_only::{EncoderOnly, Positions};
+use crate::models::network::Loaded;
 
 /// `config.json` of an ELECTRA model: BERT's names plus `embedding_size`.
 #[derive(Debug, Clone, Deserialize)]

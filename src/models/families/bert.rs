@@ -10,17 +10,17 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use super::config::{activation, check_sizes, Loading};
-use super::encoder_only::{EncoderEmbeddings, EncoderOnly, Positions};
-use super::network::Loaded;
-use super::run::PlaceInfo;
-use super::transformer::EncoderLayer;
-use super::weights::Vars;
 use crate::attention::mask::MaskKind;
 use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
 use crate::error::{Error, FileProblem, Result};
+use crate::models::config::{activation, check_sizes, Loading};
+use crate::models::encoder_only::{EncoderEmbeddings, EncoderOnly, Positions};
+use crate::models::network::Loaded;
+use crate::models::transformer::EncoderLayer;
+use crate::models::weights::Vars;
 use crate::nn::FeedForward;
+use crate::run::PlaceInfo;
 
 /// `config.json` of a BERT model (and of RoBERTa, XLM-RoBERTa and ELECTRA, which use the same
 /// names), with transformers' defaults.

@@ -17,20 +17,21 @@ use std::sync::Arc;
 use ndarray::{Array1, Array2, ArrayView1};
 use serde::Deserialize;
 
-use super::config::{activation, check_sizes, Loading, TokenIds};
-use super::encoder_decoder::{EncoderDecoder, Generation, Stacks};
-use super::network::Loaded;
-use super::pre_norm::{Memory, PreNormBlock, PreNormStack};
-use super::run::{PlaceInfo, Row, RowAttention, Until};
-use super::transformer::DecoderPlaces;
-use super::weights::Vars;
 use crate::attention::mask::{Mask, MaskKind};
 use crate::attention::multi_head::{HeadShape, MultiHeadAttention};
 use crate::attention::place::Place;
+use crate::attention::position::PositionScheme;
 use crate::attention::relative::RelativePositionBias;
 use crate::attention::sdpa::ScoreScale;
 use crate::error::{Error, FileProblem, Result};
+use crate::models::config::{activation, check_sizes, Loading, TokenIds};
+use crate::models::encoder_decoder::{EncoderDecoder, Generation, Stacks};
+use crate::models::network::Loaded;
+use crate::models::pre_norm::{Memory, PreNormBlock, PreNormStack};
+use crate::models::transformer::DecoderPlaces;
+use crate::models::weights::Vars;
 use crate::nn::{self, Activation, FeedForward, GatedFeedForward, Mlp, Norm};
+use crate::run::{PlaceInfo, Row, RowAttention, Until};
 use crate::tokenize::MAX_TOKENS;
 
 /// `config.json` of a T5 model, with transformers' defaults.
@@ -234,7 +235,10 @@ pub(crate) fn load(m: Loading) -> Result<Loaded> {
                 let ff = if decoder { 2 } else { 1 };
                 Ok(PreNormBlock {
                     ln_1: Norm::Rms(b.pp(0).rms_norm("layer_norm", d, eps)?),
-                    attn: Arc::new(attention(&b.pp(0).pp("SelfAttention"))?.biased(Arc::clone(&bias))),
+                    attn: Arc::new(
+                        attention(&b.pp(0).pp("SelfAttention"))?
+                            .with_positions(PositionScheme::RelativeBias(Arc::clone(&bias))),
+                    ),
                     cross: if decoder {
                         Some((
                             Norm::Rms(b.pp(1).rms_norm("layer_norm", d, eps)?),

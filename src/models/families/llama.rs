@@ -17,17 +17,18 @@ use std::sync::Arc;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
-use super::config::{activation, check_sizes, Loading, TokenIds};
-use super::decoder_only::{DecoderOnly, EmptyRows, TokenEmbeddings};
-use super::network::Loaded;
-use super::pre_norm::{PreNormBlock, PreNormStack};
-use super::rope::{rotary, RopeSettings};
-use super::run::PlaceInfo;
 use crate::attention::mask::MaskKind;
 use crate::attention::multi_head::{HeadShape, MultiHeadAttention};
 use crate::attention::place::Place;
+use crate::attention::position::PositionScheme;
 use crate::error::{Error, FileProblem, Result};
+use crate::models::config::{activation, check_sizes, Loading, TokenIds};
+use crate::models::decoder_only::{DecoderOnly, EmptyRows, TokenEmbeddings};
+use crate::models::network::Loaded;
+use crate::models::pre_norm::{PreNormBlock, PreNormStack};
+use crate::models::rope::{rotary, RopeSettings};
 use crate::nn::{GatedFeedForward, Mlp, Norm};
+use crate::run::PlaceInfo;
 use crate::tokenize::MAX_TOKENS;
 
 /// A key that may be absent (`None`), null (`Some(None)`) or set: Mistral's `sliding_window`
@@ -218,7 +219,7 @@ pub(crate) fn load(m: Loading) -> Result<Loaded> {
             let mlp = l.pp("mlp");
             Ok(PreNormBlock {
                 ln_1: Norm::Rms(l.rms_norm("input_layernorm", d, eps)?),
-                attn: Arc::new(attention.rotated(rotary.clone())),
+                attn: Arc::new(attention.with_positions(PositionScheme::Rotary(rotary.clone()))),
                 cross: None,
                 ln_2: Norm::Rms(l.rms_norm("post_attention_layernorm", d, eps)?),
                 mlp: Mlp::Gated(GatedFeedForward {

@@ -1,6 +1,8 @@
 //! What a model is asked (a [`Request`]) and what it gives back (a [`Run`]): per place
 //! attention is used, per batch row, every layer's and head's weights in one array.
-//! Shared by the toy model and every real model.
+//! The layer between `attention` and `models`: the toy model and every real model make one,
+//! `import` builds one from a file with no model at all, and `heads`, `rollout`, `qk` and
+//! `export` read it.
 //!
 //! `request` holds what goes in (texts, padded rows, settings), `info` what a model is,
 //! `record` what a run keeps of each row and layer; a [`Run`] gathers them per place.

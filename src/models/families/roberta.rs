@@ -6,10 +6,10 @@
 //! at row `pad_token_id`.
 
 use super::bert::BertConfig;
-use super::config::Loading;
-use super::encoder_only::{EncoderOnly, Positions};
-use super::network::Loaded;
 use crate::error::Result;
+use crate::models::config::Loading;
+use crate::models::encoder_only::{EncoderOnly, Positions};
+use crate::models::network::Loaded;
 
 /// transformers' `pad_token_id` for RoBERTa and XLM-R when the config names none.
 const PAD_TOKEN_ID: u32 = 1;
