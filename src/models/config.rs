@@ -2,8 +2,12 @@
 //! setting it stumbles on, the checks of sizes and activations, token ids given as one number
 //! or a list, and `Loading`, what a family's loader is handed. A leaf: it knows no family.
 
+use std::sync::Arc;
+
+use ndarray::Array2;
 use serde::Deserialize;
 
+use super::head::OutputHead;
 use super::weights::Weights;
 use crate::error::{Error, FileProblem, Result};
 use crate::nn::Activation;
@@ -59,6 +63,33 @@ impl Loading<'_> {
         }
         Ok(pad)
     }
+}
+
+/// `tie_word_embeddings` alone, for the families whose head it decides.
+#[derive(Deserialize)]
+struct Tying {
+    tie_word_embeddings: Option<bool>,
+}
+
+/// A decoder's output head: its own matrix `name` (V, D) when the files carry it (read
+/// outside any prefix, where task models keep it), else the token embeddings when `config`
+/// ties them (`tie_word_embeddings`, else `tied_by_default`, as the family's transformers
+/// config does); else what is missing, for the error a prediction gives.
+pub(crate) fn decoder_head(
+    config: &[u8],
+    weights: &Weights,
+    name: &str,
+    tokens: &Arc<Array2<f32>>,
+    tied_by_default: bool,
+) -> Result<std::result::Result<OutputHead, String>> {
+    if let Some(own) = weights.root_matrix(name, [tokens.nrows(), tokens.ncols()]) {
+        return Ok(Ok(OutputHead::plain(Arc::new(own?))));
+    }
+    let tying: Tying = parse_config(config)?;
+    Ok(match tying.tie_word_embeddings.unwrap_or(tied_by_default) {
+        true => Ok(OutputHead::plain(Arc::clone(tokens))),
+        false => Err(format!("`{name}`, and tie_word_embeddings is false")),
+    })
 }
 
 /// The activation a config names under `setting`.

@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use ndarray::{Array2, Zip};
 
-use super::network::{place_mask, Network, NetworkInfo};
+use super::head::OutputHead;
+use super::network::{place_mask, Network, NetworkInfo, Unembed};
 use super::pre_norm::PreNormStack;
 use crate::attention::mask::{Mask, MaskKind};
 use crate::error::Result;
@@ -30,8 +31,8 @@ pub(crate) enum EmptyRows {
 
 /// Token embeddings, plus learnt positions where the model has them.
 pub(crate) struct TokenEmbeddings {
-    /// `wte`, `embed_in`, `embed_tokens`: (V, D).
-    pub tokens: Array2<f32>,
+    /// `wte`, `embed_in`, `embed_tokens`: (V, D), shared with a tied output head.
+    pub tokens: Arc<Array2<f32>>,
     /// GPT-2's and GPT-Neo's learnt positions `wpe`, (P, D); none in the rotary families.
     pub positions: Option<Array2<f32>>,
 }
@@ -53,28 +54,35 @@ pub(crate) struct DecoderOnly {
     embeddings: TokenEmbeddings,
     stack: PreNormStack,
     empty_rows: EmptyRows,
+    unembed: Unembed,
 }
 
 impl DecoderOnly {
-    /// `architecture` is the `model_type`; rows may have up to `max_tokens` tokens.
+    /// `architecture` is the `model_type`; rows may have up to `max_tokens` tokens; `head` is
+    /// the output head, or what the files lack for one.
     pub fn new(
         architecture: &str,
         place: PlaceInfo,
-        d_model: usize,
-        max_tokens: usize,
+        (d_model, max_tokens): (usize, usize),
         embeddings: TokenEmbeddings,
         stack: PreNormStack,
         empty_rows: EmptyRows,
+        head: std::result::Result<OutputHead, String>,
     ) -> Self {
         let places = vec![place.clone()];
         let info = NetworkInfo { architecture: architecture.into(), places, d_model, max_tokens, decoder_start: None };
-        DecoderOnly { info, place, embeddings, stack, empty_rows }
+        let unembed = Unembed::new(Some(stack.final_norm.clone()), head);
+        DecoderOnly { info, place, embeddings, stack, empty_rows, unembed }
     }
 }
 
 impl Network for DecoderOnly {
     fn info(&self) -> &NetworkInfo {
         &self.info
+    }
+
+    fn unembed(&self) -> Option<&Unembed> {
+        Some(&self.unembed)
     }
 
     /// Causal self-attention (PAD keys masked too, windowed where the model windows it) as it
@@ -86,8 +94,8 @@ impl Network for DecoderOnly {
             let x = self.embeddings.forward(&row.ids)?; // (T, D)
             let masks = layer_masks(&self.place, place.mask, row, self.empty_rows)?;
             let mut record = place.record(row, row);
-            let out = self.stack.run(x, &masks, settings.scale_scores, Some(&mut record), None, settings.until())?;
-            Ok((record, Hidden { encoder: None, decoder: out }))
+            let out = self.stack.run(x, &masks, settings, Some(&mut record), None, settings.until())?;
+            Ok((record, Hidden { encoder: None, decoder: out.output, residuals: out.residuals }))
         });
         let mut hidden = Vec::with_capacity(batch.sources.len());
         for (record, row) in par::all(rows)? {

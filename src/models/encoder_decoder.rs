@@ -5,9 +5,9 @@
 
 use std::sync::Arc;
 
-use ndarray::{Array1, Array2, ArrayView1};
+use ndarray::Array2;
 
-use super::network::{place_mask, Network, NetworkInfo};
+use super::network::{place_mask, Network, NetworkInfo, Stacked, Unembed};
 use super::transformer::DecoderPlaces;
 use crate::attention::mask::{Mask, MaskKind};
 use crate::attention::place::Place;
@@ -23,22 +23,22 @@ pub(crate) trait Stacks: Send + Sync {
         &self,
         src: &Row,
         mask: &Arc<Mask>,
-        scale_scores: bool,
+        settings: &Settings,
         record: Option<&mut RowAttention>,
         until: Until,
-    ) -> Result<Option<Array2<f32>>>;
-    /// The decoder's output (Tt, D) for `tgt` over `memory`, the encoder's output; `None` when
+    ) -> Result<Stacked>;
+    /// The decoder's output (Tt, D) for `tgt` over `memory`, the encoder's output; none when
     /// it runs only `until` its last layer's weights.
     fn decode(
         &self,
         tgt: &Row,
         memory: &Arc<Array2<f32>>,
         places: DecoderPlaces,
-        scale_scores: bool,
+        settings: &Settings,
         until: Until,
-    ) -> Result<Option<Array2<f32>>>;
-    /// The next token's scores (V,) from the decoder's output at the last position (D,).
-    fn logits(&self, last: ArrayView1<f32>) -> Array1<f32>;
+    ) -> Result<Stacked>;
+    /// What reads the decoder's output: its final norm (T5) and the head.
+    fn unembed(&self) -> &Unembed;
 }
 
 /// How the model writes its own target, as transformers' `generate` reads the config.
@@ -88,6 +88,10 @@ impl<S: Stacks> Network for EncoderDecoder<S> {
         &self.info
     }
 
+    fn unembed(&self) -> Option<&Unembed> {
+        Some(self.stacks.unembed())
+    }
+
     /// Teacher forcing: `batch.sources` feed the encoder, `batch.targets` (already shifted
     /// right, start token first) the decoder.
     fn forward(&self, batch: &Batch, settings: &Settings) -> Result<Run> {
@@ -104,7 +108,7 @@ impl<S: Stacks> Network for EncoderDecoder<S> {
             // 1. encoder self-attention, PAD keys masked
             let padding = place_mask(encoder.mask, src, src)?;
             let mut enc_row = settings.keeps(Place::EncoderSelf).then(|| encoder.record(src, src));
-            let memory = self.stacks.encode(src, &padding, settings.scale_scores, enc_row.as_mut(), encoder_until)?;
+            let memory = self.stacks.encode(src, &padding, settings, enc_row.as_mut(), encoder_until)?.output;
             let memory = Arc::new(memory.unwrap_or_default());
             // 2. decoder: masked self-attention, then cross-attention over the encoder output
             let mut out = Hidden::default();
@@ -120,7 +124,9 @@ impl<S: Stacks> Network for EncoderDecoder<S> {
                     self_record: self_row.as_mut(),
                     cross_record: cross_row.as_mut(),
                 };
-                out.decoder = self.stacks.decode(tgt, &memory, places, settings.scale_scores, settings.until())?;
+                let stacked = self.stacks.decode(tgt, &memory, places, settings, settings.until())?;
+                out.decoder = stacked.output;
+                out.residuals = stacked.residuals;
             }
             out.encoder = (encoder_until == Until::Output).then(|| Arc::unwrap_or_clone(memory));
             Ok(([enc_row, self_row, cross_row], out))
@@ -143,7 +149,9 @@ impl<S: Stacks> Network for EncoderDecoder<S> {
     fn greedy(&self, source: &Row, max_new_tokens: usize) -> Result<Vec<u32>> {
         let Generation { eos, forced_eos, banned } = &self.generation;
         let padding = Arc::new(MaskKind::Padding.build(&source.valid, &source.valid)?);
-        let memory = self.stacks.encode(source, &padding, true, None, Until::Output)?;
+        let settings = Settings::trained();
+        let head = self.stacks.unembed().head(&self.info.architecture)?;
+        let memory = self.stacks.encode(source, &padding, &settings, None, Until::Output)?.output;
         let memory = Arc::new(memory.unwrap_or_default());
         let mut ids = vec![self.info.decoder_start.unwrap_or(0)];
         for step in 0..max_new_tokens {
@@ -153,8 +161,8 @@ impl<S: Stacks> Network for EncoderDecoder<S> {
             let places =
                 DecoderPlaces { self_mask: &causal, cross_mask: &cross, self_record: None, cross_record: None };
             // run to its output, the decoder always gives one
-            let Some(y) = self.stacks.decode(&tgt, &memory, places, true, Until::Output)? else { break };
-            let mut logits = self.stacks.logits(y.row(y.nrows() - 1)); // (V,)
+            let Some(y) = self.stacks.decode(&tgt, &memory, places, &settings, Until::Output)?.output else { break };
+            let mut logits = head.logits_one(y.row(y.nrows() - 1))?; // (V,)
             for &b in banned {
                 if let Some(l) = logits.get_mut(b as usize) {
                     *l = f32::NEG_INFINITY;

@@ -3,12 +3,16 @@
 //! encoder layers of `transformer`, recording encoder self-attention with the padding mask.
 //! They differ only in names, which their files read, and in where positions start.
 
+use std::sync::Arc;
+
 use ndarray::{Array2, Axis};
 
-use super::network::{place_mask, Network, NetworkInfo};
+use super::head::{OutputHead, Transform};
+use super::network::{place_mask, Network, NetworkInfo, Unembed};
 use super::transformer::{self, EncoderLayer};
+use super::weights::Weights;
 use crate::error::{Error, Result};
-use crate::nn::{self, LayerNorm, Linear};
+use crate::nn::{self, Activation, LayerNorm, Linear};
 use crate::par;
 use crate::run::{Batch, Hidden, PlaceInfo, PlaceRun, Run, Settings};
 
@@ -34,8 +38,8 @@ impl Positions {
 
 /// `embeddings.*`: tokens of width E, normalised, then widened to D when E is narrower.
 pub(crate) struct EncoderEmbeddings {
-    pub word: Array2<f32>,     // (V, E) word_embeddings
-    pub position: Array2<f32>, // (P, E) position_embeddings
+    pub word: Arc<Array2<f32>>, // (V, E) word_embeddings, shared with a masked-LM head
+    pub position: Array2<f32>,  // (P, E) position_embeddings
     pub positions: Positions,
     pub token_type: Option<Array2<f32>>, // (types, E) token_type_embeddings: every token is type 0
     pub norm: LayerNorm,                 // (E,) LayerNorm
@@ -80,12 +84,44 @@ impl EncoderEmbeddings {
     }
 }
 
+/// Where a masked LM's head keeps its parts, outside the base model's prefix.
+pub(crate) struct MaskedLmNames {
+    /// The transform's dense layer and layer norm: `cls.predictions.transform.dense`, …
+    pub dense: &'static str,
+    pub norm: &'static str,
+    /// The vocabulary bias, first found of these (`cls.predictions.bias`, …).
+    pub bias: &'static [&'static str],
+}
+
+/// A masked LM's head, `LayerNorm(act(h W + b)) · Eᵀ + bias` with E the word embeddings
+/// (tied, as every one of these checkpoints is), when the files carry its transform; else
+/// what is missing.
+pub(crate) fn masked_lm_head(
+    weights: &Weights,
+    names: &MaskedLmNames,
+    word: &Arc<Array2<f32>>,
+    activation: Activation,
+    eps: f32,
+) -> Result<std::result::Result<OutputHead, String>> {
+    let top = weights.outside();
+    let (v, d) = (word.nrows(), word.ncols());
+    if !top.has(&format!("{}.weight", names.dense)) {
+        return Ok(Err(format!("`{}` (the masked-LM head)", names.dense)));
+    }
+    let transform =
+        Transform { dense: top.linear(names.dense, d, d)?, activation, norm: top.layer_norm(names.norm, d, eps)? };
+    let bias = names.bias.iter().find(|b| top.has(b)).map(|b| top.vector(b, v)).transpose()?;
+    Ok(Ok(OutputHead { transform: Some(transform), bias, ..OutputHead::plain(Arc::clone(word)) }))
+}
+
 /// An encoder-only model: its one place is encoder self-attention.
 pub(crate) struct EncoderOnly {
     info: NetworkInfo,
     place: PlaceInfo,
     embeddings: EncoderEmbeddings,
     layers: Vec<EncoderLayer>, // encoder.layer.N, transformer.layer.N
+    /// The masked-LM head where the files carry it (post-LN: no final norm).
+    unembed: Unembed,
 }
 
 impl EncoderOnly {
@@ -96,6 +132,7 @@ impl EncoderOnly {
         d_model: usize,
         embeddings: EncoderEmbeddings,
         layers: Vec<EncoderLayer>,
+        head: std::result::Result<OutputHead, String>,
     ) -> Self {
         let info = NetworkInfo {
             architecture: architecture.into(),
@@ -104,13 +141,17 @@ impl EncoderOnly {
             max_tokens: embeddings.positions.max_tokens(embeddings.position.nrows()),
             decoder_start: None,
         };
-        EncoderOnly { info, place, embeddings, layers }
+        EncoderOnly { info, place, embeddings, layers, unembed: Unembed::new(None, head) }
     }
 }
 
 impl Network for EncoderOnly {
     fn info(&self) -> &NetworkInfo {
         &self.info
+    }
+
+    fn unembed(&self) -> Option<&Unembed> {
+        Some(&self.unembed)
     }
 
     /// Encoder self-attention with the padding mask it was trained with (or a what-if mask).
@@ -121,15 +162,8 @@ impl Network for EncoderOnly {
             let x = self.embeddings.forward(&row.ids)?; // (T, D)
             let mask = place_mask(place.mask, row, row)?;
             let mut record = place.record(row, row);
-            let out = transformer::encode(
-                &self.layers,
-                x,
-                &mask,
-                settings.scale_scores,
-                Some(&mut record),
-                settings.until(),
-            )?;
-            Ok((record, Hidden { encoder: out, decoder: None }))
+            let out = transformer::encode(&self.layers, x, &mask, settings, Some(&mut record), settings.until())?;
+            Ok((record, Hidden { encoder: out.output, decoder: None, residuals: out.residuals }))
         });
         let mut hidden = Vec::with_capacity(batch.sources.len());
         for (record, row) in par::all(rows)? {

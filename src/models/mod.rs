@@ -18,7 +18,9 @@ use crate::attention::place::Place;
 use crate::error::{Error, Result};
 use crate::tokenize::{Encoded, Token, TokenKind, Tokenizer};
 
+pub mod head;
 pub(crate) mod network;
+pub mod predict;
 pub mod toy;
 pub mod transformer;
 
@@ -124,6 +126,11 @@ impl Model {
         // a run through one layer gives no output: nothing after that layer is computed
         let hidden = hidden && request.through_layer.is_none();
         let settings = Settings { hidden, through: request.through_layer, ..self.settings(request)? };
+        self.run_with_settings(request, settings)
+    }
+
+    /// Checks, tokenizes and pads `request`'s texts and targets and runs them with `settings`.
+    fn run_with_settings(&self, request: &Request, settings: Settings) -> Result<Run> {
         if request.texts.len() > MAX_BATCH {
             return Err(Error::BatchTooLarge { texts: request.texts.len(), max: MAX_BATCH });
         }
@@ -196,6 +203,9 @@ impl Model {
             (None, None) => None,
         };
         let mut settings = Settings { scale_scores: request.scale.unwrap_or(true), ..Settings::trained() };
+        if let Some(spec) = &request.ablate {
+            settings.edits = self.ablation(request, &self.heads(spec)?, request.ablation)?;
+        }
         if let Some(info) = place {
             settings.keep = vec![info.place];
             let mask = request.mask.unwrap_or(info.mask);

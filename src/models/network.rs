@@ -5,6 +5,11 @@
 
 use std::sync::Arc;
 
+use ndarray::{Array2, ArrayView2};
+
+use super::head::OutputHead;
+use crate::nn::Norm;
+
 use crate::attention::mask::{Mask, MaskKind};
 use crate::error::{Error, Result};
 use crate::run::{Batch, PlaceInfo, Row, Run, Settings};
@@ -32,10 +37,55 @@ pub(crate) trait Network: Send + Sync {
     /// its block and inputs (see [`crate::run::attend`]) so its weights and traces can be
     /// given again.
     fn forward(&self, batch: &Batch, settings: &Settings) -> Result<Run>;
+    /// What turns the last hidden states into scores over the vocabulary, when the network
+    /// has one (every real model; the head itself only when its files carry it).
+    fn unembed(&self) -> Option<&Unembed> {
+        None
+    }
     /// Greedy decoding of `source`, up to `max_new_tokens`: the decoder's ids, start token first.
     fn greedy(&self, _source: &Row, _max_new_tokens: usize) -> Result<Vec<u32>> {
         Err(Error::CannotGenerate { architecture: self.info().architecture.clone() })
     }
+}
+
+/// What reads the residual stream at the end of a model: the stack's final norm, where it
+/// has one (the pre-norm stacks; post-LN layers end normalised), then the output head.
+pub(crate) struct Unembed {
+    pub final_norm: Option<Norm>,
+    /// The head, or what the files lack for one (said in the error).
+    pub head: std::result::Result<OutputHead, String>,
+}
+
+impl Unembed {
+    /// A stack's final norm and `head`.
+    pub fn new(final_norm: Option<Norm>, head: std::result::Result<OutputHead, String>) -> Self {
+        Unembed { final_norm, head }
+    }
+
+    /// The head, or an error naming what `architecture`'s files lack.
+    pub fn head(&self, architecture: &str) -> Result<&OutputHead> {
+        self.head
+            .as_ref()
+            .map_err(|missing| Error::NoOutputHead { architecture: architecture.to_string(), missing: missing.clone() })
+    }
+
+    /// The logits of a residual stream taken after some layer (T, D): through the final norm
+    /// and the head, as the last layer's is to make the model's output (the logit lens).
+    pub fn lens(&self, architecture: &str, residual: ArrayView2<f32>) -> Result<Array2<f32>> {
+        let head = self.head(architecture)?;
+        match &self.final_norm {
+            Some(norm) => head.logits(norm.forward(residual).view()),
+            None => head.logits(residual),
+        }
+    }
+}
+
+/// What a stack of layers gives: its output (T, D), or none when it ran only until a layer's
+/// weights, and, when the settings ask, the residual stream after each layer it ran.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Stacked {
+    pub output: Option<Array2<f32>>,
+    pub residuals: Vec<Array2<f32>>,
 }
 
 /// A loaded Hugging Face network and the id its batches are padded with.

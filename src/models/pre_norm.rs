@@ -12,11 +12,13 @@ use std::sync::Arc;
 
 use ndarray::Array2;
 
+use super::network::Stacked;
 use crate::attention::mask::Mask;
 use crate::attention::multi_head::MultiHeadAttention;
+use crate::attention::place::Place;
 use crate::error::Result;
 use crate::nn::{Mlp, Norm};
-use crate::run::{attend, attend_weights, RowAttention, Until};
+use crate::run::{attend, attend_weights, RowAttention, Settings, Until};
 
 /// One pre-norm block: self-attention, a decoder's cross-attention, the feed-forward, each
 /// after its own norm and added back.
@@ -40,17 +42,18 @@ pub(crate) struct Memory<'a> {
 }
 
 impl PreNormBlock {
-    /// The block on the residual stream `x` (T, D), in place.
+    /// The block on the residual stream `x` (T, D), in place; `at` is where its
+    /// self-attention is (its place and layer), which the settings' edits are looked up by.
     fn forward(
         &self,
         x: &mut Array2<f32>,
         mask: &Arc<Mask>,
-        scale_scores: bool,
+        (settings, at): (&Settings, (Place, usize)),
         record: Option<&mut RowAttention>,
         memory: Option<&mut Memory>,
     ) -> Result<()> {
         let h = Arc::new(self.ln_1.forward(x.view())); // (T, D)
-        let a = attend(&self.attn, &h, &h, mask, scale_scores, record)?;
+        let a = attend(&self.attn, &h, &h, mask, settings, at, record)?;
         if self.parallel {
             // both branches read the same x
             let m = self.mlp.forward(self.ln_2.forward(x.view()).view())?;
@@ -61,7 +64,8 @@ impl PreNormBlock {
         *x += &a;
         if let (Some((norm, cross)), Some(memory)) = (&self.cross, memory) {
             let h = Arc::new(norm.forward(x.view())); // (Tt, D)
-            *x += &attend(cross, &h, memory.states, memory.mask, scale_scores, memory.record.as_deref_mut())?;
+            let cross_at = (Place::Cross, at.1);
+            *x += &attend(cross, &h, memory.states, memory.mask, settings, cross_at, memory.record.as_deref_mut())?;
         }
         let m = self.mlp.forward(self.ln_2.forward(x.view()).view())?;
         *x += &m;
@@ -75,19 +79,19 @@ impl PreNormBlock {
         &self,
         x: &Array2<f32>,
         mask: &Arc<Mask>,
-        scale_scores: bool,
+        (settings, at): (&Settings, (Place, usize)),
         record: Option<&mut RowAttention>,
         memory: Option<&mut Memory>,
     ) -> Result<()> {
         let h = Arc::new(self.ln_1.forward(x.view())); // (T, D)
         match (&self.cross, memory) {
             (Some((norm, cross)), Some(Memory { states, mask: cross_mask, record: Some(cross_record) })) => {
-                let x = x + &attend(&self.attn, &h, &h, mask, scale_scores, record)?;
+                let x = x + &attend(&self.attn, &h, &h, mask, settings, at, record)?;
                 let h = Arc::new(norm.forward(x.view())); // (Tt, D)
-                attend_weights(cross, &h, states, cross_mask, scale_scores, cross_record)
+                attend_weights(cross, &h, states, cross_mask, settings, cross_record)
             }
             _ => match record {
-                Some(row) => attend_weights(&self.attn, &h, &h, mask, scale_scores, row),
+                Some(row) => attend_weights(&self.attn, &h, &h, mask, settings, row),
                 None => Ok(()),
             },
         }
@@ -96,31 +100,39 @@ impl PreNormBlock {
 
 /// Pre-norm blocks and the norm after the last (`ln_f`, `final_layer_norm`, `norm`).
 pub(crate) struct PreNormStack {
+    /// Where the blocks' self-attention is: the decoder's, or T5's encoder's.
+    pub place: Place,
     pub blocks: Vec<PreNormBlock>,
     pub final_norm: Norm,
 }
 
 impl PreNormStack {
-    /// Runs `x` (T, D) through the blocks, block i's self-attention masked by `masks[i]` and
-    /// recorded in `record`, a decoder's cross-attention reading `memory`; then the final norm.
-    /// Returns the stack's output, or `None` when it runs only `until` its last block's weights.
+    /// Runs `x` (T, D) through the blocks as `settings` say, block i's self-attention masked
+    /// by `masks[i]` and recorded in `record`, a decoder's cross-attention reading `memory`;
+    /// then the final norm. Gives the stack's output, or none when it runs only `until` its
+    /// last block's weights; the residual stream after each block is before the final norm.
     pub fn run(
         &self,
         mut x: Array2<f32>,
         masks: &[Arc<Mask>],
-        scale_scores: bool,
+        settings: &Settings,
         mut record: Option<&mut RowAttention>,
         mut memory: Option<Memory>,
         until: Until,
-    ) -> Result<Option<Array2<f32>>> {
+    ) -> Result<Stacked> {
         let n = self.blocks.len();
+        let mut residuals = Vec::new();
         for (i, (block, mask)) in self.blocks.iter().zip(masks).enumerate() {
+            let how = (settings, (self.place, i));
             if until.stops_at(i, n) {
-                block.last_weights(&x, mask, scale_scores, record, memory.as_mut())?;
-                return Ok(None);
+                block.last_weights(&x, mask, how, record, memory.as_mut())?;
+                return Ok(Stacked { output: None, residuals });
             }
-            block.forward(&mut x, mask, scale_scores, record.as_deref_mut(), memory.as_mut())?;
+            block.forward(&mut x, mask, how, record.as_deref_mut(), memory.as_mut())?;
+            if settings.residuals {
+                residuals.push(x.clone());
+            }
         }
-        Ok(Some(self.final_norm.forward(x.view())))
+        Ok(Stacked { output: Some(self.final_norm.forward(x.view())), residuals })
     }
 }

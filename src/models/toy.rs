@@ -172,8 +172,7 @@ impl Network for ToyNet {
             // the decoder's cross-attention reads the whole encoder output
             let until = if needs_decoder { Until::Output } else { settings.until() };
             let x = self.embed(&src.tokens);
-            let memory =
-                transformer::encode(&self.encoder, x, &padding, settings.scale_scores, enc_row.as_mut(), until)?;
+            let memory = transformer::encode(&self.encoder, x, &padding, settings, enc_row.as_mut(), until)?.output;
             encoder.rows.extend(enc_row);
             // 2. decoder masked self-attention, then cross-attention over the encoder output
             let mut out = Hidden::default();
@@ -192,14 +191,9 @@ impl Network for ToyNet {
                         cross_record: cross_row.as_mut(),
                     };
                     let y = self.embed(&tgt.tokens);
-                    out.decoder = transformer::decode(
-                        &self.decoder,
-                        y,
-                        &memory,
-                        places,
-                        settings.scale_scores,
-                        settings.until(),
-                    )?;
+                    let stacked = transformer::decode(&self.decoder, y, &memory, places, settings, settings.until())?;
+                    out.decoder = stacked.output;
+                    out.residuals = stacked.residuals;
                     out.encoder = Some(std::sync::Arc::unwrap_or_clone(memory));
                     decoder.rows.extend(self_row);
                     cross.rows.extend(cross_row);

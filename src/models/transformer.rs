@@ -15,11 +15,13 @@ use std::sync::Arc;
 
 use ndarray::Array2;
 
+use super::network::Stacked;
 use crate::attention::mask::Mask;
 use crate::attention::multi_head::MultiHeadAttention;
+use crate::attention::place::Place;
 use crate::error::Result;
 use crate::nn::{FeedForward, LayerNorm};
-use crate::run::{attend, attend_weights, RowAttention, Until};
+use crate::run::{attend, attend_weights, RowAttention, Settings, Until};
 
 /// One post-LN encoder layer (BART's `encoder.layers.N`, BERT's `encoder.layer.N`).
 #[derive(Debug, Clone)]
@@ -41,31 +43,35 @@ pub struct DecoderLayer {
     pub final_norm: LayerNorm,
 }
 
-/// Runs `x` (T, D) through an encoder stack with `mask` (T, T), recording each layer's
-/// attention into `record` when given; returns the encoder output (T, D), or `None` when it
-/// runs only `until` the last layer's weights.
-pub fn encode(
+/// Runs `x` (T, D) through an encoder stack with `mask` (T, T) as `settings` say, recording
+/// each layer's attention into `record` when given; gives the encoder output (T, D), or none
+/// when it runs only `until` the last layer's weights.
+pub(crate) fn encode(
     layers: &[EncoderLayer],
     x: Array2<f32>,
     mask: &Arc<Mask>,
-    scale_scores: bool,
+    settings: &Settings,
     mut record: Option<&mut RowAttention>,
     until: Until,
-) -> Result<Option<Array2<f32>>> {
+) -> Result<Stacked> {
     let mut x = Arc::new(x);
+    let mut residuals = Vec::new();
     for (i, layer) in layers.iter().enumerate() {
         if until.stops_at(i, layers.len()) {
             if let Some(row) = record {
-                attend_weights(&layer.self_attn, &x, &x, mask, scale_scores, row)?;
+                attend_weights(&layer.self_attn, &x, &x, mask, settings, row)?;
             }
-            return Ok(None);
+            return Ok(Stacked { output: None, residuals });
         }
-        let a = attend(&layer.self_attn, &x, &x, mask, scale_scores, record.as_deref_mut())?;
+        let a = attend(&layer.self_attn, &x, &x, mask, settings, (Place::EncoderSelf, i), record.as_deref_mut())?;
         let x1 = layer.self_attn_norm.forward_sum(x.view(), a.view()); // (T, D)
         let f = layer.ffn.forward(x1.view())?;
         x = Arc::new(layer.final_norm.forward_sum(x1.view(), f.view()));
+        if settings.residuals {
+            residuals.push(x.as_ref().clone());
+        }
     }
-    Ok(Some(Arc::unwrap_or_clone(x)))
+    Ok(Stacked { output: Some(Arc::unwrap_or_clone(x)), residuals })
 }
 
 /// The masks and records of a decoder stack's two attention places.
@@ -77,37 +83,43 @@ pub struct DecoderPlaces<'a> {
 }
 
 /// Runs `y` (Tt, D) through a decoder stack attending to `memory` (Ts, D), the encoder
-/// output; returns the decoder output (Tt, D), or `None` when it runs only `until` the last
-/// layer's weights.
-pub fn decode(
+/// output, as `settings` say; gives the decoder output (Tt, D), or none when it runs only
+/// `until` the last layer's weights.
+pub(crate) fn decode(
     layers: &[DecoderLayer],
     y: Array2<f32>,
     memory: &Arc<Array2<f32>>,
     places: DecoderPlaces,
-    scale_scores: bool,
+    settings: &Settings,
     until: Until,
-) -> Result<Option<Array2<f32>>> {
+) -> Result<Stacked> {
     let DecoderPlaces { self_mask, cross_mask, mut self_record, mut cross_record } = places;
     let mut y = Arc::new(y);
+    let mut residuals = Vec::new();
     for (i, layer) in layers.iter().enumerate() {
         let last = until.stops_at(i, layers.len());
         if last && cross_record.is_none() {
             // nothing reads this layer's self-attention output: its weights are all
             if let Some(row) = self_record {
-                attend_weights(&layer.self_attn, &y, &y, self_mask, scale_scores, row)?;
+                attend_weights(&layer.self_attn, &y, &y, self_mask, settings, row)?;
             }
-            return Ok(None);
+            return Ok(Stacked { output: None, residuals });
         }
-        let a = attend(&layer.self_attn, &y, &y, self_mask, scale_scores, self_record.as_deref_mut())?;
+        let at = (Place::DecoderSelf, i);
+        let a = attend(&layer.self_attn, &y, &y, self_mask, settings, at, self_record.as_deref_mut())?;
         let y1 = Arc::new(layer.self_attn_norm.forward_sum(y.view(), a.view())); // (Tt, D)
         if let (true, Some(row)) = (last, cross_record.as_deref_mut()) {
-            attend_weights(&layer.cross_attn, &y1, memory, cross_mask, scale_scores, row)?;
-            return Ok(None);
+            attend_weights(&layer.cross_attn, &y1, memory, cross_mask, settings, row)?;
+            return Ok(Stacked { output: None, residuals });
         }
-        let c = attend(&layer.cross_attn, &y1, memory, cross_mask, scale_scores, cross_record.as_deref_mut())?;
+        let at = (Place::Cross, i);
+        let c = attend(&layer.cross_attn, &y1, memory, cross_mask, settings, at, cross_record.as_deref_mut())?;
         let y2 = layer.cross_attn_norm.forward_sum(y1.view(), c.view());
         let f = layer.ffn.forward(y2.view())?;
         y = Arc::new(layer.final_norm.forward_sum(y2.view(), f.view()));
+        if settings.residuals {
+            residuals.push(y.as_ref().clone());
+        }
     }
-    Ok(Some(Arc::unwrap_or_clone(y)))
+    Ok(Stacked { output: Some(Arc::unwrap_or_clone(y)), residuals })
 }

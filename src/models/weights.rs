@@ -139,7 +139,13 @@ impl<'a> Weights<'a> {
 
     /// The scope of every name under the prefix.
     pub fn root(&self) -> Vars<'_, 'a> {
-        Vars { weights: self, path: String::new() }
+        Vars { weights: self, path: String::new(), prefixed: true }
+    }
+
+    /// The scope of names outside the prefix, where a task model keeps its head
+    /// (`cls.predictions`, `lm_head`, `vocab_transform`).
+    pub fn outside(&self) -> Vars<'_, 'a> {
+        Vars { weights: self, path: String::new(), prefixed: false }
     }
 
     /// A matrix stored outside the prefix (a task model's head beside its base model), or
@@ -205,20 +211,23 @@ fn wrong_shape(file: &str, full: &str, got: &[usize], expected: &[usize]) -> Err
 pub struct Vars<'w, 'a> {
     weights: &'w Weights<'a>,
     path: String,
+    /// Whether names are under the checkpoint's prefix.
+    prefixed: bool,
 }
 
 impl<'w, 'a> Vars<'w, 'a> {
     /// The scope `name` inside this one (a number works too: `pp(3)` for layer 3).
     pub fn pp(&self, name: impl std::fmt::Display) -> Vars<'w, 'a> {
         let path = if self.path.is_empty() { name.to_string() } else { format!("{}.{name}", self.path) };
-        Vars { weights: self.weights, path }
+        Vars { weights: self.weights, path, prefixed: self.prefixed }
     }
 
     fn full(&self, name: &str) -> String {
+        let prefix = if self.prefixed { self.weights.prefix.as_str() } else { "" };
         if self.path.is_empty() {
-            format!("{}{name}", self.weights.prefix)
+            format!("{prefix}{name}")
         } else {
-            format!("{}{}.{name}", self.weights.prefix, self.path)
+            format!("{prefix}{}.{name}", self.path)
         }
     }
 

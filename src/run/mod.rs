@@ -7,12 +7,14 @@
 //! `request` holds what goes in (texts, padded rows, settings), `info` what a model is,
 //! `record` what a run keeps of each row and layer; a [`Run`] gathers them per place.
 
+mod edits;
 mod info;
 mod record;
 mod request;
 
 use ndarray::Array2;
 
+pub use edits::{Ablation, HeadAt, HeadEdit, HeadEdits};
 pub use info::{ModelInfo, PlaceInfo};
 pub(crate) use record::{attend, attend_weights, check_size};
 pub use record::{LayerInputs, RowAttention, MAX_WEIGHT_BYTES};
@@ -107,6 +109,9 @@ pub struct Hidden {
     pub encoder: Option<Array2<f32>>,
     /// The decoder's output (GPT-2, BART, the toy), (Tt, D).
     pub decoder: Option<Array2<f32>>,
+    /// With [`Settings::residuals`], the residual stream after each layer of the stack that
+    /// ends the model (the decoder, or an encoder on its own), before any final norm: L × (T, D).
+    pub residuals: Vec<Array2<f32>>,
 }
 
 /// What one run of a model gives: the kept places in the order of the seeds' table, and the

@@ -7,9 +7,10 @@ use std::sync::{Arc, Mutex};
 
 use ndarray::{Array2, Array3, Array4, Axis};
 
-use super::request::Row;
+use super::request::{Row, Settings};
 use crate::attention::mask::Mask;
 use crate::attention::multi_head::{HeadTrace, MultiHeadAttention, MultiHeadOutput};
+use crate::attention::place::Place;
 use crate::error::{Error, Result};
 use crate::tokenize::Token;
 
@@ -258,6 +259,14 @@ impl RowAttention {
         block.trace(x_q.view(), x_kv.view(), Some(&record.mask), self.scale_scores, head)
     }
 
+    /// Every head's output before W_O in `layer`, (Tq, H·d_k), recomputed from the layer's
+    /// block and inputs: what mean-ablation averages and patching copies.
+    pub fn head_outputs(&self, layer: usize) -> Result<Array2<f32>> {
+        let record = self.record(layer)?;
+        let Source { block, inputs: LayerInputs { x_q, x_kv } } = record.source()?;
+        block.head_outputs(x_q.view(), x_kv.view(), Some(&record.mask), self.scale_scores)
+    }
+
     /// Every head's Q (H, Tq, d_k) and K (H, Tk, d_k) in `layer` as its scores use them, and
     /// what the scores divide their products by: QKᵀ / divisor (+ a position bias) is what the
     /// mask and softmax get.
@@ -273,31 +282,28 @@ impl RowAttention {
     }
 }
 
-/// Runs `block` with queries from `x_q` over `x_kv` and records the layer in `record`, if
-/// any: the block's output (Tq, D). A row that does not keep weights gets none: each head's
-/// weights live only while that head is computed.
+/// Runs `block` with queries from `x_q` over `x_kv`, as `settings` say for layer `layer` at
+/// `place` (scaled or not, some heads edited), and records the layer in `record`, if any: the
+/// block's output (Tq, D). A row that does not keep weights gets none: each head's weights
+/// live only while that head is computed.
 pub(crate) fn attend(
     block: &Arc<MultiHeadAttention>,
     x_q: &Arc<Array2<f32>>,
     x_kv: &Arc<Array2<f32>>,
     mask: &Arc<Mask>,
-    scale_scores: bool,
+    settings: &Settings,
+    (place, layer): (Place, usize),
     record: Option<&mut RowAttention>,
 ) -> Result<Array2<f32>> {
     let inputs = || LayerInputs { x_q: Arc::clone(x_q), x_kv: Arc::clone(x_kv) };
-    match record {
-        Some(row) => {
-            let mut a = if row.keeps_weights() {
-                block.forward(x_q.view(), x_kv.view(), Some(mask), scale_scores)?
-            } else {
-                block.forward_lean(x_q.view(), x_kv.view(), Some(mask), scale_scores)?
-            };
-            let output = std::mem::take(&mut a.output);
-            row.push_layer(block, a, mask, inputs());
-            Ok(output)
-        }
-        None => Ok(block.forward_lean(x_q.view(), x_kv.view(), Some(mask), scale_scores)?.output),
+    let edits = settings.edits.at(place, layer);
+    let keep = record.as_ref().is_some_and(|row| row.keeps_weights());
+    let mut a = block.forward_edited(x_q.view(), x_kv.view(), Some(mask), settings.scale_scores, keep, &edits)?;
+    let output = std::mem::take(&mut a.output);
+    if let Some(row) = record {
+        row.push_layer(block, a, mask, inputs());
     }
+    Ok(output)
 }
 
 /// Records `block`'s weights for queries `x_q` over `x_kv` in `row`, without the block's
@@ -307,10 +313,10 @@ pub(crate) fn attend_weights(
     x_q: &Arc<Array2<f32>>,
     x_kv: &Arc<Array2<f32>>,
     mask: &Arc<Mask>,
-    scale_scores: bool,
+    settings: &Settings,
     row: &mut RowAttention,
 ) -> Result<()> {
-    let out = block.forward_weights(x_q.view(), x_kv.view(), Some(mask), scale_scores, row.keeps_weights())?;
+    let out = block.forward_weights(x_q.view(), x_kv.view(), Some(mask), settings.scale_scores, row.keeps_weights())?;
     row.push_layer(block, out, mask, LayerInputs { x_q: Arc::clone(x_q), x_kv: Arc::clone(x_kv) });
     Ok(())
 }

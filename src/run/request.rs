@@ -4,6 +4,7 @@
 
 use serde::Deserialize;
 
+use super::edits::{Ablation, HeadEdits};
 use crate::attention::mask::MaskKind;
 use crate::attention::place::Place;
 use crate::tokenize::{Encoded, Token};
@@ -31,6 +32,13 @@ pub struct Request {
     /// vectors of one layer, not the model's output.
     #[serde(default)]
     pub through_layer: Option<usize>,
+    /// Heads turned off in the run, `L.H` comma-separated, each optionally after a place
+    /// (`1.0,cross:0.3`); every layer after them is computed with them off.
+    #[serde(default)]
+    pub ablate: Option<String>,
+    /// Zeros (the default) or each head's mean output over the batch's real tokens.
+    #[serde(default)]
+    pub ablation: Ablation,
 }
 
 /// One padded row of a batch, as a model takes it.
@@ -98,6 +106,11 @@ pub struct Settings {
     pub hidden: bool,
     /// Without `hidden`, stop after this layer (from 0) instead of the last.
     pub through: Option<usize>,
+    /// Heads turned off or given another run's output.
+    pub edits: HeadEdits,
+    /// Whether the run keeps the residual stream after every layer of the stack that ends it
+    /// ([`super::Hidden::residuals`]): what the logit lens reads.
+    pub residuals: bool,
 }
 
 /// How far a stack of layers runs.
@@ -148,6 +161,8 @@ impl Settings {
             store: Store::Auto,
             hidden: true,
             through: None,
+            edits: HeadEdits::default(),
+            residuals: false,
         }
     }
 

@@ -5,7 +5,9 @@
 //! Each head takes its own slice of d_k = d_model / h columns of the projections, so h heads
 //! cost about what one full-width head costs (h · n² · d/h = n² d).
 
-use ndarray::{s, Array2, Array3, ArrayView2, ArrayView3};
+use std::sync::Arc;
+
+use ndarray::{s, Array1, Array2, Array3, ArrayView2, ArrayView3};
 
 use super::mask::Mask;
 use super::position::PositionScheme;
@@ -53,6 +55,34 @@ pub struct MultiHeadOutput {
     /// weights are not.
     pub maxima: Vec<f32>,
     pub fully_masked_rows: Vec<usize>,
+}
+
+/// What happens to one head's output, weights · V (Tq, d_k), before W_O reads it: the place
+/// TransformerLens hooks as `hook_z`. W_O's bias is not a head's and stays.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HeadEdit {
+    /// Zero-ablation: the head writes nothing.
+    Zero,
+    /// The same output at every position (mean-ablation: its mean over real tokens), (d_k,).
+    Constant(Arc<Array1<f32>>),
+    /// Another run's output of this head at every position (activation patching), (Tq, d_k).
+    Output(Arc<Array2<f32>>),
+}
+
+impl HeadEdit {
+    /// Writes the edit over one head's columns `z` (Tq, d_k).
+    fn apply(&self, mut z: ndarray::ArrayViewMut2<f32>) -> Result<()> {
+        match self {
+            HeadEdit::Zero => z.fill(0.0),
+            HeadEdit::Constant(c) if c.len() == z.ncols() => z.rows_mut().into_iter().for_each(|mut r| r.assign(c)),
+            HeadEdit::Output(o) if o.dim() == z.dim() => z.assign(o),
+            HeadEdit::Constant(c) => return Err(Error::shape("a head's mean output", &[c.len()], &[z.ncols()])),
+            HeadEdit::Output(o) => {
+                return Err(Error::shape("a patched head's output", &[o.nrows(), o.ncols()], &[z.nrows(), z.ncols()]))
+            }
+        }
+        Ok(())
+    }
 }
 
 /// One head's trace, from the block's inputs through its slices of Q, K and V to its output
@@ -148,7 +178,34 @@ impl MultiHeadAttention {
         mask: Option<&Mask>,
         scale_scores: bool,
     ) -> Result<MultiHeadOutput> {
-        self.run(x_q, x_kv, mask, scale_scores, true)
+        self.run(x_q, x_kv, mask, scale_scores, true, &[])
+    }
+
+    /// [`MultiHeadAttention::forward`] (or its lean form, without `keep`) with some heads'
+    /// outputs changed before W_O: `edits` pairs a head with what it writes instead.
+    pub fn forward_edited(
+        &self,
+        x_q: ArrayView2<f32>,
+        x_kv: ArrayView2<f32>,
+        mask: Option<&Mask>,
+        scale_scores: bool,
+        keep: bool,
+        edits: &[(usize, &HeadEdit)],
+    ) -> Result<MultiHeadOutput> {
+        self.run(x_q, x_kv, mask, scale_scores, keep, edits)
+    }
+
+    /// Every head's output before W_O, weights · V side by side, (Tq, H·d_k): head h in
+    /// columns h·d_k..(h+1)·d_k. What mean-ablation averages and patching copies.
+    pub fn head_outputs(
+        &self,
+        x_q: ArrayView2<f32>,
+        x_kv: ArrayView2<f32>,
+        mask: Option<&Mask>,
+        scale_scores: bool,
+    ) -> Result<Array2<f32>> {
+        let p = self.project(x_q, x_kv, true)?;
+        Ok(self.heads(&p, mask, scale_scores, Keep { weights: false, values: true })?.output)
     }
 
     /// The block's output (Tq, D) and each head's largest weight, with empty weights: no
@@ -160,7 +217,7 @@ impl MultiHeadAttention {
         mask: Option<&Mask>,
         scale_scores: bool,
     ) -> Result<MultiHeadOutput> {
-        self.run(x_q, x_kv, mask, scale_scores, false)
+        self.run(x_q, x_kv, mask, scale_scores, false, &[])
     }
 
     /// Each head's largest weight and, if `keep`, every head's weights, without V, ·V or W_O:
@@ -189,8 +246,8 @@ impl MultiHeadAttention {
         Ok(self.forward_weights(x_q, x_kv, mask, scale_scores, true)?.weights)
     }
 
-    /// Projects, attends head by head, concatenates and applies W_O; the weights come back
-    /// empty, (0, 0, 0), unless `keep`.
+    /// Projects, attends head by head, concatenates, edits the heads `edits` names and applies
+    /// W_O; the weights come back empty, (0, 0, 0), unless `keep`.
     fn run(
         &self,
         x_q: ArrayView2<f32>,
@@ -198,9 +255,15 @@ impl MultiHeadAttention {
         mask: Option<&Mask>,
         scale_scores: bool,
         keep: bool,
+        edits: &[(usize, &HeadEdit)],
     ) -> Result<MultiHeadOutput> {
         let p = self.project(x_q, x_kv, true)?;
-        let mut out = self.heads(&p, mask, scale_scores, Keep { weights: keep, values: true })?;
+        let mut out = self.heads(&p, mask, scale_scores, Keep { weights: keep, values: true })?; // (Tq, H·d_k)
+        let d = self.head_dim;
+        for &(head, edit) in edits {
+            Error::check_index("head", head, self.heads)?;
+            edit.apply(out.output.slice_mut(s![.., head * d..(head + 1) * d]))?;
+        }
         out.output = self.w_o.forward(out.output.view())?; // (Tq, D)
         Ok(out)
     }

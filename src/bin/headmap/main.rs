@@ -12,6 +12,8 @@
 //! headmap heads --model DIR --probe induction --probe-length 50 --seed 0
 //! headmap rollout --model DIR --text "…" --fusion mean --format csv
 //! headmap vectors --model DIR --text "…" --text "…" --layer 1 --head 3
+//! headmap predict --model DIR --text "…" --ablate 1.0,1.3 --top-k 5 --lens
+//! headmap patch --model DIR --clean "…" --corrupt "…" --answer " Mary" --wrong " John"
 //! ```
 
 use std::io::Write;
@@ -24,14 +26,17 @@ use headmap::heads::{Metric, Score, PROBE_LENGTH};
 use headmap::models::hf::ModelFiles;
 use headmap::models::weights::{shard_names, INDEX};
 use headmap::rollout::Fusion;
+use headmap::run::Ablation;
 use headmap::svg::{heatmap_svg, Heatmap};
 use headmap::tokenize::Token;
 use headmap::{MaskKind, Model, Place, Request, Run};
 use serde::Serialize;
 
 mod find;
+mod predict;
 mod vectors;
 use find::{heads, rollout};
+use predict::{patch, predict, PatchArgs, PredictArgs};
 use vectors::vectors;
 
 #[derive(Parser)]
@@ -59,40 +64,57 @@ enum Command {
     /// moved to the queries' centre, both scaled to one mean norm) and its two principal
     /// axes: the picture AttentionViz draws.
     Vectors(VectorsArgs),
+    /// What the model predicts at every position (the next token, or a masked LM's token
+    /// there), the top k with their probabilities; with heads off (--ablate) and through the
+    /// logit lens (--lens).
+    Predict(PredictArgs),
+    /// Activation patching: for every head, the corrupted run with that head's output taken
+    /// from the clean run, and how much of the clean logit difference it brings back.
+    Patch(PatchArgs),
 }
 
 /// What every command runs: a model, its input, and the place and mask to keep.
 #[derive(clap::Args)]
-struct Input {
+pub(crate) struct Input {
     /// A model folder: config.json, model.safetensors (or model.safetensors.index.json and its
     /// shards) and tokenizer.json (or source.spm + vocab.json).
     #[arg(long)]
-    model: PathBuf,
+    pub(crate) model: PathBuf,
     /// A sentence; repeat for a padded batch (or, for vectors, a corpus of sentences run one
     /// by one).
     #[arg(long = "text", required = true)]
-    texts: Vec<String>,
+    pub(crate) texts: Vec<String>,
     /// The decoder's input of an encoder–decoder model, one per --text (default: the texts).
     #[arg(long = "target")]
-    targets: Vec<String>,
+    pub(crate) targets: Vec<String>,
     /// The place to keep (encoder_self, decoder_self, cross); default: every place, or the
     /// model's first where one place is shown (svg, png, rollout, vectors).
     #[arg(long, alias = "kind", value_parser = |s: &str| Place::parse(s).map_err(|e| e.to_string()))]
-    place: Option<Place>,
+    pub(crate) place: Option<Place>,
     /// Run --place with this mask instead of the one it was trained with (none, padding,
     /// causal, cross): a what-if.
     #[arg(long, value_parser = |s: &str| MaskKind::parse(s).map_err(|e| e.to_string()))]
-    mask: Option<MaskKind>,
+    pub(crate) mask: Option<MaskKind>,
+    /// Heads turned off, `L.H` from 0, comma-separated, each optionally after a place
+    /// (encoder_self:, decoder_self:, cross:); without one, the decoder's self-attention for
+    /// a model with a decoder, else the encoder's. Every later layer is computed with them off.
+    #[arg(long)]
+    pub(crate) ablate: Option<String>,
+    /// Turn --ablate's heads off by their mean output over the texts' tokens, not zeros.
+    #[arg(long, requires = "ablate")]
+    pub(crate) mean_ablation: bool,
 }
 
 impl Input {
     /// The request of these texts, keeping `place` (every place if `None`).
-    fn request(&self, place: Option<Place>) -> Request {
+    pub(crate) fn request(&self, place: Option<Place>) -> Request {
         Request {
             texts: self.texts.clone(),
             targets: self.targets.clone(),
             place,
             mask: self.mask,
+            ablate: self.ablate.clone(),
+            ablation: if self.mean_ablation { Ablation::Mean } else { Ablation::Zero },
             ..Request::default()
         }
     }
@@ -220,7 +242,7 @@ enum Format {
 
 /// The formats of numbers without a figure.
 #[derive(Clone, Copy, ValueEnum)]
-enum Table {
+pub(crate) enum Table {
     Json,
     Csv,
 }
@@ -243,6 +265,8 @@ fn main() -> ExitCode {
         Command::Heads(args) => heads(&args),
         Command::Rollout(args) => rollout(&args),
         Command::Vectors(args) => vectors(&args),
+        Command::Predict(args) => predict(&args),
+        Command::Patch(args) => patch(&args),
     };
     match done {
         Ok(()) => ExitCode::SUCCESS,
@@ -285,7 +309,7 @@ fn labels(tokens: &[Token]) -> Vec<String> {
     tokens.iter().map(|t| t.label.clone()).collect()
 }
 
-fn json<T: Serialize>(doc: &T) -> Result<String, String> {
+pub(crate) fn json<T: Serialize>(doc: &T) -> Result<String, String> {
     Ok(serde_json::to_string(doc).map_err(|e| e.to_string())? + "\n")
 }
 
@@ -294,14 +318,14 @@ fn first_place(model: &Model) -> Result<Place, String> {
     model.info().places.first().map(|p| p.place).ok_or_else(|| "the model has no attention".into())
 }
 
-fn write(out: Option<&Path>, bytes: &[u8]) -> Result<(), String> {
+pub(crate) fn write(out: Option<&Path>, bytes: &[u8]) -> Result<(), String> {
     match out {
         Some(path) => std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display())),
         None => std::io::stdout().write_all(bytes).map_err(|e| e.to_string()),
     }
 }
 
-fn load(dir: &Path) -> Result<Model, String> {
+pub(crate) fn load(dir: &Path) -> Result<Model, String> {
     let read = |name: &str| std::fs::read(dir.join(name)).map_err(|e| format!("{}: {e}", dir.join(name).display()));
     let optional = |name: &str| dir.join(name).exists().then(|| read(name)).transpose();
     let config = read("config.json")?;

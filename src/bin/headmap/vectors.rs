@@ -33,8 +33,8 @@ pub(super) fn vectors(args: &VectorsArgs) -> Result<(), String> {
             targets: input.targets.get(n).cloned().into_iter().collect(),
             place: Some(place),
             mask: input.mask,
-            scale: None,
             through_layer: Some(args.layer),
+            ..Request::default()
         };
         // a failure of this text names it; a missing layer or a full corpus is no one text's fault
         let at = |e: Error| format!("text {n}: {e}");

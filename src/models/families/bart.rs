@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use ndarray::{s, Array1, Array2, ArrayView1};
+use ndarray::{s, Array2};
 use serde::Deserialize;
 
 use crate::attention::mask::{Mask, MaskKind};
@@ -18,11 +18,12 @@ use crate::attention::place::Place;
 use crate::error::{Error, FileProblem, Result};
 use crate::models::config::{activation, check_sizes, Loading};
 use crate::models::encoder_decoder::{EncoderDecoder, Generation, Stacks};
-use crate::models::network::Loaded;
+use crate::models::head::OutputHead;
+use crate::models::network::{Loaded, Stacked, Unembed};
 use crate::models::transformer::{self, DecoderLayer, DecoderPlaces, EncoderLayer};
 use crate::models::weights::Vars;
 use crate::nn::{self, Activation, FeedForward, LayerNorm};
-use crate::run::{PlaceInfo, Row, RowAttention, Until};
+use crate::run::{PlaceInfo, Row, RowAttention, Settings, Until};
 use crate::tokenize::MAX_TOKENS;
 
 const LAYER_NORM_EPS: f32 = 1e-5;
@@ -88,9 +89,9 @@ impl BartConfig {
 
 /// Token and position embeddings of one side.
 struct Embeddings {
-    tokens: Array2<f32>,     // (V, D) embed_tokens, or shared
-    positions: Array2<f32>,  // (P, D), already offset for BART
-    norm: Option<LayerNorm>, // BART's layernorm_embedding
+    tokens: Arc<Array2<f32>>, // (V, D) embed_tokens, or shared; the decoder's shared with a tied head
+    positions: Array2<f32>,   // (P, D), already offset for BART
+    norm: Option<LayerNorm>,  // BART's layernorm_embedding
     /// √d_model with `scale_embedding` (transformers' `embed_scale`), else 1.
     embed_scale: f32,
 }
@@ -109,10 +110,11 @@ impl Embeddings {
 struct BartStacks {
     encoder_embeddings: Embeddings,
     decoder_embeddings: Embeddings,
-    encoder: Vec<EncoderLayer>,             // encoder.layers.N
-    decoder: Vec<DecoderLayer>,             // decoder.layers.N
-    lm_head: Array2<f32>, // (V, D): tied to the decoder's token embeddings unless lm_head.weight exists
-    final_logits_bias: Option<Array1<f32>>, // (V,)
+    encoder: Vec<EncoderLayer>, // encoder.layers.N
+    decoder: Vec<DecoderLayer>, // decoder.layers.N
+    /// `lm_head` (V, D), tied to the decoder's token embeddings unless lm_head.weight exists,
+    /// and `final_logits_bias` (V,); post-LN, so no final norm.
+    unembed: Unembed,
 }
 
 impl Stacks for BartStacks {
@@ -120,12 +122,12 @@ impl Stacks for BartStacks {
         &self,
         src: &Row,
         mask: &Arc<Mask>,
-        scale_scores: bool,
+        settings: &Settings,
         record: Option<&mut RowAttention>,
         until: Until,
-    ) -> Result<Option<Array2<f32>>> {
+    ) -> Result<Stacked> {
         let x = self.encoder_embeddings.forward(&src.ids)?; // (Ts, D)
-        transformer::encode(&self.encoder, x, mask, scale_scores, record, until)
+        transformer::encode(&self.encoder, x, mask, settings, record, until)
     }
 
     fn decode(
@@ -133,19 +135,15 @@ impl Stacks for BartStacks {
         tgt: &Row,
         memory: &Arc<Array2<f32>>,
         places: DecoderPlaces,
-        scale_scores: bool,
+        settings: &Settings,
         until: Until,
-    ) -> Result<Option<Array2<f32>>> {
+    ) -> Result<Stacked> {
         let y = self.decoder_embeddings.forward(&tgt.ids)?; // (Tt, D)
-        transformer::decode(&self.decoder, y, memory, places, scale_scores, until)
+        transformer::decode(&self.decoder, y, memory, places, settings, until)
     }
 
-    fn logits(&self, last: ArrayView1<f32>) -> Array1<f32> {
-        let mut logits = self.lm_head.dot(&last); // (V,)
-        if let Some(bias) = &self.final_logits_bias {
-            logits += bias;
-        }
-        logits
+    fn unembed(&self) -> &Unembed {
+        &self.unembed
     }
 }
 
@@ -204,11 +202,11 @@ pub(crate) fn load(m: Loading) -> Result<Loaded> {
     let embed_scale = if c.scale_embedding { (d as f32).sqrt() } else { 1.0 };
     let side = |name: &str, vocab: usize| -> Result<Embeddings> {
         let side = root.pp(name);
-        let tokens = if side.has("embed_tokens.weight") {
+        let tokens = Arc::new(if side.has("embed_tokens.weight") {
             side.matrix("embed_tokens.weight", [vocab, d])?
         } else {
             root.matrix(root.first_of(&["shared.weight"])?, [vocab, d])?
-        };
+        });
         let max = c.max_position_embeddings;
         let (positions, norm) = if c.is_marian() {
             let positions = if side.has("embed_positions.weight") {
@@ -228,20 +226,20 @@ pub(crate) fn load(m: Loading) -> Result<Loaded> {
     };
     let decoder_embeddings = side("decoder", decoder_vocab)?;
     let lm_head = match w.root_matrix("lm_head.weight", [decoder_vocab, d]) {
-        Some(head) => head?,
-        None => decoder_embeddings.tokens.clone(),
+        Some(head) => Arc::new(head?),
+        None => Arc::clone(&decoder_embeddings.tokens),
     };
     let final_logits_bias = match w.root_matrix("final_logits_bias", [1, decoder_vocab]) {
         Some(bias) => Some(bias?.row(0).to_owned()),
         None => None,
     };
+    let head = OutputHead { bias: final_logits_bias, ..OutputHead::plain(lm_head) };
     let stacks = BartStacks {
         encoder_embeddings: side("encoder", c.vocab_size)?,
         decoder_embeddings,
         encoder,
         decoder,
-        lm_head,
-        final_logits_bias,
+        unembed: Unembed::new(None, Ok(head)),
     };
     let (enc, dec) = (c.encoder_attention_heads, c.decoder_attention_heads);
     let places = [

@@ -15,7 +15,7 @@ use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
 use crate::error::{Error, FileProblem, Result};
 use crate::models::config::{activation, check_sizes, Loading};
-use crate::models::encoder_only::{EncoderEmbeddings, EncoderOnly, Positions};
+use crate::models::encoder_only::{masked_lm_head, EncoderEmbeddings, EncoderOnly, MaskedLmNames, Positions};
 use crate::models::network::Loaded;
 use crate::models::transformer::EncoderLayer;
 use crate::models::weights::Vars;
@@ -133,7 +133,7 @@ impl BertConfig {
     pub(crate) fn embeddings(&self, root: &Vars, width: usize, positions: Positions) -> Result<EncoderEmbeddings> {
         let e = root.pp("embeddings");
         Ok(EncoderEmbeddings {
-            word: e.matrix("word_embeddings.weight", [self.vocab_size, width])?,
+            word: Arc::new(e.matrix("word_embeddings.weight", [self.vocab_size, width])?),
             position: e.matrix("position_embeddings.weight", [self.max_position_embeddings, width])?,
             positions,
             token_type: Some(e.matrix("token_type_embeddings.weight", [self.type_vocab_size, width])?),
@@ -152,5 +152,12 @@ pub(crate) fn load(m: Loading) -> Result<Loaded> {
     let root = w.root();
     let layers = c.layers(&root)?;
     let embeddings = c.embeddings(&root, c.hidden_size, Positions::FromZero)?;
-    Ok(Loaded { net: Box::new(EncoderOnly::new("bert", c.place(), c.hidden_size, embeddings, layers)), pad })
+    let names = MaskedLmNames {
+        dense: "cls.predictions.transform.dense",
+        norm: "cls.predictions.transform.LayerNorm",
+        bias: &["cls.predictions.bias", "cls.predictions.decoder.bias"],
+    };
+    let act = activation("hidden_act", &c.hidden_act)?;
+    let head = masked_lm_head(&w, &names, &embeddings.word, act, c.layer_norm_eps as f32)?;
+    Ok(Loaded { net: Box::new(EncoderOnly::new("bert", c.place(), c.hidden_size, embeddings, layers, head)), pad })
 }

@@ -11,7 +11,7 @@ use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
 use crate::error::Result;
 use crate::models::config::{activation, check_sizes, Loading};
-use crate::models::encoder_only::{EncoderEmbeddings, EncoderOnly, Positions};
+use crate::models::encoder_only::{masked_lm_head, EncoderEmbeddings, EncoderOnly, MaskedLmNames, Positions};
 use crate::models::network::Loaded;
 use crate::models::transformer::EncoderLayer;
 use crate::nn::FeedForward;
@@ -91,7 +91,7 @@ pub(crate) fn load(m: Loading) -> Result<Loaded> {
         .collect::<Result<_>>()?;
     let e = root.pp("embeddings");
     let embeddings = EncoderEmbeddings {
-        word: e.matrix("word_embeddings.weight", [c.vocab_size, d])?,
+        word: Arc::new(e.matrix("word_embeddings.weight", [c.vocab_size, d])?),
         position: e.matrix("position_embeddings.weight", [c.max_position_embeddings, d])?,
         positions: Positions::FromZero,
         token_type: None,
@@ -99,5 +99,7 @@ pub(crate) fn load(m: Loading) -> Result<Loaded> {
         project: None,
     };
     let place = PlaceInfo::new(Place::EncoderSelf, MaskKind::Padding, c.n_layers, c.n_heads, d / c.n_heads);
-    Ok(Loaded { net: Box::new(EncoderOnly::new("distilbert", place, d, embeddings, layers)), pad })
+    let names = MaskedLmNames { dense: "vocab_transform", norm: "vocab_layer_norm", bias: &["vocab_projector.bias"] };
+    let head = masked_lm_head(&w, &names, &embeddings.word, act, LAYER_NORM_EPS)?;
+    Ok(Loaded { net: Box::new(EncoderOnly::new("distilbert", place, d, embeddings, layers, head)), pad })
 }

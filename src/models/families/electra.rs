@@ -37,5 +37,7 @@ pub(crate) fn load(m: Loading) -> Result<Loaded> {
     if e != d {
         embeddings.project = Some(root.linear("embeddings_project", e, d)?);
     }
-    Ok(Loaded { net: Box::new(EncoderOnly::new("electra", c.place(), d, embeddings, layers)), pad })
+    // a discriminator tells replaced tokens apart: it has no head over the vocabulary
+    let head = Err("a masked-LM head: ELECTRA's discriminator has none, and generators are not read".to_string());
+    Ok(Loaded { net: Box::new(EncoderOnly::new("electra", c.place(), d, embeddings, layers, head)), pad })
 }

@@ -16,7 +16,7 @@ use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
 use crate::attention::sdpa::ScoreScale;
 use crate::error::{Error, FileProblem, Result};
-use crate::models::config::{activation, check_sizes, Loading};
+use crate::models::config::{activation, check_sizes, decoder_head, Loading};
 use crate::models::decoder_only::{DecoderOnly, EmptyRows, TokenEmbeddings};
 use crate::models::network::Loaded;
 use crate::models::pre_norm::{PreNormBlock, PreNormStack};
@@ -111,12 +111,14 @@ pub(crate) fn load(m: Loading) -> Result<Loaded> {
         })
         .collect::<Result<_>>()?;
     let embeddings = TokenEmbeddings {
-        tokens: root.matrix("wte.weight", [c.vocab_size, d])?,
+        tokens: Arc::new(root.matrix("wte.weight", [c.vocab_size, d])?),
         positions: Some(root.matrix("wpe.weight", [c.n_positions, d])?),
     };
-    let stack = PreNormStack { blocks, final_norm: Norm::Layer(root.layer_norm("ln_f", d, eps)?) };
+    let stack =
+        PreNormStack { place: Place::DecoderSelf, blocks, final_norm: Norm::Layer(root.layer_norm("ln_f", d, eps)?) };
     let place = PlaceInfo::new(Place::DecoderSelf, MaskKind::Causal, c.n_layer, c.n_head, d / c.n_head);
-    let net = DecoderOnly::new("gpt2", place, d, c.n_positions, embeddings, stack, EmptyRows::EveryKey);
+    let head = decoder_head(m.config, &w, "lm_head.weight", &embeddings.tokens, true)?;
+    let net = DecoderOnly::new("gpt2", place, (d, c.n_positions), embeddings, stack, EmptyRows::EveryKey, head);
     Ok(Loaded { net: Box::new(net), pad })
 }
 

@@ -13,7 +13,7 @@ use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
 use crate::attention::sdpa::ScoreScale;
 use crate::error::{Error, FileProblem, Result};
-use crate::models::config::{activation, check_sizes, Loading, TokenIds};
+use crate::models::config::{activation, check_sizes, decoder_head, Loading, TokenIds};
 use crate::models::decoder_only::{DecoderOnly, EmptyRows, TokenEmbeddings};
 use crate::models::network::Loaded;
 use crate::models::pre_norm::{PreNormBlock, PreNormStack};
@@ -137,12 +137,14 @@ pub(crate) fn load(m: Loading) -> Result<Loaded> {
         })
         .collect::<Result<_>>()?;
     let embeddings = TokenEmbeddings {
-        tokens: root.matrix("wte.weight", [c.vocab_size, d])?,
+        tokens: Arc::new(root.matrix("wte.weight", [c.vocab_size, d])?),
         positions: Some(root.matrix("wpe.weight", [c.max_position_embeddings, d])?),
     };
-    let stack = PreNormStack { blocks, final_norm: Norm::Layer(root.layer_norm("ln_f", d, eps)?) };
+    let stack =
+        PreNormStack { place: Place::DecoderSelf, blocks, final_norm: Norm::Layer(root.layer_norm("ln_f", d, eps)?) };
     let place = PlaceInfo::new(Place::DecoderSelf, MaskKind::Causal, c.num_layers, c.num_heads, d / c.num_heads);
     let (place, max) = (place.windowed(windows), c.max_position_embeddings);
-    let net = DecoderOnly::new("gpt_neo", place, d, max, embeddings, stack, EmptyRows::OnceMasked);
+    let head = decoder_head(m.config, &w, "lm_head.weight", &embeddings.tokens, true)?;
+    let net = DecoderOnly::new("gpt_neo", place, (d, max), embeddings, stack, EmptyRows::OnceMasked, head);
     Ok(Loaded { net: Box::new(net), pad })
 }

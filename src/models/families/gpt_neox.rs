@@ -23,7 +23,7 @@ use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
 use crate::attention::position::PositionScheme;
 use crate::error::{Error, Result};
-use crate::models::config::{activation, check_sizes, Loading, TokenIds};
+use crate::models::config::{activation, check_sizes, decoder_head, Loading, TokenIds};
 use crate::models::decoder_only::{DecoderOnly, EmptyRows, TokenEmbeddings};
 use crate::models::network::Loaded;
 use crate::models::pre_norm::{PreNormBlock, PreNormStack};
@@ -145,11 +145,13 @@ pub(crate) fn load(m: Loading) -> Result<Loaded> {
             })
         })
         .collect::<Result<_>>()?;
-    let embeddings = TokenEmbeddings { tokens: root.matrix("embed_in.weight", [c.vocab_size, d])?, positions: None };
+    let tokens = Arc::new(root.matrix("embed_in.weight", [c.vocab_size, d])?);
+    let embeddings = TokenEmbeddings { tokens, positions: None };
     let final_norm = Norm::Layer(root.layer_norm("final_layer_norm", d, eps)?);
     let place = PlaceInfo::new(Place::DecoderSelf, MaskKind::Causal, c.num_hidden_layers, heads, d / heads);
     let max = c.max_position_embeddings.min(MAX_TOKENS);
-    let stack = PreNormStack { blocks, final_norm };
-    let net = DecoderOnly::new("gpt_neox", place, d, max, embeddings, stack, EmptyRows::EveryKey);
+    let stack = PreNormStack { place: Place::DecoderSelf, blocks, final_norm };
+    let head = decoder_head(m.config, &w, "embed_out.weight", &embeddings.tokens, false)?;
+    let net = DecoderOnly::new("gpt_neox", place, (d, max), embeddings, stack, EmptyRows::EveryKey, head);
     Ok(Loaded { net: Box::new(net), pad })
 }

@@ -22,7 +22,7 @@ use crate::attention::multi_head::{HeadShape, MultiHeadAttention};
 use crate::attention::place::Place;
 use crate::attention::position::PositionScheme;
 use crate::error::{Error, FileProblem, Result};
-use crate::models::config::{activation, check_sizes, Loading, TokenIds};
+use crate::models::config::{activation, check_sizes, decoder_head, Loading, TokenIds};
 use crate::models::decoder_only::{DecoderOnly, EmptyRows, TokenEmbeddings};
 use crate::models::network::Loaded;
 use crate::models::pre_norm::{PreNormBlock, PreNormStack};
@@ -232,13 +232,15 @@ pub(crate) fn load(m: Loading) -> Result<Loaded> {
             })
         })
         .collect::<Result<_>>()?;
-    let embeddings =
-        TokenEmbeddings { tokens: root.matrix("embed_tokens.weight", [c.vocab_size, d])?, positions: None };
-    let stack = PreNormStack { blocks, final_norm: Norm::Rms(root.rms_norm("norm", d, eps)?) };
+    let tokens = Arc::new(root.matrix("embed_tokens.weight", [c.vocab_size, d])?);
+    let embeddings = TokenEmbeddings { tokens, positions: None };
+    let stack =
+        PreNormStack { place: Place::DecoderSelf, blocks, final_norm: Norm::Rms(root.rms_norm("norm", d, eps)?) };
     let place = PlaceInfo::new(Place::DecoderSelf, MaskKind::Causal, c.num_hidden_layers, heads, head_dim);
     let place = place.grouped(kv_heads).windowed(windows);
     let max = c.max_position_embeddings.min(MAX_TOKENS);
-    let net = DecoderOnly::new(&c.model_type, place, d, max, embeddings, stack, EmptyRows::EveryKey);
+    let head = decoder_head(m.config, &w, "lm_head.weight", &embeddings.tokens, false)?;
+    let net = DecoderOnly::new(&c.model_type, place, (d, max), embeddings, stack, EmptyRows::EveryKey, head);
     Ok(Loaded { net: Box::new(net), pad })
 }
 

@@ -8,8 +8,9 @@
 use super::bert::BertConfig;
 use crate::error::Result;
 use crate::models::config::Loading;
-use crate::models::encoder_only::{EncoderOnly, Positions};
+use crate::models::encoder_only::{masked_lm_head, EncoderOnly, MaskedLmNames, Positions};
 use crate::models::network::Loaded;
+use crate::nn::Activation;
 
 /// transformers' `pad_token_id` for RoBERTa and XLM-R when the config names none.
 const PAD_TOKEN_ID: u32 = 1;
@@ -25,5 +26,13 @@ pub(crate) fn load(m: Loading) -> Result<Loaded> {
     let root = w.root();
     let layers = c.layers(&root)?;
     let embeddings = c.embeddings(&root, c.hidden_size, Positions::AfterPad(pad))?;
-    Ok(Loaded { net: Box::new(EncoderOnly::new(m.model_type, c.place(), c.hidden_size, embeddings, layers)), pad })
+    // RobertaLMHead: dense → gelu (always the exact one) → layer_norm → the tied decoder
+    let names = MaskedLmNames {
+        dense: "lm_head.dense",
+        norm: "lm_head.layer_norm",
+        bias: &["lm_head.bias", "lm_head.decoder.bias"],
+    };
+    let head = masked_lm_head(&w, &names, &embeddings.word, Activation::Gelu, c.layer_norm_eps as f32)?;
+    let net = EncoderOnly::new(m.model_type, c.place(), c.hidden_size, embeddings, layers, head);
+    Ok(Loaded { net: Box::new(net), pad })
 }

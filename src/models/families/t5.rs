@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 
-use ndarray::{Array1, Array2, ArrayView1};
+use ndarray::Array2;
 use serde::Deserialize;
 
 use crate::attention::mask::{Mask, MaskKind};
@@ -26,12 +26,13 @@ use crate::attention::sdpa::ScoreScale;
 use crate::error::{Error, FileProblem, Result};
 use crate::models::config::{activation, check_sizes, Loading, TokenIds};
 use crate::models::encoder_decoder::{EncoderDecoder, Generation, Stacks};
-use crate::models::network::Loaded;
+use crate::models::head::OutputHead;
+use crate::models::network::{Loaded, Stacked, Unembed};
 use crate::models::pre_norm::{Memory, PreNormBlock, PreNormStack};
 use crate::models::transformer::DecoderPlaces;
 use crate::models::weights::Vars;
 use crate::nn::{self, Activation, FeedForward, GatedFeedForward, Mlp, Norm};
-use crate::run::{PlaceInfo, Row, RowAttention, Until};
+use crate::run::{PlaceInfo, Row, RowAttention, Settings, Until};
 use crate::tokenize::MAX_TOKENS;
 
 /// `config.json` of a T5 model, with transformers' defaults.
@@ -130,13 +131,13 @@ fn feed_forward(scope: &Vars, d: usize, d_ff: usize, gated: bool, activation: Ac
 
 /// T5's stacks over the shared embeddings, and the head for greedy decoding.
 struct T5Stacks {
-    shared: Array2<f32>, // (V, D)
+    shared: Arc<Array2<f32>>, // (V, D)
     encoder: PreNormStack,
     decoder: PreNormStack,
-    /// The head, (V, D), when the file has its own; else the shared embeddings.
-    lm_head: Option<Array2<f32>>,
-    /// What the decoder's output is scaled by before the head.
-    output_scale: f32,
+    /// `lm_head.weight` when the file has one, else the shared embeddings; the decoder's output
+    /// is first scaled by d_model^-½ unless the config unties them (t5-v1_1, flan-t5). The
+    /// decoder's final norm is already in its output, and in the lens's.
+    unembed: Unembed,
 }
 
 impl Stacks for T5Stacks {
@@ -144,16 +145,16 @@ impl Stacks for T5Stacks {
         &self,
         src: &Row,
         mask: &Arc<Mask>,
-        scale_scores: bool,
+        settings: &Settings,
         record: Option<&mut RowAttention>,
         until: Until,
-    ) -> Result<Option<Array2<f32>>> {
+    ) -> Result<Stacked> {
         if src.ids.len() > MAX_TOKENS {
             return Err(Error::TooLong { tokens: src.ids.len(), max: MAX_TOKENS });
         }
         let x = nn::embed(&self.shared, &src.ids)?; // (Ts, D)
         let masks = vec![Arc::clone(mask); self.encoder.blocks.len()];
-        self.encoder.run(x, &masks, scale_scores, record, None, until)
+        self.encoder.run(x, &masks, settings, record, None, until)
     }
 
     fn decode(
@@ -161,22 +162,18 @@ impl Stacks for T5Stacks {
         tgt: &Row,
         memory: &Arc<Array2<f32>>,
         places: DecoderPlaces,
-        scale_scores: bool,
+        settings: &Settings,
         until: Until,
-    ) -> Result<Option<Array2<f32>>> {
+    ) -> Result<Stacked> {
         let DecoderPlaces { self_mask, cross_mask, self_record, cross_record } = places;
         let y = nn::embed(&self.shared, &tgt.ids)?; // (Tt, D)
         let masks = vec![Arc::clone(self_mask); self.decoder.blocks.len()];
         let memory = Memory { states: memory, mask: cross_mask, record: cross_record };
-        self.decoder.run(y, &masks, scale_scores, self_record, Some(memory), until)
+        self.decoder.run(y, &masks, settings, self_record, Some(memory), until)
     }
 
-    /// The head is `lm_head.weight` when the file has one, else the shared embeddings; the
-    /// decoder's output is first scaled by d_model^-½ unless the config unties them
-    /// (t5-v1_1, flan-t5).
-    fn logits(&self, last: ArrayView1<f32>) -> Array1<f32> {
-        let head = self.lm_head.as_ref().unwrap_or(&self.shared); // (V, D)
-        head.dot(&(&last * self.output_scale)) // (V,)
+    fn unembed(&self) -> &Unembed {
+        &self.unembed
     }
 }
 
@@ -253,20 +250,22 @@ pub(crate) fn load(m: Loading) -> Result<Loaded> {
                 })
             })
             .collect::<Result<_>>()?;
-        Ok(PreNormStack { blocks, final_norm: Norm::Rms(s.rms_norm("final_layer_norm", d, eps)?) })
+        let place = if decoder { Place::DecoderSelf } else { Place::EncoderSelf };
+        Ok(PreNormStack { place, blocks, final_norm: Norm::Rms(s.rms_norm("final_layer_norm", d, eps)?) })
     };
     let shared_name = root.first_of(&["shared.weight", "encoder.embed_tokens.weight"])?;
-    let shared = root.matrix(shared_name, [c.vocab_size, d])?;
+    let shared = Arc::new(root.matrix(shared_name, [c.vocab_size, d])?);
     let scaled = c.scale_decoder_outputs.unwrap_or(c.tie_word_embeddings != Some(false));
     let lm_head = match w.root_matrix("lm_head.weight", [c.vocab_size, d]) {
-        Some(head) => Some(head?),
-        None => None,
+        Some(head) => Arc::new(head?),
+        None => Arc::clone(&shared),
     };
+    let head = OutputHead { scale: if scaled { (d as f32).powf(-0.5) } else { 1.0 }, ..OutputHead::plain(lm_head) };
+    let decoder = stack("decoder", c.decoder_layers(), true)?;
     let stacks = T5Stacks {
         encoder: stack("encoder", c.num_layers, false)?,
-        decoder: stack("decoder", c.decoder_layers(), true)?,
-        output_scale: if scaled { (d as f32).powf(-0.5) } else { 1.0 },
-        lm_head,
+        unembed: Unembed::new(Some(decoder.final_norm.clone()), Ok(head)),
+        decoder,
         shared,
     };
     let (h, d_k) = (c.num_heads, c.d_kv);

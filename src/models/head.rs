@@ -1,0 +1,135 @@
+//! The output head: the last hidden state (T, D) to a score per vocabulary token (T, V), one
+//! type for every family, loaded as each checkpoint has it:
+//!
+//! ```text
+//! logits = [transform(h · scale)] · Wᵀ + b
+//!   GPT-2, GPT-Neo, Qwen2/Llama tied     W = the token embeddings
+//!   GPT-NeoX, Llama/Qwen2/Mistral        W = embed_out / lm_head
+//!   BART, Marian                         W = the shared embeddings (or lm_head), b = final_logits_bias
+//!   T5 tied                              scale = d_model^-½, W = shared; v1.1 untied: lm_head, no scale
+//!   BERT, RoBERTa/XLM-R, DistilBERT      transform = dense → activation → LayerNorm, then the tied
+//!                                        embeddings and the head's own bias
+//! ```
+//!
+//! A probability is the softmax of a position's logits; `predict` turns logits into the top
+//! tokens of a position.
+
+use std::sync::Arc;
+
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
+
+use crate::error::{Error, Result};
+use crate::nn::{Activation, LayerNorm, Linear};
+
+/// A masked LM's transform before the projection: `LayerNorm(act(h W + b))`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Transform {
+    pub dense: Linear, // (D, D)
+    pub activation: Activation,
+    pub norm: LayerNorm,
+}
+
+/// A model's output head.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct OutputHead {
+    /// What the hidden state is multiplied by first (T5's tied head: d_model^-½).
+    pub scale: f32,
+    pub transform: Option<Transform>,
+    /// The projection, (V, D) as checkpoints store it: shared with the token embeddings when
+    /// tied.
+    pub weight: Arc<Array2<f32>>,
+    pub bias: Option<Array1<f32>>, // (V,)
+}
+
+impl OutputHead {
+    /// A head that is the (tied or own) matrix `weight` (V, D) alone.
+    pub fn plain(weight: Arc<Array2<f32>>) -> Self {
+        OutputHead { scale: 1.0, transform: None, weight, bias: None }
+    }
+
+    /// The logits of every row of `h` (T, D): (T, V).
+    pub fn logits(&self, h: ArrayView2<f32>) -> Result<Array2<f32>> {
+        let d = self.weight.ncols();
+        if h.ncols() != d {
+            return Err(Error::shape("the output head's input", &[h.nrows(), h.ncols()], &[h.nrows(), d]));
+        }
+        let mut x = h.to_owned(); // (T, D)
+        if self.scale != 1.0 {
+            x *= self.scale;
+        }
+        if let Some(t) = &self.transform {
+            let y = t.dense.forward_then(x.view(), |y| t.activation.apply(y))?; // (T, D)
+            x = t.norm.forward(y.view());
+        }
+        Ok(crate::par::product_then(x.view(), self.weight.t(), |mut y| {
+            if let Some(b) = &self.bias {
+                y += b;
+            }
+        })) // (T, V)
+    }
+
+    /// The logits of one position (D,): (V,).
+    pub fn logits_one(&self, h: ArrayView1<f32>) -> Result<Array1<f32>> {
+        let row = h.insert_axis(ndarray::Axis(0));
+        Ok(self.logits(row)?.row(0).to_owned())
+    }
+}
+
+/// A token and its probability, as predictions list them.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Candidate {
+    pub id: u32,
+    pub token: String,
+    pub p: f32,
+}
+
+/// The softmax of `logits` (V,), in f64 sums so a vocabulary of 250,000 adds up.
+pub fn softmax(logits: ArrayView1<f32>) -> Array1<f32> {
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let sum: f64 = logits.iter().map(|&l| ((l - max) as f64).exp()).sum();
+    logits.mapv(|l| (((l - max) as f64).exp() / sum) as f32)
+}
+
+/// The `k` most probable ids of `probs` (V,), best first; ties go to the lower id.
+pub fn top_k(probs: ArrayView1<f32>, k: usize) -> Vec<(u32, f32)> {
+    let mut best: Vec<(u32, f32)> = Vec::with_capacity(k + 1);
+    for (id, &p) in probs.iter().enumerate() {
+        if best.len() == k && best.last().is_some_and(|&(_, worst)| p <= worst) {
+            continue;
+        }
+        let at = best.partition_point(|&(_, q)| q >= p);
+        best.insert(at, (id as u32, p));
+        best.truncate(k);
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    #[test]
+    fn top_k_is_best_first_and_keeps_the_lower_id_on_ties() {
+        let p = array![0.1f32, 0.4, 0.1, 0.4];
+        assert_eq!(top_k(p.view(), 3), [(1, 0.4), (3, 0.4), (0, 0.1)]);
+        assert_eq!(top_k(p.view(), 10).len(), 4);
+        assert!(top_k(p.view(), 0).is_empty());
+    }
+
+    #[test]
+    fn softmax_sums_to_one_even_for_huge_logits() {
+        let p = softmax(array![1000.0f32, 1000.0, -1000.0].view());
+        assert!((p.sum() - 1.0).abs() < 1e-6);
+        assert_eq!(p[0], 0.5);
+    }
+
+    #[test]
+    fn a_tied_head_scales_then_projects() {
+        let w = Arc::new(array![[1.0f32, 0.0], [0.0, 2.0], [1.0, 1.0]]); // (V 3, D 2)
+        let head = OutputHead { scale: 0.5, bias: Some(array![0.0, 0.0, 1.0]), ..OutputHead::plain(w) };
+        let logits = head.logits(array![[2.0f32, 4.0]].view()).unwrap();
+        assert_eq!(logits, array![[1.0f32, 4.0, 4.0]]);
+        assert!(head.logits(array![[1.0f32]].view()).is_err(), "a hidden state of the wrong width");
+    }
+}

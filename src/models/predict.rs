@@ -1,0 +1,363 @@
+//! What a model predicts, and what a head does to it:
+//!
+//! ```text
+//! predictions   softmax(head(h_L))              at every position: the next token for a decoder
+//!                                               (teacher-forced on the target in an encoder–decoder),
+//!                                               the token at a position for a masked LM
+//! logit lens    softmax(head(norm_f(r_l)))      r_l the residual stream after layer l (nostalgebraist)
+//! ablation      z_h := 0, or z_h := mean z_h    z_h = head h's weights · V, before W_O (hook_z)
+//! patching      z_h(corrupt) := z_h(clean)      one head at a time; the map is
+//!               (LD_patched − LD_corrupt) / (LD_clean − LD_corrupt), LD = logit(answer) − logit(wrong)
+//! ```
+//!
+//! Ablated heads are edits a run carries ([`crate::run::HeadEdits`]): every layer after them
+//! is computed again with the change, their attention included.
+
+use ndarray::{s, Array1, Array2, ArrayView1};
+use serde::Serialize;
+
+use super::head::{softmax, top_k, Candidate, OutputHead};
+use super::Model;
+use crate::attention::place::Place;
+use crate::error::{Error, Result};
+use crate::run::{Ablation, HeadAt, HeadEdit, HeadEdits, Request, Run, Settings, Store};
+use crate::tokenize::{Token, TokenKind};
+
+/// What [`Model::predict`] is asked besides the texts.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PredictOptions {
+    /// How many tokens each position lists.
+    pub top_k: usize,
+    /// The logit lens: `None` for none, `Some(None)` for every position, `Some(Some(p))` for
+    /// position p alone (what a large vocabulary can afford).
+    pub lens: Option<Option<usize>>,
+    /// Heads turned off, and how.
+    pub ablate: Vec<HeadAt>,
+    pub ablation: Ablation,
+}
+
+/// One layer's guess at one position through the logit lens.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LensGuess {
+    #[serde(flatten)]
+    pub top: Candidate,
+    /// The probability this layer gives the last layer's top token.
+    pub p_final: f32,
+}
+
+/// One batch row's predictions.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RowPredictions {
+    /// The tokens predictions are made at, as a reader is shown them: an encoder–decoder's
+    /// decoder inputs, every token otherwise.
+    pub tokens: Vec<String>,
+    /// Per position, the top k, best first; `None` at PAD.
+    pub predictions: Vec<Option<Vec<Candidate>>>,
+    /// Per layer, per position, the lens's top token (`None` at PAD and at positions not asked).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lens: Option<Vec<Vec<Option<LensGuess>>>>,
+}
+
+/// What [`Model::predict`] gives: the file the command line writes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Predictions {
+    pub format: &'static str,
+    pub version: u32,
+    pub model_type: String,
+    /// The heads turned off, as `place:layer.head`.
+    pub ablated: Vec<String>,
+    pub ablation: Ablation,
+    pub rows: Vec<RowPredictions>,
+}
+
+/// What [`Model::patch`] is asked.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PatchRequest {
+    pub clean: String,
+    pub corrupt: String,
+    /// An encoder–decoder's decoder input, the same for both runs; default: none (the texts).
+    pub target: Option<String>,
+    /// The word the clean run should predict, and the one the corrupted run leans to.
+    pub answer: String,
+    pub wrong: String,
+    /// Where the logits are read; default: the last real token for a decoder, the first
+    /// mask token (else the last word) for a masked LM.
+    pub position: Option<usize>,
+    /// The place whose heads are patched; default as for ablation.
+    pub place: Option<Place>,
+}
+
+/// Activation patching per head: the file `headmap patch` writes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Patching {
+    pub format: &'static str,
+    pub version: u32,
+    pub model_type: String,
+    pub place: Place,
+    pub tokens: Vec<String>,
+    pub position: usize,
+    pub answer: Candidate,
+    pub wrong: Candidate,
+    /// logit(answer) − logit(wrong) in the clean and the corrupted run.
+    pub clean_diff: f32,
+    pub corrupt_diff: f32,
+    /// `[layers][heads]`: (patched − corrupt) / (clean − corrupt); 0 where clean = corrupt.
+    pub map: Vec<Vec<f32>>,
+}
+
+impl Model {
+    /// The place a head without one is at: the decoder's self-attention for a model that has
+    /// a decoder, else the encoder's.
+    pub fn default_head_place(&self) -> Place {
+        match self.info.places.iter().any(|p| p.place == Place::DecoderSelf) {
+            true => Place::DecoderSelf,
+            false => Place::EncoderSelf,
+        }
+    }
+
+    /// `spec` (`1.0,cross:0.3`) as heads of this model, each checked to exist.
+    pub fn heads(&self, spec: &str) -> Result<Vec<HeadAt>> {
+        let heads = HeadAt::parse_list(spec, self.default_head_place())?;
+        for at in &heads {
+            let info = self.info.place(at.place)?;
+            Error::check_index("layer", at.layer, info.layers)?;
+            Error::check_index("head", at.head, info.heads)?;
+        }
+        Ok(heads)
+    }
+
+    /// The model's output head, or an error naming what its files lack.
+    fn output_head(&self) -> Result<&OutputHead> {
+        match self.net.unembed() {
+            Some(unembed) => unembed.head(&self.info.architecture),
+            None => Err(Error::NoOutputHead {
+                architecture: self.info.architecture.clone(),
+                missing: "an output head: the toy model is untrained and has none".into(),
+            }),
+        }
+    }
+
+    /// The edits that turn `heads` off in runs of `request`: zeros, or each head's mean output
+    /// over the request's real tokens in a run without them off.
+    pub fn ablation(&self, request: &Request, heads: &[HeadAt], how: Ablation) -> Result<HeadEdits> {
+        if how == Ablation::Zero || heads.is_empty() {
+            return Ok(HeadEdits::zero(heads));
+        }
+        let run = self.run_batch_of(request, Settings { store: Store::OnDemand, ..Settings::trained() })?;
+        let edits = heads
+            .iter()
+            .map(|&at| {
+                let place = run.place(at.place)?;
+                let d = place.d_k;
+                let (mut sum, mut count) = (Array1::<f32>::zeros(d), 0usize);
+                for row in &place.rows {
+                    let z = row.head_outputs(at.layer)?; // (Tq, H·d_k)
+                    for (t, valid) in row.query_valid.iter().enumerate() {
+                        if *valid {
+                            sum += &z.slice(s![t, at.head * d..(at.head + 1) * d]);
+                            count += 1;
+                        }
+                    }
+                }
+                Ok((at, HeadEdit::Constant(std::sync::Arc::new(sum / count.max(1) as f32))))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(HeadEdits::new(edits))
+    }
+
+    /// Runs `request` with `settings`, its texts and targets checked and padded as
+    /// [`Model::run`] does, the request's own place and mask choices aside.
+    fn run_batch_of(&self, request: &Request, settings: Settings) -> Result<Run> {
+        let plain = Request { texts: request.texts.clone(), targets: request.targets.clone(), ..Request::default() };
+        self.run_with_settings(&plain, settings)
+    }
+
+    /// The top `options.top_k` tokens at every position of every text, the heads
+    /// `options.ablate` names off, and the logit lens when asked.
+    pub fn predict(&self, request: &Request, options: &PredictOptions) -> Result<Predictions> {
+        let head = self.output_head()?;
+        let edits = self.ablation(request, &options.ablate, options.ablation)?;
+        let ablated = edits.heads().map(|at| at.name()).collect();
+        let settings =
+            Settings { edits, residuals: options.lens.is_some(), store: Store::OnDemand, ..Settings::trained() };
+        let run = self.run_batch_of(request, settings)?;
+        let place = run.places.last().ok_or(Error::EmptyText)?; // the decoder's, or the encoder's
+        let rows = run
+            .hidden
+            .iter()
+            .zip(&place.rows)
+            .map(|(hidden, row)| {
+                let h = hidden.decoder.as_ref().or(hidden.encoder.as_ref()).ok_or(Error::NeedsModel)?; // (T, D)
+                let logits = head.logits(h.view())?; // (T, V)
+                let probs: Vec<Option<Array1<f32>>> = logits
+                    .rows()
+                    .into_iter()
+                    .zip(&row.query_valid)
+                    .map(|(l, &valid)| valid.then(|| softmax(l)))
+                    .collect();
+                let predictions =
+                    probs.iter().map(|p| p.as_ref().map(|p| self.candidates(top_k(p.view(), options.top_k)))).collect();
+                let lens = match options.lens {
+                    Some(at) => Some(self.lens(&hidden.residuals, &probs, at)?),
+                    None => None,
+                };
+                Ok(RowPredictions { tokens: shown(&row.queries), predictions, lens })
+            })
+            .collect::<Result<_>>()?;
+        Ok(Predictions {
+            format: "headmap.predictions",
+            version: 1,
+            model_type: self.info.architecture.clone(),
+            ablated,
+            ablation: options.ablation,
+            rows,
+        })
+    }
+
+    /// The lens over `residuals` (one (T, D) per layer) at position `at` or all, against the
+    /// final probabilities `last` (one per position, `None` at PAD).
+    fn lens(
+        &self,
+        residuals: &[Array2<f32>],
+        last: &[Option<Array1<f32>>],
+        at: Option<usize>,
+    ) -> Result<Vec<Vec<Option<LensGuess>>>> {
+        let unembed = self.net.unembed().ok_or(Error::NeedsModel)?;
+        if let Some(p) = at {
+            Error::check_index("position", p, last.len())?;
+        }
+        let positions: Vec<usize> = match at {
+            Some(p) => vec![p],
+            None => (0..last.len()).collect(),
+        };
+        residuals
+            .iter()
+            .map(|r| {
+                let rows = r.select(ndarray::Axis(0), &positions); // (P, D)
+                let logits = unembed.lens(&self.info.architecture, rows.view())?; // (P, V)
+                let mut guesses = vec![None; last.len()];
+                for (l, &t) in logits.rows().into_iter().zip(&positions) {
+                    let Some(final_probs) = &last[t] else { continue };
+                    let p = softmax(l);
+                    let (final_top, _) = top_k(final_probs.view(), 1)[0];
+                    let top = self.candidates(top_k(p.view(), 1)).remove(0);
+                    guesses[t] = Some(LensGuess { top, p_final: p[final_top as usize] });
+                }
+                Ok(guesses)
+            })
+            .collect()
+    }
+
+    fn candidates(&self, best: Vec<(u32, f32)>) -> Vec<Candidate> {
+        best.into_iter()
+            .map(|(id, p)| Candidate { id, token: self.tokenizer.piece(id).unwrap_or_default(), p })
+            .collect()
+    }
+
+    /// `word` as one token id, or an error showing the tokens it is.
+    pub fn one_token(&self, word: &str) -> Result<u32> {
+        let encoded = self.tokenizer.encode(word)?;
+        let text: Vec<(u32, &Token)> =
+            encoded.ids.iter().copied().zip(&encoded.tokens).filter(|(_, t)| t.kind != TokenKind::Special).collect();
+        match text[..] {
+            [(id, _)] => Ok(id),
+            _ => Err(Error::AnswerNotOneToken {
+                word: word.to_string(),
+                tokens: text.iter().map(|(_, t)| t.piece.clone()).collect(),
+            }),
+        }
+    }
+
+    /// Activation patching of every head at one place, `progress(done, total)` told after
+    /// each head and stopping the work when it answers false.
+    pub fn patch(&self, request: &PatchRequest, mut progress: impl FnMut(usize, usize) -> bool) -> Result<Patching> {
+        let head = self.output_head()?;
+        let place = request.place.unwrap_or(self.default_head_place());
+        let info = self.info.place(place)?.clone();
+        let (answer, wrong) = (self.one_token(&request.answer)?, self.one_token(&request.wrong)?);
+        let (clean, corrupt) = (self.tokenize(&request.clean)?, self.tokenize(&request.corrupt)?);
+        if clean.ids.len() != corrupt.ids.len() {
+            return Err(Error::LengthsDiffer { clean: clean.ids.len(), corrupt: corrupt.ids.len() });
+        }
+        let request_of = |text: &str| Request {
+            texts: vec![text.to_string()],
+            targets: request.target.iter().cloned().collect(),
+            ..Request::default()
+        };
+        let (clean_request, corrupt_request) = (request_of(&request.clean), request_of(&request.corrupt));
+        let on_demand = Settings { store: Store::OnDemand, ..Settings::trained() };
+        let clean_run = self.run_batch_of(&clean_request, on_demand.clone())?;
+        let corrupt_run = self.run_batch_of(&corrupt_request, on_demand.clone())?;
+        let out = clean_run.places.last().ok_or(Error::EmptyText)?.row(0)?;
+        let position = match request.position {
+            Some(p) => {
+                Error::check_index("position", p, out.queries.len())?;
+                p
+            }
+            None => default_position(&out.queries, self.info.places.iter().all(|p| p.place == Place::EncoderSelf)),
+        };
+        let diff = |run: &Run| -> Result<f32> {
+            let h =
+                run.hidden.first().and_then(|h| h.decoder.as_ref().or(h.encoder.as_ref())).ok_or(Error::NeedsModel)?;
+            logit_diff(head, h.row(position), answer, wrong)
+        };
+        let (clean_diff, corrupt_diff) = (diff(&clean_run)?, diff(&corrupt_run)?);
+        let clean_place = clean_run.place(place)?.row(0)?;
+        let (layers, heads, d) = (info.layers, info.heads, info.d_k);
+        let mut map = vec![vec![0.0; heads]; layers];
+        let lean = Settings { keep: Vec::new(), ..on_demand };
+        'layers: for (layer, scores) in map.iter_mut().enumerate() {
+            let z = clean_place.head_outputs(layer)?; // (Tq, H·d_k)
+            for (h, score) in scores.iter_mut().enumerate() {
+                let patched = std::sync::Arc::new(z.slice(s![.., h * d..(h + 1) * d]).to_owned());
+                let at = HeadAt { place, layer, head: h };
+                let settings =
+                    Settings { edits: HeadEdits::new(vec![(at, HeadEdit::Output(patched))]), ..lean.clone() };
+                let run = self.run_batch_of(&corrupt_request, settings)?;
+                let span = clean_diff - corrupt_diff;
+                *score = if span.abs() > f32::EPSILON { (diff(&run)? - corrupt_diff) / span } else { 0.0 };
+                if !progress(layer * heads + h + 1, layers * heads) {
+                    break 'layers;
+                }
+            }
+        }
+        let candidate = |id: u32| Candidate { id, token: self.tokenizer.piece(id).unwrap_or_default(), p: 0.0 };
+        Ok(Patching {
+            format: "headmap.patching",
+            version: 1,
+            model_type: self.info.architecture.clone(),
+            place,
+            tokens: shown(&out.queries),
+            position,
+            answer: candidate(answer),
+            wrong: candidate(wrong),
+            clean_diff,
+            corrupt_diff,
+            map,
+        })
+    }
+}
+
+/// logit(answer) − logit(wrong) of the hidden state `h` (D,).
+fn logit_diff(head: &OutputHead, h: ArrayView1<f32>, answer: u32, wrong: u32) -> Result<f32> {
+    let logits = head.logits_one(h)?;
+    let at = |id: u32| logits.get(id as usize).copied().ok_or(Error::TokenOutOfVocabulary { id, vocab: logits.len() });
+    Ok(at(answer)? - at(wrong)?)
+}
+
+/// Where a patch reads its logits when not told: a masked LM's first mask token, else the
+/// last token that is text (not PAD or a special token).
+fn default_position(tokens: &[Token], masked_lm: bool) -> usize {
+    let is_mask = |t: &Token| matches!(t.piece.as_str(), "[MASK]" | "<mask>");
+    if masked_lm {
+        if let Some(p) = tokens.iter().position(is_mask) {
+            return p;
+        }
+    }
+    tokens.iter().rposition(|t| !matches!(t.kind, TokenKind::Pad | TokenKind::Special)).unwrap_or(0)
+}
+
+/// Tokens as a reader is shown them.
+fn shown(tokens: &[Token]) -> Vec<String> {
+    tokens.iter().map(|t| t.label.clone()).collect()
+}
