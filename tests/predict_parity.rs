@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use common::{load, read};
 use headmap::models::predict::{PatchRequest, PredictOptions, Predictions};
 use headmap::run::Ablation;
-use headmap::{Error, Model, Request};
+use headmap::{Error, Model, Place, Request};
 use safetensors::SafeTensors;
 use serde_json::Value;
 
@@ -211,4 +211,29 @@ fn the_induction_circuit_ablation_changes_what_the_model_copies() {
     assert_eq!(accuracy("1.0,1.1,1.3", Ablation::Zero), 0.0, "the induction heads off");
     assert_eq!(accuracy("0.3", Ablation::Zero), 0.0, "the previous-token head off");
     assert_eq!(accuracy("0.0", Ablation::Zero), 1.0, "another head off");
+}
+
+#[test]
+fn patching_runs_at_every_place_of_an_encoder_decoder() {
+    let model = load(&root().join("tests/fixtures/hf/bart"));
+    let base = PatchRequest {
+        clean: "The cat was tired.".into(),
+        corrupt: "The dog was tired.".into(),
+        target: Some("It was tired.".into()),
+        // the fixture's vocabulary is a few hundred pieces: letters are tokens
+        answer: "I".into(),
+        wrong: "T".into(),
+        ..PatchRequest::default()
+    };
+    for place in [Place::EncoderSelf, Place::DecoderSelf, Place::Cross] {
+        let got = model.patch(&PatchRequest { place: Some(place), ..base.clone() }, |_, _| true).unwrap();
+        let info = model.info().place(place).unwrap();
+        assert_eq!((got.map.len(), got.map[0].len()), (info.layers, info.heads), "{place:?}: the map's shape");
+        assert!(got.map.iter().flatten().all(|v| v.is_finite()), "{place:?}: every head patched");
+        assert_eq!(got.place, place);
+    }
+    // the same text clean and corrupted: nothing to bring back, every head 0
+    let same = PatchRequest { corrupt: base.clean.clone(), ..base };
+    let got = model.patch(&same, |_, _| true).unwrap();
+    assert!(got.map.iter().flatten().all(|&v| v == 0.0));
 }

@@ -58,6 +58,7 @@ pub(crate) struct Unembed {
 
 impl Unembed {
     /// A stack's final norm and `head`.
+    #[cfg(feature = "hf")]
     pub fn new(final_norm: Option<Norm>, head: std::result::Result<OutputHead, String>) -> Self {
         Unembed { final_norm, head }
     }

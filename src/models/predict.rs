@@ -269,13 +269,43 @@ impl Model {
     }
 
     /// Activation patching of every head at one place, `progress(done, total)` told after
-    /// each head and stopping the work when it answers false.
+    /// each head and stopping the work when it answers false (the heads not run stay 0).
     pub fn patch(&self, request: &PatchRequest, mut progress: impl FnMut(usize, usize) -> bool) -> Result<Patching> {
-        let head = self.output_head()?;
-        let place = request.place.unwrap_or(self.default_head_place());
-        let info = self.info.place(place)?.clone();
-        let (answer, wrong) = (self.one_token(&request.answer)?, self.one_token(&request.wrong)?);
-        let (clean, corrupt) = (self.tokenize(&request.clean)?, self.tokenize(&request.corrupt)?);
+        let mut patcher = Patcher::new(self, request)?;
+        while patcher.step(self)? {
+            if !progress(patcher.done(), patcher.total()) {
+                break;
+            }
+        }
+        Ok(patcher.result)
+    }
+}
+
+/// Activation patching one head at a time, for a page that shows progress and can stop
+/// between heads: the clean run's head outputs and both logit differences are computed once.
+pub struct Patcher {
+    request: Request,
+    place: Place,
+    d_k: usize,
+    position: usize,
+    ids: (u32, u32),
+    /// The clean run, whose head outputs are patched in (layer by layer, recomputed from its
+    /// inputs as each layer is reached).
+    clean: Run,
+    /// The clean run's outputs of the layer being patched, (Tq, H·d_k).
+    layer_outputs: Option<(usize, Array2<f32>)>,
+    next: usize,
+    pub result: Patching,
+}
+
+impl Patcher {
+    /// Checks `request` against `model` and runs the clean and the corrupted text.
+    pub fn new(model: &Model, request: &PatchRequest) -> Result<Self> {
+        let head = model.output_head()?;
+        let place = request.place.unwrap_or(model.default_head_place());
+        let info = model.info.place(place)?.clone();
+        let (answer, wrong) = (model.one_token(&request.answer)?, model.one_token(&request.wrong)?);
+        let (clean, corrupt) = (model.tokenize(&request.clean)?, model.tokenize(&request.corrupt)?);
         if clean.ids.len() != corrupt.ids.len() {
             return Err(Error::LengthsDiffer { clean: clean.ids.len(), corrupt: corrupt.ids.len() });
         }
@@ -284,48 +314,25 @@ impl Model {
             targets: request.target.iter().cloned().collect(),
             ..Request::default()
         };
-        let (clean_request, corrupt_request) = (request_of(&request.clean), request_of(&request.corrupt));
         let on_demand = Settings { store: Store::OnDemand, ..Settings::trained() };
-        let clean_run = self.run_batch_of(&clean_request, on_demand.clone())?;
-        let corrupt_run = self.run_batch_of(&corrupt_request, on_demand.clone())?;
+        let clean_run = model.run_batch_of(&request_of(&request.clean), on_demand.clone())?;
+        let corrupt_request = request_of(&request.corrupt);
+        let corrupt_run = model.run_batch_of(&corrupt_request, on_demand)?;
         let out = clean_run.places.last().ok_or(Error::EmptyText)?.row(0)?;
         let position = match request.position {
             Some(p) => {
                 Error::check_index("position", p, out.queries.len())?;
                 p
             }
-            None => default_position(&out.queries, self.info.places.iter().all(|p| p.place == Place::EncoderSelf)),
+            None => default_position(&out.queries, model.info.places.iter().all(|p| p.place == Place::EncoderSelf)),
         };
-        let diff = |run: &Run| -> Result<f32> {
-            let h =
-                run.hidden.first().and_then(|h| h.decoder.as_ref().or(h.encoder.as_ref())).ok_or(Error::NeedsModel)?;
-            logit_diff(head, h.row(position), answer, wrong)
-        };
-        let (clean_diff, corrupt_diff) = (diff(&clean_run)?, diff(&corrupt_run)?);
-        let clean_place = clean_run.place(place)?.row(0)?;
-        let (layers, heads, d) = (info.layers, info.heads, info.d_k);
-        let mut map = vec![vec![0.0; heads]; layers];
-        let lean = Settings { keep: Vec::new(), ..on_demand };
-        'layers: for (layer, scores) in map.iter_mut().enumerate() {
-            let z = clean_place.head_outputs(layer)?; // (Tq, H·d_k)
-            for (h, score) in scores.iter_mut().enumerate() {
-                let patched = std::sync::Arc::new(z.slice(s![.., h * d..(h + 1) * d]).to_owned());
-                let at = HeadAt { place, layer, head: h };
-                let settings =
-                    Settings { edits: HeadEdits::new(vec![(at, HeadEdit::Output(patched))]), ..lean.clone() };
-                let run = self.run_batch_of(&corrupt_request, settings)?;
-                let span = clean_diff - corrupt_diff;
-                *score = if span.abs() > f32::EPSILON { (diff(&run)? - corrupt_diff) / span } else { 0.0 };
-                if !progress(layer * heads + h + 1, layers * heads) {
-                    break 'layers;
-                }
-            }
-        }
-        let candidate = |id: u32| Candidate { id, token: self.tokenizer.piece(id).unwrap_or_default(), p: 0.0 };
-        Ok(Patching {
+        let clean_diff = run_diff(head, &clean_run, position, (answer, wrong))?;
+        let corrupt_diff = run_diff(head, &corrupt_run, position, (answer, wrong))?;
+        let candidate = |id: u32| Candidate { id, token: model.tokenizer.piece(id).unwrap_or_default(), p: 0.0 };
+        let result = Patching {
             format: "headmap.patching",
             version: 1,
-            model_type: self.info.architecture.clone(),
+            model_type: model.info.architecture.clone(),
             place,
             tokens: shown(&out.queries),
             position,
@@ -333,9 +340,67 @@ impl Model {
             wrong: candidate(wrong),
             clean_diff,
             corrupt_diff,
-            map,
+            map: vec![vec![0.0; info.heads]; info.layers],
+        };
+        Ok(Patcher {
+            request: corrupt_request,
+            place,
+            d_k: info.d_k,
+            position,
+            ids: (answer, wrong),
+            clean: clean_run,
+            layer_outputs: None,
+            next: 0,
+            result,
         })
     }
+
+    /// Heads patched so far, and of how many.
+    pub fn done(&self) -> usize {
+        self.next
+    }
+
+    pub fn total(&self) -> usize {
+        self.result.map.len() * self.result.map.first().map_or(0, Vec::len)
+    }
+
+    /// Patches the next head into the corrupted run: false when every head is done.
+    pub fn step(&mut self, model: &Model) -> Result<bool> {
+        let heads = self.result.map.first().map_or(0, Vec::len);
+        if self.next >= self.total() {
+            return Ok(false);
+        }
+        let (layer, h) = (self.next / heads, self.next % heads);
+        if self.layer_outputs.as_ref().is_none_or(|(l, _)| *l != layer) {
+            let z = self.clean.place(self.place)?.row(0)?.head_outputs(layer)?; // (Tq, H·d_k)
+            self.layer_outputs = Some((layer, z));
+        }
+        let z = &self.layer_outputs.as_ref().ok_or(Error::NeedsModel)?.1;
+        let d = self.d_k;
+        let patched = std::sync::Arc::new(z.slice(s![.., h * d..(h + 1) * d]).to_owned()); // (Tq, d_k)
+        let at = HeadAt { place: self.place, layer, head: h };
+        let settings = Settings {
+            // the place whose stack ends the model: an encoder–decoder runs its decoder only for a kept one
+            keep: vec![model.default_head_place()],
+            store: Store::OnDemand,
+            edits: HeadEdits::new(vec![(at, HeadEdit::Output(patched))]),
+            ..Settings::trained()
+        };
+        let run = model.run_batch_of(&self.request, settings)?;
+        let head = model.output_head()?;
+        let (clean, corrupt) = (self.result.clean_diff, self.result.corrupt_diff);
+        let span = clean - corrupt;
+        let patched = run_diff(head, &run, self.position, self.ids)?;
+        self.result.map[layer][h] = if span.abs() > f32::EPSILON { (patched - corrupt) / span } else { 0.0 };
+        self.next += 1;
+        Ok(true)
+    }
+}
+
+/// logit(answer) − logit(wrong) at `position` of the first row of `run`.
+fn run_diff(head: &OutputHead, run: &Run, position: usize, (answer, wrong): (u32, u32)) -> Result<f32> {
+    let h = run.hidden.first().and_then(|h| h.decoder.as_ref().or(h.encoder.as_ref())).ok_or(Error::NeedsModel)?;
+    logit_diff(head, h.row(position), answer, wrong)
 }
 
 /// logit(answer) − logit(wrong) of the hidden state `h` (D,).

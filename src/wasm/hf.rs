@@ -17,7 +17,10 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::{js_error, Model};
+use crate::error::Error;
 use crate::models::hf::ModelFiles;
+use crate::models::predict::{PatchRequest, PredictOptions};
+use crate::run::{Ablation, Request};
 
 /// `[{ name, bytes }]` as names and bytes copied into wasm memory.
 fn shards_from(shards: &Array) -> Result<Vec<(String, Vec<u8>)>, JsValue> {
@@ -71,5 +74,155 @@ impl Model {
             shards: shards.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect(),
         };
         Ok(Model { model: std::rc::Rc::new(crate::models::Model::from_files(&files).map_err(js_error)?) })
+    }
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const PREDICT_TYPES: &str = r#"
+/** what `Model.predict` is asked: the run's texts, and `lens` true for every position or a position */
+export interface PredictRequest {
+  texts: string[]; targets?: string[]; topK?: number; lens?: boolean | number;
+  ablate?: string; ablation?: "zero" | "mean";
+}
+export interface Candidate { id: number; token: string; p: number }
+/** the document `headmap predict` writes: per row the tokens, per position the top k (null at PAD),
+ * and with the lens per layer and position the top token and `p_final`, the probability it gives
+ * the last layer's top token (null where not asked) */
+export interface Predictions {
+  format: "headmap.predictions"; version: 1; model_type: string; ablated: string[]; ablation: "zero" | "mean";
+  rows: { tokens: string[]; predictions: (Candidate[] | null)[]; lens?: ((Candidate & { p_final: number }) | null)[][] }[];
+}
+export interface PatchRequest {
+  clean: string; corrupt: string; target?: string; answer: string; wrong: string; position?: number; place?: Place;
+}
+/** the document `headmap patch` writes; `map[layer][head]` is (patched − corrupt) / (clean − corrupt) */
+export interface Patching {
+  format: "headmap.patching"; version: 1; model_type: string; place: Place; tokens: string[]; position: number;
+  answer: Candidate; wrong: Candidate; clean_diff: number; corrupt_diff: number; map: number[][];
+}
+"#;
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(typescript_type = "PredictRequest")]
+    pub type PredictRequestJs;
+    #[wasm_bindgen(typescript_type = "Predictions")]
+    pub type PredictionsJs;
+    #[wasm_bindgen(typescript_type = "PatchRequest")]
+    pub type PatchRequestJs;
+    #[wasm_bindgen(typescript_type = "Patching")]
+    pub type PatchingJs;
+}
+
+/// `lens`: off, every position, or one.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum LensAt {
+    All(bool),
+    Position(usize),
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct PredictRequest {
+    texts: Vec<String>,
+    #[serde(default)]
+    targets: Vec<String>,
+    top_k: Option<usize>,
+    lens: Option<LensAt>,
+    ablate: Option<String>,
+    #[serde(default)]
+    ablation: Ablation,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct PatchRequestIn {
+    clean: String,
+    corrupt: String,
+    target: Option<String>,
+    answer: String,
+    wrong: String,
+    position: Option<usize>,
+    place: Option<crate::attention::place::Place>,
+}
+
+/// The most tokens a position lists: more is a page's mistake, not a reader's wish.
+const MAX_TOP_K: usize = 1000;
+
+#[wasm_bindgen]
+impl Model {
+    /// What the model predicts at every position of every text (the next token; a masked LM's
+    /// token at a position): `{ texts, targets?, topK? (5), lens?, ablate?, ablation? }` gives
+    /// the document `headmap predict` writes. Fails with `no_output_head` for a model whose
+    /// files carry none.
+    pub fn predict(&self, request: PredictRequestJs) -> Result<PredictionsJs, JsValue> {
+        let r: PredictRequest = super::from_js("request", request.into())?;
+        let request = Request { texts: r.texts, targets: r.targets, ..Request::default() };
+        let ablate = match &r.ablate {
+            Some(spec) => self.model.heads(spec).map_err(js_error)?,
+            None => Vec::new(),
+        };
+        let top_k = r.top_k.unwrap_or(5);
+        if top_k == 0 || top_k > MAX_TOP_K {
+            return Err(js_error(Error::OutOfRange { setting: "topK".into(), value: top_k, min: 1, max: MAX_TOP_K }));
+        }
+        let lens = match r.lens {
+            None | Some(LensAt::All(false)) => None,
+            Some(LensAt::All(true)) => Some(None),
+            Some(LensAt::Position(p)) => Some(Some(p)),
+        };
+        let options = PredictOptions { top_k, lens, ablate, ablation: r.ablation };
+        super::typed(&self.model.predict(&request, &options).map_err(js_error)?)
+    }
+
+    /// Activation patching of every head, one head per `step()`, so a page can show progress
+    /// and stop: `{ clean, corrupt, target?, answer, wrong, position?, place? }`.
+    pub fn patcher(&self, request: PatchRequestJs) -> Result<Patcher, JsValue> {
+        let r: PatchRequestIn = super::from_js("request", request.into())?;
+        let request = PatchRequest {
+            clean: r.clean,
+            corrupt: r.corrupt,
+            target: r.target,
+            answer: r.answer,
+            wrong: r.wrong,
+            position: r.position,
+            place: r.place,
+        };
+        let patcher = crate::models::predict::Patcher::new(&self.model, &request).map_err(js_error)?;
+        Ok(Patcher { patcher, model: std::rc::Rc::clone(&self.model) })
+    }
+}
+
+/// Activation patching under way: `step()` patches the next head, `result()` the map so far.
+#[wasm_bindgen]
+pub struct Patcher {
+    patcher: crate::models::predict::Patcher,
+    model: std::rc::Rc<crate::models::Model>,
+}
+
+#[wasm_bindgen]
+impl Patcher {
+    /// Patches the next `count` heads; false once every head is done.
+    pub fn step(&mut self, count: usize) -> Result<bool, JsValue> {
+        for _ in 0..count.max(1) {
+            if !self.patcher.step(&self.model).map_err(js_error)? {
+                return Ok(false);
+            }
+        }
+        Ok(self.patcher.done() < self.patcher.total())
+    }
+
+    pub fn done(&self) -> usize {
+        self.patcher.done()
+    }
+
+    pub fn total(&self) -> usize {
+        self.patcher.total()
+    }
+
+    /// The document `headmap patch` writes, heads not yet patched at 0.
+    pub fn result(&self) -> Result<PatchingJs, JsValue> {
+        super::typed(&self.patcher.result)
     }
 }

@@ -61,7 +61,11 @@ const TYPES: &str = r#"
 export type Place = "encoder_self" | "decoder_self" | "cross";
 export type MaskKind = "none" | "padding" | "causal" | "cross";
 export interface ToySettings { preset?: "small" | "base"; seed?: number; layers?: number }
-export interface RunRequest { texts: string[]; targets?: string[]; place?: Place; mask?: MaskKind; scale?: boolean; throughLayer?: number }
+/** `ablate`: heads turned off, "L.H" from 0, comma-separated, each optionally after a place ("1.0,cross:0.3") */
+export interface RunRequest {
+  texts: string[]; targets?: string[]; place?: Place; mask?: MaskKind; scale?: boolean; throughLayer?: number;
+  ablate?: string; ablation?: "zero" | "mean";
+}
 /**
  * One attention place. `kvHeads` < `heads` in grouped-query attention: query head h shares the
  * keys and values of K/V head floor(h / (heads / kvHeads)). `windows[layer]` is how many keys a
@@ -235,9 +239,11 @@ impl Model {
         Ok(info.unchecked_into())
     }
 
-    /// `request`: `{ texts, targets?, place?, mask?, scale? }`. Texts form a padded batch;
-    /// targets feed an encoder–decoder's decoder (default: the texts); `place` keeps one place
-    /// (default: all), `mask` runs it with another mask than it was trained with (a what-if).
+    /// `request`: `{ texts, targets?, place?, mask?, scale?, ablate?, ablation? }`. Texts form
+    /// a padded batch; targets feed an encoder–decoder's decoder (default: the texts); `place`
+    /// keeps one place (default: all), `mask` runs it with another mask than it was trained
+    /// with (a what-if); `ablate` turns heads off (zeros, or their mean with `ablation: "mean"`)
+    /// and every later layer is computed without them.
     /// The page draws weights and never reads the last hidden states, so a stack nothing else
     /// reads stops at its last layer's weights ([`crate::Model::run_weights`]).
     pub fn run(&self, request: RunRequestJs) -> Result<Run, JsValue> {
