@@ -98,14 +98,17 @@ pub enum Error {
     #[error("{architecture} has no output head ({missing} is missing): predictions, the logit lens and patching need one; every attention view still works")]
     NoOutputHead { architecture: String, missing: String },
 
+    #[cfg(feature = "hf")]
     #[error(
         "`{spec}` is not a head: write layer.head counted from 0 (1.3), optionally after a place (decoder_self:1.3)"
     )]
     BadHeadSpec { spec: String },
 
+    #[cfg(feature = "hf")]
     #[error("the answer `{word}` is {} tokens ({}), not one: choose a word the model reads as one token", tokens.len(), tokens.join(" "))]
     AnswerNotOneToken { word: String, tokens: Vec<String> },
 
+    #[cfg(feature = "hf")]
     #[error("the clean text has {clean} tokens and the corrupted text {corrupt}: patching needs the same length")]
     LengthsDiffer { clean: usize, corrupt: usize },
 

@@ -43,7 +43,6 @@ pub(crate) struct OutputHead {
 
 impl OutputHead {
     /// A head that is the (tied or own) matrix `weight` (V, D) alone.
-    #[cfg(any(feature = "hf", test))]
     pub fn plain(weight: Arc<Array2<f32>>) -> Self {
         OutputHead { scale: 1.0, transform: None, weight, bias: None }
     }

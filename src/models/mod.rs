@@ -18,8 +18,10 @@ use crate::attention::place::Place;
 use crate::error::{Error, Result};
 use crate::tokenize::{Encoded, Token, TokenKind, Tokenizer};
 
+#[cfg(feature = "hf")]
 pub mod head;
 pub(crate) mod network;
+#[cfg(feature = "hf")]
 pub mod predict;
 pub mod toy;
 pub mod transformer;
@@ -203,6 +205,7 @@ impl Model {
             (None, None) => None,
         };
         let mut settings = Settings { scale_scores: request.scale.unwrap_or(true), ..Settings::trained() };
+        #[cfg(feature = "hf")]
         if let Some(spec) = &request.ablate {
             settings.edits = self.ablation(request, &self.heads(spec)?, request.ablation)?;
         }

@@ -5,9 +5,13 @@
 
 use std::sync::Arc;
 
-use ndarray::{Array2, ArrayView2};
+use ndarray::Array2;
+#[cfg(feature = "hf")]
+use ndarray::ArrayView2;
 
+#[cfg(feature = "hf")]
 use super::head::OutputHead;
+#[cfg(feature = "hf")]
 use crate::nn::Norm;
 
 use crate::attention::mask::{Mask, MaskKind};
@@ -39,6 +43,7 @@ pub(crate) trait Network: Send + Sync {
     fn forward(&self, batch: &Batch, settings: &Settings) -> Result<Run>;
     /// What turns the last hidden states into scores over the vocabulary, when the network
     /// has one (every real model; the head itself only when its files carry it).
+    #[cfg(feature = "hf")]
     fn unembed(&self) -> Option<&Unembed> {
         None
     }
@@ -50,15 +55,16 @@ pub(crate) trait Network: Send + Sync {
 
 /// What reads the residual stream at the end of a model: the stack's final norm, where it
 /// has one (the pre-norm stacks; post-LN layers end normalised), then the output head.
+#[cfg(feature = "hf")]
 pub(crate) struct Unembed {
     pub final_norm: Option<Norm>,
     /// The head, or what the files lack for one (said in the error).
     pub head: std::result::Result<OutputHead, String>,
 }
 
+#[cfg(feature = "hf")]
 impl Unembed {
     /// A stack's final norm and `head`.
-    #[cfg(feature = "hf")]
     pub fn new(final_norm: Option<Norm>, head: std::result::Result<OutputHead, String>) -> Self {
         Unembed { final_norm, head }
     }

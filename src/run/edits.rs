@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::attention::multi_head::HeadEdit;
 use crate::attention::place::Place;
+#[cfg(feature = "hf")]
 use crate::error::{Error, Result};
 
 /// One head of a model: its place, layer and head, each layer and head counted from 0.
@@ -24,6 +25,7 @@ impl HeadAt {
         format!("{}:{}.{}", self.place.name(), self.layer, self.head)
     }
 
+    #[cfg(feature = "hf")]
     /// `L.H`, comma-separated, each optionally after a place (`cross:0.2`); a head without a
     /// place is at `default`. Spaces around the parts are allowed; an empty list is none.
     pub fn parse_list(spec: &str, default: Place) -> Result<Vec<HeadAt>> {
@@ -85,7 +87,7 @@ impl HeadEdits {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "hf"))]
 mod tests {
     use super::*;
 

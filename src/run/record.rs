@@ -296,7 +296,14 @@ pub(crate) fn attend(
     record: Option<&mut RowAttention>,
 ) -> Result<Array2<f32>> {
     let inputs = || LayerInputs { x_q: Arc::clone(x_q), x_kv: Arc::clone(x_kv) };
+    // the toy build turns no head off (Model::settings refuses it there), and leaves the edits' code out
+    #[cfg(feature = "hf")]
     let edits = settings.edits.at(place, layer);
+    #[cfg(not(feature = "hf"))]
+    let edits = {
+        let _ = (place, layer);
+        []
+    };
     let keep = record.as_ref().is_some_and(|row| row.keeps_weights());
     let mut a = block.forward_edited(x_q.view(), x_kv.view(), Some(mask), settings.scale_scores, keep, &edits)?;
     let output = std::mem::take(&mut a.output);

@@ -4,7 +4,9 @@
 
 use serde::Deserialize;
 
-use super::edits::{Ablation, HeadEdits};
+#[cfg(feature = "hf")]
+use super::edits::Ablation;
+use super::edits::HeadEdits;
 use crate::attention::mask::MaskKind;
 use crate::attention::place::Place;
 use crate::tokenize::{Encoded, Token};
@@ -34,9 +36,11 @@ pub struct Request {
     pub through_layer: Option<usize>,
     /// Heads turned off in the run, `L.H` comma-separated, each optionally after a place
     /// (`1.0,cross:0.3`); every layer after them is computed with them off.
+    #[cfg(feature = "hf")]
     #[serde(default)]
     pub ablate: Option<String>,
     /// Zeros (the default) or each head's mean output over the batch's real tokens.
+    #[cfg(feature = "hf")]
     #[serde(default)]
     pub ablation: Ablation,
 }

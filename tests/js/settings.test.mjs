@@ -9,12 +9,15 @@ import { parseAttributes, requestOf, sourceOf as widgetSource } from "../../www/
 
 const BASE = "https://blog.example/posts/attention/";
 
-/** The value each host reads for its setting `name` written as `value`; the link calls the score `find`. */
+/** The link's word for an attribute: the score is `find`, the heads turned off `off`. */
+const LINK_NAMES = { score: "find", ablate: "off" };
+
+/** The value each host reads for its setting `name` written as `value`. */
 async function bothRead(name, value) {
-  const linkName = name === "score" ? "find" : name;
+  const linkName = LINK_NAMES[name] ?? name;
   const link = await decodeState(`?${new URLSearchParams({ [linkName]: value })}`);
   const { settings } = parseAttributes({ [name]: value }, BASE);
-  return { link: link[linkName], attribute: settings[name] };
+  return { link: link[linkName], attribute: settings[name === "ablate" ? "off" : name] };
 }
 
 // values written the ways authors and links write them, right and wrong
@@ -28,6 +31,7 @@ const TABLE = {
   place: ["encoder_self", "decoder_self", "cross", "middle"],
   fusion: ["mean", "max", "min", "sum"],
   score: ["previous_token", "induction", "distance", "nope"],
+  ablate: ["1.0", "1.0,1.3", " 1.0 , cross:0.3", "decoder_self:12.300", "", "1", "1.0,", "a.b", "middle:1.0", "1.0;1.1"],
 };
 
 describe("the link and the attributes", () => {
@@ -65,6 +69,16 @@ describe("the link and the attributes", () => {
         assert.deepEqual(link, want, `${JSON.stringify(choice)} on ${info.places.map((p) => p.place).join("+")}`);
       }
     }
+  });
+
+  it("turn the same heads off in every view", async () => {
+    const gpt2 = { encoderDecoder: false, places: [{ place: "decoder_self", mask: "causal" }] };
+    const link = requestFor(await decodeState("?text=a+b&off=1.0%2C1.3&offMean=1"), gpt2);
+    assert.deepEqual(link, { texts: ["a b", "민수가 영희에게 책을 주었다."], place: "decoder_self", scale: true, ablate: "1.0,1.3", ablation: "mean" });
+    const widget = requestOf(parseAttributes({ text: "a b", ablate: "1.0, 1.3" }, BASE).settings, gpt2);
+    assert.equal(widget.ablate, "1.0,1.3");
+    assert.equal(requestOf(parseAttributes({ text: "a b" }, BASE).settings, gpt2).ablate, undefined, "no heads off: none asked");
+    assert.deepEqual(parseAttributes({ ablate: "1.x" }, BASE).problems.map((p) => p.attribute), ["ablate"]);
   });
 
   it("load the same built-in models and toy presets", () => {

@@ -147,11 +147,15 @@ function runAt(id) {
 }
 
 /**
- * Runs `request` ({ texts, targets?, place?, mask?, scale? }) on the model under `key`. Returns
+ * Runs `request` ({ texts, targets?, place?, mask?, scale?, ablate?, ablation? }) on the model under `key`. Returns
  * { id, info, tokens }: tokens[place][row] are the row's tokens and validity on both sides.
  */
 export function run(key, request) {
   const entry = modelAt(key);
+  // the toy-only build turns no head off: its random heads have nothing to find that way
+  if (request.ablate && typeof entry.model.predict !== "function") {
+    throw coded("the toy model is untrained: its heads have no roles to find; choose the trained model or a real one", "untrained_heads");
+  }
   const t0 = performance.now();
   const r = entry.model.run(request);
   const ms = performance.now() - t0;
@@ -357,6 +361,43 @@ export function queryKeysTsne(id, head, progress) {
 export function freeQueryKeys(id) {
   corpora.get(id)?.free();
   corpora.delete(id);
+}
+
+/**
+ * What the model predicts at every position (the document `headmap predict` writes):
+ * `request` { texts, targets?, topK?, lens?, ablate?, ablation? }. The toy has no head.
+ */
+export function predict(key, request) {
+  const { model } = modelAt(key);
+  if (typeof model.predict !== "function") {
+    throw coded("toy has no output head: the toy model is untrained and predicts nothing; choose a trained model", "no_output_head", { architecture: "toy", missing: "an output head" });
+  }
+  return model.predict(request);
+}
+
+/**
+ * Activation patching of every head (the document `headmap patch` writes): `request` { clean,
+ * corrupt, target?, answer, wrong, position?, place? }; `progress(done, total)` after each
+ * layer's worth of heads, and `stopped()` asked between them (a stop rejects `cancelled`).
+ */
+export async function patch(key, request, progress, stopped) {
+  const { model } = modelAt(key);
+  if (typeof model.patcher !== "function") {
+    throw coded("toy has no output head: the toy model is untrained and predicts nothing; choose a trained model", "no_output_head", { architecture: "toy", missing: "an output head" });
+  }
+  const patcher = model.patcher(request);
+  try {
+    const total = patcher.total();
+    const heads = Math.max(1, total / Math.max(1, patcher.result().map.length));
+    while (patcher.step(heads)) {
+      progress(patcher.done(), total);
+      if (await stopped()) throw coded("stopped", "cancelled");
+    }
+    progress(total, total);
+    return patcher.result();
+  } finally {
+    patcher.free();
+  }
 }
 
 /** The loaded encoder–decoder model's greedy output for `text`. */

@@ -26,7 +26,7 @@ export const OPERATIONS = {
   start: { args: "" },
   /** → model info. `source`: { from: "toy", preset, seed, layers } | { from: "url", base } | { from: "hub", id, hub? } | { from: "files", files } (handed over) */
   load: { args: "key source", transfer: ({ source }) => (source.from === "files" ? Object.values(source.files).map((b) => b.buffer) : []) },
-  /** → { id, info, tokens, ms }. `request`: { texts, targets?, place?, mask?, scale? } */
+  /** → { id, info, tokens, ms }. `request`: { texts, targets?, place?, mask?, scale?, ablate?, ablation? } */
   run: { args: "key request", needs: "model", newest: true },
   /** → { id, info, tokens, model, key }: weights computed elsewhere (docs/attention.schema.json), a run with no model. `file`: { bytes } | { url } | { base64, encoding } */
   openFile: { args: "name file", newest: true },
@@ -54,6 +54,10 @@ export const OPERATIONS = {
   queryKeysTsne: { args: "corpus head" },
   /** → nothing: corpus `corpus`'s vectors go */
   freeQueryKeys: { args: "corpus" },
+  /** → the predictions document (`headmap predict`'s): the top k at every position, the lens on request, heads off. `request`: { texts, targets?, topK?, lens?, ablate?, ablation? } */
+  predict: { args: "key request", needs: "model" },
+  /** → the patching document (`headmap patch`'s): every head's share of the clean logit difference; progress per layer; a signal stops it. `request`: { clean, corrupt, target?, answer, wrong, position?, place? } */
+  patch: { args: "key request", needs: "model" },
   /** → text: an encoder–decoder's greedy output for `text`, up to `maxNewTokens` (64) */
   generate: { args: "key text maxNewTokens", needs: "model" },
   /** → Float32Array [dV]: Σ_j weights[j] · v[j] for v of shape [weights.length, dV] */
@@ -62,4 +66,5 @@ export const OPERATIONS = {
   panicOnAThread: { args: "" },
 };
 // `cancel { target }`, sent by the client when a call's signal aborts, is no operation of its
-// own: it stops a queryKeys between two sentences (which then rejects `cancelled`).
+// own: it stops a queryKeys between two sentences, a patch between two layers' heads (which
+// then reject `cancelled`).

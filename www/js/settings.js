@@ -50,6 +50,17 @@ export function clampTo(name, value, fallback) {
 /** A switch: off for false, 0, off and no (in any case), on for anything else. */
 export const flagOf = (value) => !["false", "0", "off", "no"].includes(value.trim().toLowerCase());
 
+/**
+ * Heads turned off as a link or an attribute writes them — `L.H` from 0, comma-separated, each
+ * optionally after a place ("1.0,cross:0.3") — spaces dropped; else undefined. Whether the
+ * model has them is the core's to say.
+ */
+export function offOf(value) {
+  const spec = value.replace(/\s+/g, "");
+  const head = `(?:(?:${PLACES.join("|")}):)?\\d{1,2}\\.\\d{1,3}`;
+  return spec === "" || new RegExp(`^${head}(?:,${head}){0,63}$`).test(spec) ? spec : undefined;
+}
+
 /** The texts of a batch: the first, and the second unless it is blank. */
 export const textsOf = (text, text2) => [text, ...(text2?.trim() ? [text2] : [])];
 
@@ -74,15 +85,17 @@ export function placeOf({ place, mask }, info) {
 }
 
 /**
- * What the model described by `info` runs for `choice` ({ texts, target, place, mask, scale }):
+ * What the model described by `info` runs for `choice` ({ texts, target, place, mask, scale,
+ * off, offMean }) — `off` the heads turned off, by their mean output with `offMean`:
  * the texts as a padded batch at an encoder (or a decoder-only model), or the first with its
  * target at an encoder–decoder's decoder places (no target: the caller finds one). A mask the
  * place cannot run with is left out.
  */
-export function requestFor({ texts, target = null, place, mask, scale }, info) {
+export function requestFor({ texts, target = null, place, mask, scale, off = "", offMean = false }, info) {
   const resolved = placeOf({ place, mask }, info);
   const decoderSide = info.encoderDecoder && resolved !== "encoder_self";
   const request = { texts: decoderSide ? texts.slice(0, 1) : texts, place: resolved, scale };
+  if (off) Object.assign(request, { ablate: off }, offMean ? { ablation: "mean" } : {});
   const takes = info.places.find((p) => p.place === resolved).masks ?? masksFor(resolved);
   if (mask && takes.includes(mask)) request.mask = mask;
   if (decoderSide && target !== null) request.targets = [target];

@@ -124,7 +124,7 @@ function view(id, sel, plot = null, thumbs = null, range = "max", colormap = "vi
   return out;
 }
 
-const cancelled = new Set(); // ids of queryKeys requests asked to stop
+const cancelled = new Set(); // ids of queryKeys and patch requests asked to stop
 
 /** Lets messages in (a cancel) between two sentences of a long job. */
 const breathe = () => new Promise((resolve) => setTimeout(resolve, 0));
@@ -147,6 +147,15 @@ const OWN = {
     const stopped = async () => (await breathe(), cancelled.has(id));
     try {
       return await core.queryKeys(key, corpus, progress, stopped);
+    } finally {
+      cancelled.delete(id);
+    }
+  },
+  async patch(key, request, { id }) {
+    const progress = (done, total) => self.postMessage({ id, progress: { done, total } });
+    const stopped = async () => (await breathe(), cancelled.has(id));
+    try {
+      return await core.patch(key, request, progress, stopped);
     } finally {
       cancelled.delete(id);
     }

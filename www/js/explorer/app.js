@@ -12,6 +12,7 @@ import { Controls } from "./controls.js";
 import { Exporter } from "./export.js";
 import { Finder } from "./find.js";
 import { ModelPicker } from "./model-picker.js";
+import { Predictor } from "./predict.js";
 import { QueryKeys } from "./qk.js";
 import { EXPLORER_STRINGS } from "./strings.js";
 import { Store } from "./store.js";
@@ -64,6 +65,8 @@ const app = {
     return qk;
   },
   chooseModel: (choice) => picker.choose(choice),
+  /** Opens head `head` of layer `layer` in the main view. */
+  openHead: (layer, head) => openHead(layer, head),
   setLang,
   showStatus,
   busy,
@@ -105,6 +108,7 @@ async function openSentence(line, { place, layer, head, position, side }) {
   $("heatmap").scrollIntoView({ block: "nearest" });
 }
 const qk = new QueryKeys(app, { onOpen: openSentence });
+const predictor = new Predictor(app);
 const controls = new Controls(app);
 const picker = new ModelPicker(app, { onLoaded: afterModelChange });
 const exporter = new Exporter(app);
@@ -184,11 +188,12 @@ async function run() {
     const next = await app.client.call("run", { key: app.model.key, request });
     if (!next) return; // a newer request is on its way
     lastError = null;
-    app.result = next;
+    app.result = { ...next, request };
     app.probe.timings.computeMs = next.ms;
     showStatus(null);
     store.fit(next.info.places[0]);
     await app.render();
+    await predictor.update();
   } catch (e) {
     app.result = null;
     viewer.clear();
@@ -216,6 +221,7 @@ function afterModelChange() {
   viewer.afterModelChange();
   finder.afterModelChange();
   qk.afterModelChange();
+  predictor.afterModelChange();
   return recompute();
 }
 
@@ -227,6 +233,7 @@ function setLang(lang) {
   exporter.applyLanguage();
   finder.applyLanguage();
   qk.applyLanguage();
+  predictor.applyLanguage();
   viewer.applyLanguage();
   if (lastError) showStatus(app.errorText(lastError), "error");
   else if (!app.result) recompute();
@@ -242,6 +249,7 @@ async function main() {
   finder.applyLanguage();
   qk.bind();
   qk.applyLanguage();
+  predictor.bind();
   exporter.bind();
   try {
     const { examples } = await app.client.call("start");

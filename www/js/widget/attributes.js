@@ -3,16 +3,16 @@
 // reported (the element fires an `error` event for it; it never throws).
 
 import { coded } from "../errors.js";
-import { FOLDERS, FUSIONS, LANGS, MASKS, PLACES, SCORES, TOY_PRESETS, flagOf, intOf, requestFor, sourceOf as sourceFor, textsOf } from "../settings.js";
+import { FOLDERS, FUSIONS, LANGS, MASKS, PLACES, SCORES, TOY_PRESETS, flagOf, intOf, offOf, requestFor, sourceOf as sourceFor, textsOf } from "../settings.js";
 
 export { MASKS, PLACES };
-export const VIEWS = ["heatmap", "grid", "steps", "mixing", "pipeline", "lines", "atlas", "rollout", "qk"];
+export const VIEWS = ["heatmap", "grid", "steps", "mixing", "pipeline", "lines", "atlas", "rollout", "qk", "predict", "lens"];
 export const CONTROLS = ["sentence", "mask", "layer", "head", "scale", "save"];
 export const THEMES = ["light", "dark", "auto"];
 export const COLORMAP_NAMES = ["viridis", "magma", "blues"];
 
 /** Every attribute the element reads, kebab-case as authors write them. */
-export const ATTRIBUTES = ["text", "text2", "texts", "target", "mask", "place", "model", "layer", "head", "scale", "lang", "controls", "view", "colormap", "theme", "seed", "score", "fusion", "src"];
+export const ATTRIBUTES = ["text", "text2", "texts", "target", "mask", "place", "model", "layer", "head", "scale", "lang", "controls", "view", "colormap", "theme", "seed", "score", "fusion", "src", "ablate"];
 
 export const DEFAULTS = Object.freeze({
   texts: ["동물이 길을 건너지 않았다. 그것은 너무 피곤했다."],
@@ -33,6 +33,7 @@ export const DEFAULTS = Object.freeze({
   score: "previous_token", // what view="atlas" colours the heads by
   fusion: "mean", // how view="rollout" fuses a layer's heads
   src: null, // a file of weights computed elsewhere (JSON or safetensors): drawn instead of a run
+  off: "", // `ablate`: heads turned off in every view ("1.0,1.3"), every later layer computed without them
 });
 
 /** A list written as a JSON array, or one item per line. */
@@ -148,6 +149,11 @@ export function parseAttributes(attrs, base) {
   if (has("fusion")) {
     if (FUSIONS.includes(attrs.fusion)) s.fusion = attrs.fusion;
     else bad("fusion", FUSIONS.join(" | "));
+  }
+  if (has("ablate")) {
+    const off = offOf(attrs.ablate);
+    if (off === undefined) bad("ablate", "heads as layer.head from 0, comma-separated (1.0,1.3)");
+    else s.off = off;
   }
   if (s.head === "all" && s.view === "heatmap") s.view = "grid";
   return { settings: s, problems };

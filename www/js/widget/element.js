@@ -225,7 +225,7 @@ export class AttentionHeatmap extends HTMLElement {
     const result = await this.#client.call("run", { key: model.key, request });
     if (!result) return; // a newer run of this widget superseded this one
     if (!this.isConnected) return this.#client.free(result.id); // the figure left the page meanwhile
-    this.#result = result;
+    this.#result = { ...result, request }; // view="predict" and "lens" ask for the same texts
     const clamped = (name, value, count) => this.#problems.clamped(name, value, count);
     this.#sel = selectionOf({ settings, reader: this.#reader, info, place: result.info.places[0], clamped });
   }

@@ -21,6 +21,7 @@ const chunks = {
   lines: () => import("./lines-figure.js"),
   mixing: () => import("./mixing-figure.js"),
   pipeline: () => import("./pipeline-figure.js"),
+  predict: () => import("./predict-figure.js"),
   qk: () => import("./qk-figure.js"),
   rollout: () => import("./rollout-figure.js"),
   steps: () => import("./steps-figure.js"),
@@ -40,6 +41,8 @@ export const SAVE_FORMATS = {
   atlas: ["png", "svg", "json"],
   rollout: ["png"],
   qk: ["png"],
+  predict: ["json"],
+  lens: ["json"],
 };
 
 /** The widget's table shows at most this many rows and columns (a screen reader's patience). */
@@ -76,6 +79,7 @@ export class WidgetFigure {
     if (view === "lines") await this.#lines(common);
     else if (view === "pipeline") await this.#pipeline(common);
     else if (view === "rollout") await this.#rollout(common);
+    else if (view === "predict" || view === "lens") await (await lazy.predict()).predictFigure(this, view, common);
     else await this.#heatmapLike(common, view);
     return this.run === r;
   }
@@ -245,6 +249,8 @@ export class WidgetFigure {
   /** The run's weights as the command line writes them (JSON text). */
   toJSON() {
     this.#offered("json");
+    // view="predict" and "lens" save what they show: the predictions document
+    if (this.shown?.predictions) return Promise.resolve(JSON.stringify(this.shown.predictions));
     return this.host.client.call("exportRun", { run: this.run.id, format: "json" });
   }
 }

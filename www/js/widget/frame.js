@@ -71,6 +71,7 @@ export function frameNotes({ T, info, place, sel, tokens, architecture, settings
   const trained = !info.fromFile && settings.model.from === "trained"; // a file names its own model
   const said = figureNotes({ T, info, place, tokens, model: trained ? "headmap-tiny-ko-en" : architecture, reads: trained ? "reads.trained" : null, script: !trained });
   const notes = [said.whatIf, said.scale, said.decoder, said.coverage].filter(Boolean);
+  if (settings.off) notes.unshift(T("offNote", { heads: settings.off.split(",").join(", ") }));
   // shared key/value heads and local layers: said where they shape what is drawn
   const allHeads = ["lines", "pipeline", "grid", "atlas"].includes(settings.view);
   if (allHeads || settings.view === "steps" || modelPlace.windows?.[sel.layer]) notes.push(...headNotes(modelPlace, T));
@@ -80,7 +81,7 @@ export function frameNotes({ T, info, place, sel, tokens, architecture, settings
 /** The room a view takes before it is drawn, for a widget `width` pixels wide. */
 export function reservedHeight(view, width) {
   const side = Math.min(width, 640);
-  const heights = { heatmap: side + 150, grid: side + 320, atlas: side + 420, rollout: side + 120, qk: 2 * side + 420, steps: side + 520, mixing: side + 330, pipeline: 720, lines: 480 };
+  const heights = { heatmap: side + 150, grid: side + 320, atlas: side + 420, rollout: side + 120, qk: 2 * side + 420, steps: side + 520, mixing: side + 330, pipeline: 720, lines: 480, predict: 360, lens: 320 };
   return heights[view] ?? 400;
 }
 

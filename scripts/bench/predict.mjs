@@ -1,0 +1,80 @@
+// What "what a head does" costs in wasm, one thread (issue 30), as ratios in the same process:
+// predictions (the output head over every position, softmax, top 5) against a plain run of
+// SmolLM-135M's shape (random weights, vocabulary 49,152) at 128 tokens; the logit lens of one
+// position through all 30 layers; and patching every head of a GPT-2-small shape (12 layers ×
+// 12 heads, d_model 768, vocabulary 50,257, random weights) at 20 tokens. Min / median / max of
+// repeated runs; figures, not assertions.
+//
+// Run after scripts/build/all:  node scripts/bench/predict.mjs [repetitions]
+import { readFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+
+import { SHAPES, modelFiles } from "./llama-shape.mjs";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const pkg = await import(`${ROOT}www/pkg-hf/headmap.js`);
+pkg.initSync({ module: await readFile(`${ROOT}www/pkg-hf/headmap_bg.wasm`) });
+const reps = Number(process.argv[2] ?? 5);
+
+/** `work()` `n` times after one warm-up: { min, median, max } in ms. */
+function time(work, n = reps) {
+  work();
+  const ms = [];
+  for (let r = 0; r < n; r++) {
+    const t0 = performance.now();
+    work();
+    ms.push(performance.now() - t0);
+  }
+  ms.sort((a, b) => a - b);
+  return { min: ms[0], median: ms[ms.length >> 1], max: ms.at(-1) };
+}
+const fmt = ({ min, median, max }) => `${median.toFixed(0)} ms (min ${min.toFixed(0)}, max ${max.toFixed(0)})`;
+
+const tokenizer = new Uint8Array(await readFile(`${ROOT}tests/fixtures/hf/llama/tokenizer.json`));
+const words = "동물이 길을 건너지 않았다 그것은 너무 피곤했다".split(" ");
+/** A text the llama fixture's tokenizer splits into `n` tokens, <s> included. */
+function textOf(model, n) {
+  let text = "";
+  for (let k = 0; ; k++) {
+    const next = `${text} ${words[k % words.length]}`.trim();
+    const run = model.run({ texts: [next], throughLayer: 0 });
+    const tq = run.info().places[0].tq;
+    run.free();
+    if (tq > n) return text;
+    text = next;
+  }
+}
+
+// 1. SmolLM-135M's shape at 128 tokens
+const files = modelFiles(SHAPES.smollm);
+const smollm = pkg.Model.fromFiles(files.config, files.weights, tokenizer);
+const text = textOf(smollm, 128);
+const run = smollm.run({ texts: [text] });
+const tokens = run.info().places[0].tq;
+run.free();
+// the run a view draws stops at the last layer's weights; predictions need the whole forward
+const runTime = time(() => smollm.run({ texts: [text] }).free());
+const predictTime = time(() => smollm.predict({ texts: [text], topK: 5 }));
+const lensTime = time(() => smollm.predict({ texts: [text], topK: 5, lens: tokens - 1 }));
+console.log(`SmolLM-135M's shape, ${tokens} tokens, 30 layers, vocabulary 49,152 (wasm, one thread, ${reps} runs after a warm-up)`);
+console.log(`  run (every weight a view draws)       ${fmt(runTime)}`);
+console.log(`  predictions (run + head, top 5)       ${fmt(predictTime)}   ×${(predictTime.median / runTime.median).toFixed(3)} of the run`);
+console.log(`  + the lens of the last position       ${fmt(lensTime)}   the lens alone ≈ ${(lensTime.median - predictTime.median).toFixed(0)} ms`);
+smollm.free();
+
+// 2. patching every head of a GPT-2-small shape at 20 tokens
+const gpt2 = { name: "GPT-2-small's shape", hidden: 768, layers: 12, heads: 12, kvHeads: 12, intermediate: 3072, vocab: 50257 };
+const g = modelFiles(gpt2);
+const small = pkg.Model.fromFiles(g.config, g.weights, tokenizer);
+const clean = textOf(small, 20);
+const corrupt = clean.replace("동물이", "그것은");
+const request = { clean, corrupt, answer: "길", wrong: "을" };
+const patchTime = time(() => {
+  const patcher = small.patcher(request);
+  while (patcher.step(12));
+  patcher.free();
+}, Math.min(reps, 3));
+const plain = time(() => small.predict({ texts: [corrupt], topK: 1 }), Math.min(reps, 3));
+console.log(`GPT-2-small's shape, 20 tokens, 144 heads`);
+console.log(`  patching every head                   ${fmt(patchTime)}   ×${(patchTime.median / plain.median).toFixed(1)} of one forward (${fmt(plain)})`);
+small.free();

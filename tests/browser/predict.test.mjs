@@ -1,0 +1,148 @@
+// What a head does (issue 30), as a reader finds it: the trained language model copies the
+// second half of a repeated word list; turning its induction heads off (from the link, as
+// `off=1.0,1.1,1.3`) stops the copying and the page says which heads are off; the previous-token
+// head's patch brings the answer back; the lens has a row per layer; the toy says it predicts
+// nothing. In English at 1280 px and in Korean on a phone, with screenshots.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+
+import { SHOTS, inShadow, openBlog, openExplorer, openHarness, waitRender } from "./harness.mjs";
+
+const WORDS = "고양이 공원 노래 꽃 강 가방 길 개 그림 공";
+const REPEAT = `${WORDS} ${WORDS}`;
+
+/** Waits for the predictions of the newest run, with `off` heads off. */
+const predicted = (page, off = "") => page.waitForFunction((o) => globalThis.__headmap.predictions?.after && globalThis.__headmap.predictions.off === o, off);
+
+/** The share of the second copy's words the page predicts from the word before. */
+const copying = (page) =>
+  page.evaluate(() => {
+    const row = globalThis.__headmap.predictions.after.rows[0];
+    const n = (row.tokens.length - 1) / 2;
+    let right = 0;
+    for (let t = row.tokens.length - n; t < row.tokens.length - 1; t++) if (row.predictions[t][0].token === row.tokens[t + 1]) right++;
+    return right / (n - 1);
+  });
+
+describe("what the model predicts, and what a head does to it", () => {
+  let h;
+  before(async () => {
+    h = await openHarness();
+  });
+  after(async () => h?.close());
+
+  it("copies a repeated list, and stops when the induction heads are off", async () => {
+    const page = await openExplorer(h, `?model=induction&lang=en&text=${encodeURIComponent(REPEAT)}`, { locale: "en-US", width: 1280, height: 900 });
+    await predicted(page);
+    assert.equal(await copying(page), 1, "every word of the second copy is predicted");
+    assert.equal(await page.locator("#predict-strip .predict-cell").count(), 21, "one cell per token, <bos> included");
+    assert.ok(await page.locator("#off-note").isHidden(), "no heads off, no note");
+    await page.locator("#predict-panel").screenshot({ path: join(SHOTS, "predict-en-1280.png") });
+
+    await page.fill("#off", "1.0, 1.1, 1.3");
+    await page.locator("#off").dispatchEvent("change");
+    await predicted(page, "1.0,1.1,1.3");
+    assert.equal(await copying(page), 0, "the induction heads off: no word is copied");
+    assert.match(await page.locator("#off-note").textContent(), /Heads off: 1\.0, 1\.1, 1\.3/);
+    assert.ok((await page.locator("#predict-strip s.predict-was").count()) >= 9, "what each position predicted before is struck through");
+    await page.waitForFunction(() => location.search.includes("off=1.0%2C1.1%2C1.3"));
+    // a position's top 10, before and after
+    await page.locator("#predict-strip .predict-cell").nth(15).click();
+    assert.equal(await page.locator("#predict-detail ol").count(), 2);
+    assert.equal(await page.locator("#predict-detail ol").first().locator("li").count(), 10);
+    await page.locator("#predict-panel").screenshot({ path: join(SHOTS, "predict-off-en-1280.png") });
+    assert.deepEqual(await page.evaluate(() => globalThis.__csp), []);
+  });
+
+  it("opens from a link with heads off, and says which in Korean on a phone", async () => {
+    const query = `?model=induction&lang=ko&off=0.3&text=${encodeURIComponent(REPEAT)}`;
+    const page = await openExplorer(h, query, { locale: "ko-KR", width: 390, height: 844, touch: true });
+    await predicted(page, "0.3");
+    assert.equal(await copying(page), 0, "the previous-token head off: the induction heads have nothing to copy from");
+    assert.match(await page.locator("#off-note").textContent(), /꺼진 헤드: 0\.3/);
+    assert.equal(await page.locator("#predict-title").textContent(), "모델의 예측");
+    const wide = await page.evaluate(() => document.documentElement.scrollWidth - innerWidth);
+    assert.ok(wide <= 0, `the page does not scroll sideways (${wide} px)`);
+    await page.locator("#predict-strip .predict-cell").nth(12).tap();
+    await page.locator("#predict-panel").screenshot({ path: join(SHOTS, "predict-ko-390.png") });
+  });
+
+  it("patches every head, draws the map and reads the lens", async () => {
+    const clean = "고양이 공원 노래 꽃 강 고양이 공원";
+    const page = await openExplorer(h, `?model=induction&lang=en&text=${encodeURIComponent(clean)}`, { locale: "en-US" });
+    await predicted(page);
+    await page.locator("#patch-details summary").click();
+    await page.fill("#patch-corrupt", "고양이 길 노래 꽃 강 고양이 공원");
+    await page.fill("#patch-answer", "노래");
+    await page.fill("#patch-wrong", "길");
+    await page.click("#patch-run");
+    await page.waitForFunction(() => globalThis.__headmap.patching);
+    const map = await page.evaluate(() => globalThis.__headmap.patching.map);
+    // the reference from transformers' hooks (tests/fixtures/predict/induction-patch.json)
+    assert.ok(Math.abs(map[0][3] - 1.0109) < 1e-3, `layer 0 head 3 brings the answer back: ${map[0][3]}`);
+    assert.equal(await page.locator("#patch-map tbody button").count(), 8);
+    await page.locator("#lens-details summary").click();
+    await page.waitForFunction(() => globalThis.__headmap.lens);
+    assert.equal(await page.locator("#lens-table tbody tr").count(), 2, "a row per layer");
+    await page.locator("#predict-panel").screenshot({ path: join(SHOTS, "predict-patch-lens-en-1280.png") });
+    // answers that are not one token are refused with the tokens they are
+    await page.fill("#patch-answer", "노래 길");
+    await page.click("#patch-run");
+    await page.waitForSelector("#patch-error:not([hidden])");
+    assert.match(await page.locator("#patch-error").textContent(), /is 2 tokens \(노래 길\)/);
+  });
+
+  it("says the toy model predicts nothing, and keeps drawing its attention", async () => {
+    const page = await openExplorer(h, "?model=toy&lang=en", { locale: "en-US" });
+    await page.waitForFunction(() => globalThis.__headmap.predictions?.error);
+    assert.match(await page.locator("#predict-status").textContent(), /has no output head/);
+    assert.ok(await page.locator("#heatmap").isVisible());
+  });
+});
+
+describe("what the model predicts, in the widget on a blog under a strict CSP", () => {
+  let blog;
+  before(async () => {
+    blog = await openBlog();
+  });
+  after(async () => blog?.close());
+
+  /** The top token at each position of widget `id`'s strip. */
+  const strip = (page, id) => inShadow(page, id, (e) => [...e.shadowRoot.querySelectorAll(".predict-cell")].map((c) => [c.querySelector(".predict-token").textContent, c.querySelector(".predict-top")?.textContent ?? null]));
+
+  it("copies the second copy, stops with the previous-token head off, and says it", async () => {
+    const page = await blog.open("predict.html", { locale: "ko-KR" });
+    for (const id of ["on", "off"]) {
+      await page.locator(`#${id}`).scrollIntoViewIfNeeded();
+      await waitRender(page, id);
+    }
+    const copied = (cells) => cells.slice(7, 12).filter(([, top], i) => top === cells[8 + i][0]).length;
+    assert.equal(copied(await strip(page, "on")), 5, "every word of the second copy");
+    assert.equal(copied(await strip(page, "off")), 0, "none with head 0.3 off");
+    assert.match(await inShadow(page, "off", (e) => e.shadowRoot.textContent), /꺼진 헤드: 0\.3/);
+    assert.ok((await inShadow(page, "off", (e) => e.shadowRoot.querySelectorAll("s.predict-was").length)) >= 5);
+    await inShadow(page, "on", (e) => e.shadowRoot.querySelectorAll(".predict-cell")[9].click());
+    assert.equal(await inShadow(page, "on", (e) => e.shadowRoot.querySelectorAll(".predict-list li").length), 10);
+    await page.locator("#on").screenshot({ path: join(SHOTS, "widget-predict-ko.png") });
+    await page.locator("#off").screenshot({ path: join(SHOTS, "widget-predict-off-ko.png") });
+    await page.locator("#lens").scrollIntoViewIfNeeded();
+    await waitRender(page, "lens");
+    assert.equal(await inShadow(page, "lens", (e) => e.shadowRoot.querySelectorAll(".lens-table tbody tr").length), 2);
+    await page.locator("#heat-off").scrollIntoViewIfNeeded();
+    await waitRender(page, "heat-off");
+    assert.match(await inShadow(page, "heat-off", (e) => e.shadowRoot.textContent), /꺼진 헤드: 0\.3/, "a heatmap with heads off says so");
+    await page.locator("#bad").scrollIntoViewIfNeeded();
+    await page.waitForFunction(() => globalThis.__events.some((e) => e.id === "bad" && e.type === "error" && e.detail.attribute === "ablate"));
+    assert.deepEqual(await page.evaluate(() => globalThis.__csp), []);
+  });
+
+  it("fits a 390 px phone in English", async () => {
+    const page = await blog.open("predict.html", { locale: "en-US", width: 390, height: 844, touch: true });
+    await page.locator("#off").scrollIntoViewIfNeeded();
+    await waitRender(page, "off");
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - innerWidth);
+    assert.ok(overflow <= 0, `the page scrolls ${overflow} px sideways`);
+    await page.locator("#off").screenshot({ path: join(SHOTS, "widget-predict-off-en-390.png") });
+  });
+});

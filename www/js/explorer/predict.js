@@ -1,0 +1,221 @@
+// What the model predicts, under the heatmap: the top token at every position (tap one for its
+// top 10), heads turned off from here, the grid or a link (`off=1.0,1.3`, with before and after),
+// the logit lens, and activation patching with its map. The numbers come from the worker's
+// `predict` and `patch` (the core's, as `headmap predict` and `headmap patch` write them); this
+// module draws them as text, never as HTML.
+
+import { el } from "../views/dom.js";
+import { lensRows, predictionDetail, predictionStrip } from "../views/predictions.js";
+import { cssNumber } from "../views/sizes.js";
+
+/** How many candidates a position's detail lists. */
+const TOP = 10;
+/** Layers × positions × a real vocabulary (50,000) past which the lens is computed for one position only. */
+const LENS_ALL_CELLS = 2e7;
+
+/** A share in [0, 1] in steps of 0.05: one stylesheet rule per step, not per value. */
+const share = (p) => Math.round(20 * Math.min(1, Math.max(0, p))) / 20;
+
+/** The heads of `spec` a reader typed, cleaned ("1.0 , 1.3" → "1.0,1.3"); "" for none. */
+export const cleanSpec = (spec) =>
+  spec
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .join(",");
+
+export class Predictor {
+  #app;
+  #position = null; // the position whose detail is open
+  #shown = null; // { after, before } predictions documents of the last run
+  #patchSignal = null;
+
+  constructor(app) {
+    this.#app = app;
+  }
+
+  bind() {
+    const { $ } = this.#app;
+    $("off").addEventListener("change", () => this.#setOff(cleanSpec($("off").value)));
+    $("off-this").addEventListener("click", () => {
+      const { layer, head } = this.#app.state;
+      const spec = `${layer ?? 0}.${head ?? 0}`;
+      const heads = new Set(cleanSpec(this.#app.state.off).split(",").filter(Boolean));
+      heads.add(spec);
+      this.#setOff([...heads].join(","));
+    });
+    $("off-clear").addEventListener("click", () => this.#setOff(""));
+    $("off-mean").addEventListener("change", () => {
+      this.#app.set({ offMean: $("off-mean").checked });
+      this.#app.recompute();
+    });
+    $("lens-details").addEventListener("toggle", () => this.#drawLens());
+    $("patch-run").addEventListener("click", () => this.#patch());
+    $("patch-stop").addEventListener("click", () => this.#patchSignal?.abort());
+  }
+
+  #setOff(spec) {
+    this.#app.$("off").value = spec;
+    this.#app.set({ off: spec }, { step: true });
+    this.#app.recompute();
+  }
+
+  applyLanguage() {
+    if (this.#shown) this.#draw();
+  }
+
+  afterModelChange() {
+    this.#position = null;
+    this.#shown = null;
+    this.#app.$("patch-map").replaceChildren();
+    this.#app.$("patch-status").textContent = "";
+    this.#app.$("patch-error").hidden = true;
+  }
+
+  /** The first text of the run on show, and an encoder–decoder's target (what its decoder predicts over). */
+  #request() {
+    const { result, model, state } = this.#app;
+    const texts = result.request.texts.slice(0, 1);
+    return model.info.encoderDecoder ? { texts, targets: [result.request.targets?.[0] ?? state.target] } : { texts };
+  }
+
+  /** After every run: the predictions with the heads off, and without them to compare. */
+  async update() {
+    const { $, state, model, result } = this.#app;
+    const off = cleanSpec(state.off ?? "");
+    $("off").value = off;
+    $("off-mean").checked = Boolean(state.offMean);
+    $("off-clear").hidden = !off;
+    $("off-note").hidden = !off;
+    if (off) $("off-note").textContent = this.#app.T("offNote", { heads: off.split(",").join(", ") });
+    if (!model || !result?.request || model.info.fromFile) return this.#clear();
+    const base = this.#request();
+    const ablation = state.offMean ? { ablation: "mean" } : {};
+    try {
+      const call = (extra) => this.#app.client.call("predict", { key: model.key, request: { ...base, topK: TOP, ...extra } });
+      const [after, before] = await Promise.all([call(off ? { ablate: off, ...ablation } : {}), off ? call({}) : null]);
+      this.#shown = { after, before };
+      this.#app.probe.predictions = { after, before, off }; // for the tests
+      $("predict-status").hidden = true;
+      this.#draw();
+      if ($("lens-details").open) this.#drawLens();
+    } catch (e) {
+      this.#clear();
+      $("predict-status").hidden = false;
+      this.#app.probe.predictions = { error: e.code };
+      $("predict-status").textContent = e.code === "no_output_head" ? this.#app.T("predict.none", { architecture: this.#app.architecture(model.info) }) : this.#app.errorText(e);
+    }
+  }
+
+  #clear() {
+    this.#shown = null;
+    this.#app.$("predict-strip").replaceChildren();
+    this.#app.$("predict-detail").hidden = true;
+    this.#app.$("lens-table").replaceChildren();
+  }
+
+  /** The strip, and the chosen position's top 10 (before and after, when heads are off). */
+  #draw() {
+    const { $ } = this.#app;
+    const { after, before } = this.#shown;
+    const pick = (t) => {
+      this.#position = this.#position === t ? null : t;
+      this.#draw();
+      if ($("lens-details").open) this.#drawLens();
+    };
+    $("predict-strip").replaceChildren(...predictionStrip({ after, before, chosen: this.#position, onPick: pick }).children);
+    const t = this.#position;
+    const row = after.rows[0];
+    const box = $("predict-detail");
+    box.hidden = t === null || !row.predictions[t];
+    if (box.hidden) return;
+    const title = this.#app.T("predict.at", { position: t, token: row.tokens[t] });
+    box.replaceChildren(predictionDetail({ after, before, t, title, titles: [this.#app.T("predict.before"), this.#app.T("predict.after")] }));
+  }
+
+  /** The lens: per layer, each position's top token, shaded by the probability of the last layer's answer. */
+  async #drawLens() {
+    const { $, model, state } = this.#app;
+    if (!$("lens-details").open || !this.#shown) return;
+    const row = this.#shown.after.rows[0];
+    const layers = model.info.places.at(-1).layers;
+    const all = layers * row.tokens.length * 50_000 <= LENS_ALL_CELLS;
+    const lens = all ? true : (this.#position ?? row.tokens.length - 1);
+    const off = cleanSpec(state.off ?? "");
+    try {
+      const doc = await this.#app.client.call("predict", {
+        key: model.key,
+        request: { ...this.#request(), topK: 1, lens, ...(off ? { ablate: off, ...(state.offMean ? { ablation: "mean" } : {}) } : {}) },
+      });
+      $("lens-table").replaceChildren(...lensRows(doc, (layer) => this.#app.T("lens.layer", { layer })));
+      this.#app.probe.lens = doc;
+    } catch (e) {
+      $("lens-table").replaceChildren(el("caption", { text: this.#app.errorText(e) }));
+    }
+  }
+
+  /** Activation patching of every head, with progress and Stop; the map opens a head when tapped. */
+  async #patch() {
+    const { $, model, result } = this.#app;
+    if (!model || !result?.request) return;
+    const request = {
+      clean: result.request.texts[0],
+      corrupt: $("patch-corrupt").value,
+      answer: $("patch-answer").value,
+      wrong: $("patch-wrong").value,
+      ...(result.request.targets ? { target: result.request.targets[0] } : {}),
+    };
+    this.#patchSignal?.abort();
+    const signal = (this.#patchSignal = new AbortController()).signal;
+    $("patch-error").hidden = true;
+    $("patch-stop").hidden = false;
+    $("patch-run").disabled = true;
+    const progress = $("patch-progress");
+    progress.hidden = false;
+    progress.removeAttribute("value");
+    try {
+      const onProgress = ({ done, total }) => {
+        progress.max = total;
+        progress.value = done;
+        $("patch-status").textContent = this.#app.T("patch.progress", { done, total });
+      };
+      const doc = await this.#app.client.call("patch", { key: model.key, request }, { signal, onProgress });
+      this.#app.probe.patching = doc;
+      this.#drawPatch(doc);
+    } catch (e) {
+      if (e.code !== "cancelled") {
+        $("patch-error").hidden = false;
+        $("patch-error").textContent = this.#app.errorText(e);
+      }
+      $("patch-status").textContent = "";
+    } finally {
+      $("patch-stop").hidden = true;
+      $("patch-run").disabled = false;
+      progress.hidden = true;
+    }
+  }
+
+  #drawPatch(doc) {
+    const { $ } = this.#app;
+    const fixed = (v) => v.toFixed(2);
+    $("patch-status").textContent = this.#app.T("patch.done", { clean: fixed(doc.clean_diff), corrupt: fixed(doc.corrupt_diff) });
+    const heads = doc.map[0]?.length ?? 0;
+    const head = el("tr", {}, el("th", {}), ...Array.from({ length: heads }, (_, h) => el("th", { scope: "col", text: `H${h}` })));
+    const body = doc.map.map((row, l) =>
+      el(
+        "tr",
+        {},
+        el("th", { scope: "row", text: `L${l}` }),
+        ...row.map((v, h) => {
+          const label = `${this.#app.T("lens.layer", { layer: l })} H${h}: ${fixed(v)}`;
+          const button = el("button", { type: "button", text: fixed(v), "aria-label": label, class: v >= 0 ? "up" : "down" });
+          cssNumber(button, "p", share(Math.abs(v)));
+          if (Math.abs(v) > 0.5) button.classList.add("strong");
+          button.addEventListener("click", () => this.#app.openHead?.(l, h));
+          return el("td", {}, button);
+        }),
+      ),
+    );
+    $("patch-map").replaceChildren(el("thead", {}, head), el("tbody", {}, ...body));
+  }
+}
