@@ -10,7 +10,8 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::{load, read};
-use headmap::models::predict::{PatchRequest, PredictOptions, Predictions};
+use headmap::models::patch::PatchRequest;
+use headmap::models::predict::{PredictOptions, Predictions};
 use headmap::run::Ablation;
 use headmap::{Error, Model, Place, Request};
 use safetensors::SafeTensors;

@@ -22,6 +22,8 @@ use crate::tokenize::{Encoded, Token, TokenKind, Tokenizer};
 pub mod head;
 pub(crate) mod network;
 #[cfg(feature = "hf")]
+pub mod patch;
+#[cfg(feature = "hf")]
 pub mod predict;
 pub mod toy;
 pub mod transformer;

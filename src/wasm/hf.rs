@@ -19,7 +19,8 @@ use wasm_bindgen::JsCast;
 use super::{js_error, Model};
 use crate::error::Error;
 use crate::models::hf::ModelFiles;
-use crate::models::predict::{PatchRequest, PredictOptions};
+use crate::models::patch::PatchRequest;
+use crate::models::predict::PredictOptions;
 use crate::run::{Ablation, Request};
 
 /// `[{ name, bytes }]` as names and bytes copied into wasm memory.
@@ -189,7 +190,7 @@ impl Model {
             position: r.position,
             place: r.place,
         };
-        let patcher = crate::models::predict::Patcher::new(&self.model, &request).map_err(js_error)?;
+        let patcher = crate::models::patch::Patcher::new(&self.model, &request).map_err(js_error)?;
         Ok(Patcher { patcher, model: std::rc::Rc::clone(&self.model) })
     }
 }
@@ -197,7 +198,7 @@ impl Model {
 /// Activation patching under way: `step()` patches the next head, `result()` the map so far.
 #[wasm_bindgen]
 pub struct Patcher {
-    patcher: crate::models::predict::Patcher,
+    patcher: crate::models::patch::Patcher,
     model: std::rc::Rc<crate::models::Model>,
 }
 

@@ -3,7 +3,8 @@
 
 use std::fmt::Write as _;
 
-use headmap::models::predict::{PatchRequest, Patching, PredictOptions, Predictions};
+use headmap::models::patch::{PatchRequest, Patching};
+use headmap::models::predict::{PredictOptions, Predictions};
 use headmap::run::Ablation;
 use headmap::Place;
 

@@ -1,0 +1,214 @@
+//! Activation patching per head (TransformerLens's `get_act_patch_attn_head_out_all_pos`):
+//!
+//! ```text
+//! z_h(corrupt) := z_h(clean)       one head at a time, at every position
+//! map[l][h] = (LD_patched − LD_corrupt) / (LD_clean − LD_corrupt),   LD = logit(answer) − logit(wrong)
+//! ```
+//!
+//! The clean run's head outputs are patched into the corrupted run as a [`HeadEdit::Output`],
+//! so every layer after the patched head is computed again.
+
+use ndarray::{s, Array2, ArrayView1};
+use serde::Serialize;
+
+use super::head::{Candidate, OutputHead};
+use super::Model;
+use crate::attention::place::Place;
+use crate::error::{Error, Result};
+use crate::run::{HeadAt, HeadEdit, HeadEdits, Request, Run, Settings, Store};
+use crate::tokenize::{Token, TokenKind};
+
+/// What [`Model::patch`] is asked.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PatchRequest {
+    pub clean: String,
+    pub corrupt: String,
+    /// An encoder–decoder's decoder input, the same for both runs; default: none (the texts).
+    pub target: Option<String>,
+    /// The word the clean run should predict, and the one the corrupted run leans to.
+    pub answer: String,
+    pub wrong: String,
+    /// Where the logits are read; default: the last real token for a decoder, the first
+    /// mask token (else the last word) for a masked LM.
+    pub position: Option<usize>,
+    /// The place whose heads are patched; default as for ablation.
+    pub place: Option<Place>,
+}
+
+/// Activation patching per head: the file `headmap patch` writes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Patching {
+    pub format: &'static str,
+    pub version: u32,
+    pub model_type: String,
+    pub place: Place,
+    pub tokens: Vec<String>,
+    pub position: usize,
+    pub answer: Candidate,
+    pub wrong: Candidate,
+    /// logit(answer) − logit(wrong) in the clean and the corrupted run.
+    pub clean_diff: f32,
+    pub corrupt_diff: f32,
+    /// `[layers][heads]`: (patched − corrupt) / (clean − corrupt); 0 where clean = corrupt.
+    pub map: Vec<Vec<f32>>,
+}
+
+impl Model {
+    /// Activation patching of every head at one place, `progress(done, total)` told after
+    /// each head and stopping the work when it answers false (the heads not run stay 0).
+    pub fn patch(&self, request: &PatchRequest, mut progress: impl FnMut(usize, usize) -> bool) -> Result<Patching> {
+        let mut patcher = Patcher::new(self, request)?;
+        while patcher.step(self)? {
+            if !progress(patcher.done(), patcher.total()) {
+                break;
+            }
+        }
+        Ok(patcher.result)
+    }
+}
+
+/// Activation patching one head at a time, for a page that shows progress and can stop
+/// between heads: the clean run's head outputs and both logit differences are computed once.
+pub struct Patcher {
+    request: Request,
+    place: Place,
+    d_k: usize,
+    position: usize,
+    ids: (u32, u32),
+    /// The clean run, whose head outputs are patched in (layer by layer, recomputed from its
+    /// inputs as each layer is reached).
+    clean: Run,
+    /// The clean run's outputs of the layer being patched, (Tq, H·d_k).
+    layer_outputs: Option<(usize, Array2<f32>)>,
+    next: usize,
+    pub result: Patching,
+}
+
+impl Patcher {
+    /// Checks `request` against `model` and runs the clean and the corrupted text.
+    pub fn new(model: &Model, request: &PatchRequest) -> Result<Self> {
+        let head = model.output_head()?;
+        let place = request.place.unwrap_or(model.default_head_place());
+        let info = model.info.place(place)?.clone();
+        let (answer, wrong) = (model.one_token(&request.answer)?, model.one_token(&request.wrong)?);
+        let (clean, corrupt) = (model.tokenize(&request.clean)?, model.tokenize(&request.corrupt)?);
+        if clean.ids.len() != corrupt.ids.len() {
+            return Err(Error::LengthsDiffer { clean: clean.ids.len(), corrupt: corrupt.ids.len() });
+        }
+        let request_of = |text: &str| Request {
+            texts: vec![text.to_string()],
+            targets: request.target.iter().cloned().collect(),
+            ..Request::default()
+        };
+        let on_demand = Settings { store: Store::OnDemand, ..Settings::trained() };
+        let clean_run = model.run_batch_of(&request_of(&request.clean), on_demand.clone())?;
+        let corrupt_request = request_of(&request.corrupt);
+        let corrupt_run = model.run_batch_of(&corrupt_request, on_demand)?;
+        let out = clean_run.places.last().ok_or(Error::EmptyText)?.row(0)?;
+        let position = match request.position {
+            Some(p) => {
+                Error::check_index("position", p, out.queries.len())?;
+                p
+            }
+            None => default_position(&out.queries, model.info.places.iter().all(|p| p.place == Place::EncoderSelf)),
+        };
+        let clean_diff = run_diff(head, &clean_run, position, (answer, wrong))?;
+        let corrupt_diff = run_diff(head, &corrupt_run, position, (answer, wrong))?;
+        let candidate = |id: u32| Candidate { id, token: model.tokenizer.piece(id).unwrap_or_default(), p: 0.0 };
+        let result = Patching {
+            format: "headmap.patching",
+            version: 1,
+            model_type: model.info.architecture.clone(),
+            place,
+            tokens: shown(&out.queries),
+            position,
+            answer: candidate(answer),
+            wrong: candidate(wrong),
+            clean_diff,
+            corrupt_diff,
+            map: vec![vec![0.0; info.heads]; info.layers],
+        };
+        Ok(Patcher {
+            request: corrupt_request,
+            place,
+            d_k: info.d_k,
+            position,
+            ids: (answer, wrong),
+            clean: clean_run,
+            layer_outputs: None,
+            next: 0,
+            result,
+        })
+    }
+
+    /// Heads patched so far, and of how many.
+    pub fn done(&self) -> usize {
+        self.next
+    }
+
+    pub fn total(&self) -> usize {
+        self.result.map.len() * self.result.map.first().map_or(0, Vec::len)
+    }
+
+    /// Patches the next head into the corrupted run: false when every head is done.
+    pub fn step(&mut self, model: &Model) -> Result<bool> {
+        let heads = self.result.map.first().map_or(0, Vec::len);
+        if self.next >= self.total() {
+            return Ok(false);
+        }
+        let (layer, h) = (self.next / heads, self.next % heads);
+        if self.layer_outputs.as_ref().is_none_or(|(l, _)| *l != layer) {
+            let z = self.clean.place(self.place)?.row(0)?.head_outputs(layer)?; // (Tq, H·d_k)
+            self.layer_outputs = Some((layer, z));
+        }
+        let z = &self.layer_outputs.as_ref().ok_or(Error::NeedsModel)?.1;
+        let d = self.d_k;
+        let patched = std::sync::Arc::new(z.slice(s![.., h * d..(h + 1) * d]).to_owned()); // (Tq, d_k)
+        let at = HeadAt { place: self.place, layer, head: h };
+        let settings = Settings {
+            // the place whose stack ends the model: an encoder–decoder runs its decoder only for a kept one
+            keep: vec![model.default_head_place()],
+            store: Store::OnDemand,
+            edits: HeadEdits::new(vec![(at, HeadEdit::Output(patched))]),
+            ..Settings::trained()
+        };
+        let run = model.run_batch_of(&self.request, settings)?;
+        let head = model.output_head()?;
+        let (clean, corrupt) = (self.result.clean_diff, self.result.corrupt_diff);
+        let span = clean - corrupt;
+        let patched = run_diff(head, &run, self.position, self.ids)?;
+        self.result.map[layer][h] = if span.abs() > f32::EPSILON { (patched - corrupt) / span } else { 0.0 };
+        self.next += 1;
+        Ok(true)
+    }
+}
+
+/// logit(answer) − logit(wrong) at `position` of the first row of `run`.
+fn run_diff(head: &OutputHead, run: &Run, position: usize, (answer, wrong): (u32, u32)) -> Result<f32> {
+    let h = run.hidden.first().and_then(|h| h.decoder.as_ref().or(h.encoder.as_ref())).ok_or(Error::NeedsModel)?;
+    logit_diff(head, h.row(position), answer, wrong)
+}
+
+/// logit(answer) − logit(wrong) of the hidden state `h` (D,).
+fn logit_diff(head: &OutputHead, h: ArrayView1<f32>, answer: u32, wrong: u32) -> Result<f32> {
+    let logits = head.logits_one(h)?;
+    let at = |id: u32| logits.get(id as usize).copied().ok_or(Error::TokenOutOfVocabulary { id, vocab: logits.len() });
+    Ok(at(answer)? - at(wrong)?)
+}
+
+/// Where a patch reads its logits when not told: a masked LM's first mask token, else the
+/// last token that is text (not PAD or a special token).
+fn default_position(tokens: &[Token], masked_lm: bool) -> usize {
+    let is_mask = |t: &Token| matches!(t.piece.as_str(), "[MASK]" | "<mask>");
+    if masked_lm {
+        if let Some(p) = tokens.iter().position(is_mask) {
+            return p;
+        }
+    }
+    tokens.iter().rposition(|t| !matches!(t.kind, TokenKind::Pad | TokenKind::Special)).unwrap_or(0)
+}
+
+/// Tokens as a reader is shown them.
+fn shown(tokens: &[Token]) -> Vec<String> {
+    tokens.iter().map(|t| t.label.clone()).collect()
+}
