@@ -151,7 +151,7 @@ pub fn read(file: &str, bytes: &[u8]) -> Result<Imported> {
     let places =
         places.into_iter().map(|(place, (mask, what_if, rows))| PlaceRun::from_rows(place, mask, what_if, rows));
     let model_type = short_label(document.model_type.as_deref().unwrap_or("unknown"));
-    Ok(Imported { model_type, run: Run { places: places.collect(), hidden: Vec::new() } })
+    Ok(Imported { model_type, run: Run { places: places.collect(), hidden: Vec::new(), ..Run::default() } })
 }
 
 /// A safetensors file starts with the length of its JSON header (8 bytes, little-endian), then

@@ -102,7 +102,7 @@ impl Network for DecoderOnly {
             place.rows.push(record);
             hidden.push(row);
         }
-        Ok(Run { places: vec![place], hidden })
+        Ok(Run { places: vec![place], hidden, ..Run::default() })
     }
 }
 

@@ -139,7 +139,7 @@ impl<S: Stacks> Network for EncoderDecoder<S> {
             hidden.push(out);
         }
         let places = [encoder, decoder, cross].into_iter().filter(|p| settings.keeps(p.place)).collect();
-        Ok(Run { places, hidden })
+        Ok(Run { places, hidden, ..Run::default() })
     }
 
     /// Greedy decoding, as transformers' `generate(num_beams=1, do_sample=False)`: from the

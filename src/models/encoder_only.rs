@@ -170,6 +170,6 @@ impl Network for EncoderOnly {
             place.rows.push(record);
             hidden.push(row);
         }
-        Ok(Run { places: vec![place], hidden })
+        Ok(Run { places: vec![place], hidden, ..Run::default() })
     }
 }

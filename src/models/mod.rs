@@ -195,7 +195,8 @@ impl Model {
             Store::Auto => Store::OnDemand,
             chosen => chosen,
         };
-        self.net.forward(batch, &Settings { store, ..settings.clone() })
+        let run = self.net.forward(batch, &Settings { store, ..settings.clone() })?;
+        Ok(Run { edits: settings.edits.clone(), ..run })
     }
 
     /// Checks the request's place and mask against the model.

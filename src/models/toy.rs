@@ -203,7 +203,7 @@ impl Network for ToyNet {
             hidden.push(out);
         }
         let places = [encoder, decoder, cross].into_iter().filter(|p| settings.keeps(p.place)).collect();
-        Ok(Run { places, hidden })
+        Ok(Run { places, hidden, ..Run::default() })
     }
 }
 

@@ -21,6 +21,7 @@ pub use record::{LayerInputs, RowAttention, MAX_WEIGHT_BYTES};
 pub use request::{Batch, Request, Row, Settings, Store, Until, KEEP_ALL_BYTES};
 
 use crate::attention::mask::MaskKind;
+use crate::attention::multi_head::HeadWrites;
 use crate::attention::place::Place;
 use crate::cost::Cost;
 use crate::error::{Error, Result};
@@ -120,6 +121,8 @@ pub struct Hidden {
 pub struct Run {
     pub places: Vec<PlaceRun>,
     pub hidden: Vec<Hidden>,
+    /// The heads the run turned off or patched: what [`Run::head_writes`] applies again.
+    pub edits: HeadEdits,
 }
 
 impl Run {
@@ -132,5 +135,11 @@ impl Run {
 
     pub fn batch(&self) -> usize {
         self.places.first().map_or(0, PlaceRun::batch)
+    }
+
+    /// What every head of `layer` at `place` writes at each query of batch row `row`, with
+    /// the heads this run turned off writing nothing (see [`HeadWrites`]).
+    pub fn head_writes(&self, place: Place, row: usize, layer: usize) -> Result<HeadWrites> {
+        self.place(place)?.row(row)?.head_writes(layer, &self.edits.at(place, layer))
     }
 }

@@ -9,7 +9,7 @@ use ndarray::{Array2, Array3, Array4, Axis};
 
 use super::request::{Row, Settings};
 use crate::attention::mask::Mask;
-use crate::attention::multi_head::{HeadTrace, MultiHeadAttention, MultiHeadOutput};
+use crate::attention::multi_head::{HeadEdit, HeadTrace, HeadWrites, MultiHeadAttention, MultiHeadOutput};
 use crate::attention::place::Place;
 use crate::error::{Error, Result};
 use crate::tokenize::Token;
@@ -265,6 +265,20 @@ impl RowAttention {
         let record = self.record(layer)?;
         let Source { block, inputs: LayerInputs { x_q, x_kv } } = record.source()?;
         block.head_outputs(x_q.view(), x_kv.view(), Some(&record.mask), self.scale_scores)
+    }
+
+    /// ‖v_j W_O^h‖ in `layer`, (H, Tk): what each key would add through each head, per unit
+    /// of weight (the value-weighted view's factor).
+    pub fn value_norms(&self, layer: usize) -> Result<Array2<f32>> {
+        let Source { block, inputs } = self.record(layer)?.source()?;
+        block.value_norms(inputs.x_kv.view())
+    }
+
+    /// What every head of `layer` writes at each query, `edits` applied as the run applied them.
+    pub fn head_writes(&self, layer: usize, edits: &[(usize, &HeadEdit)]) -> Result<HeadWrites> {
+        let record = self.record(layer)?;
+        let Source { block, inputs: LayerInputs { x_q, x_kv } } = record.source()?;
+        block.head_writes(x_q.view(), x_kv.view(), Some(&record.mask), self.scale_scores, edits)
     }
 
     /// Every head's Q (H, Tq, d_k) and K (H, Tk, d_k) in `layer` as its scores use them, and

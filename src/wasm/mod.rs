@@ -103,6 +103,8 @@ export interface Coverage { tokens: number; unknown: number; letters: number; re
 export interface HeadView {
   weights: Float32Array; allowed: Uint8Array; entropies: Float32Array; entropyLimits: Float32Array; maxima: Float32Array;
 }
+/** what every head of one layer writes: ‖z_hi W_O^h‖ [H, Tq], and each head's share of the layer's write at each query [H, Tq] */
+export interface HeadWrites { norms: Float32Array; shares: Float32Array }
 export interface RowWeights extends RowTokens {
   /** [L, H, Tq, Tk] */ weights: Float32Array; /** [L, Tq, Tk], 1 where allowed */ allowed: Uint8Array;
   /** [L, H] */ maxima: Float32Array;
@@ -140,6 +142,8 @@ extern "C" {
     pub type RowWeightsJs;
     #[wasm_bindgen(typescript_type = "HeadView")]
     pub type ViewJs;
+    #[wasm_bindgen(typescript_type = "HeadWrites")]
+    pub type HeadWritesJs;
     #[wasm_bindgen(typescript_type = "HeadTrace")]
     pub type HeadTraceJs;
     #[wasm_bindgen(typescript_type = "Example[]")]

@@ -9,7 +9,7 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use super::trace::TraceOut;
-use super::{js_error, place, to_js, typed, HeadTraceJs, RowTokensJs, RowWeightsJs, RunInfoJs, ViewJs};
+use super::{js_error, place, to_js, typed, HeadTraceJs, HeadWritesJs, RowTokensJs, RowWeightsJs, RunInfoJs, ViewJs};
 use crate::attention::mask::MaskKind;
 use crate::attention::place::Place;
 use crate::cost::Cost;
@@ -81,6 +81,16 @@ struct RowWeights<'a> {
     allowed: Uint8Array,
     #[serde(with = "serde_wasm_bindgen::preserve")]
     maxima: Float32Array,
+}
+
+/// What every head of one layer writes.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Writes {
+    #[serde(with = "serde_wasm_bindgen::preserve")]
+    norms: Float32Array,
+    #[serde(with = "serde_wasm_bindgen::preserve")]
+    shares: Float32Array,
 }
 
 /// What a view of one head draws, in one call.
@@ -194,6 +204,23 @@ impl Run {
             entropy_limits: floats(stats::entropy_limits(mask.allowed()).as_slice().unwrap_or(&[])),
             maxima: floats(maxima.as_slice().unwrap_or(&[])),
         })
+    }
+
+    /// What every head of `layer` writes, recomputed from the run's model with the heads it
+    /// turned off writing nothing: `{ norms [H, Tq], shares [H, Tq] }`.
+    pub fn writes(&self, place_name: &str, row: usize, layer: usize) -> Result<HeadWritesJs, JsValue> {
+        let w = self.run.head_writes(place(place_name)?, row, layer).map_err(js_error)?;
+        let flat = |a: &ndarray::Array2<f32>| floats(a.as_slice().unwrap_or(&[]));
+        typed(&Writes { norms: flat(&w.norms), shares: flat(&w.shares) })
+    }
+
+    /// ‖v_j W_O^h‖ of every head and key of `layer`: `Float32Array` `[H, Tk]`. A head's
+    /// value-weighted weights (what key j adds to query i) are its weights times this, column
+    /// by column.
+    #[wasm_bindgen(js_name = valueNorms)]
+    pub fn value_norms(&self, place_name: &str, row: usize, layer: usize) -> Result<Float32Array, JsValue> {
+        let norms = self.row_at(place_name, row)?.value_norms(layer).map_err(js_error)?;
+        Ok(floats(norms.as_slice().unwrap_or(&[])))
     }
 
     /// The weights of one head: `Float32Array` `[Tq, Tk]`.

@@ -44,7 +44,7 @@ describe("what the model predicts, and what a head does to it", () => {
     await page.locator("#off").dispatchEvent("change");
     await predicted(page, "1.0,1.1,1.3");
     assert.equal(await copying(page), 0, "the induction heads off: no word is copied");
-    assert.match(await page.locator("#off-note").textContent(), /Heads off: 1\.0, 1\.1, 1\.3/);
+    assert.match(await page.locator("#off-note").textContent(), /Heads off: Layer 2, head 1; Layer 2, head 2; Layer 2, head 4 \(written 1\.0,1\.1,1\.3 in a link/);
     assert.ok((await page.locator("#predict-strip s.predict-was").count()) >= 9, "what each position predicted before is struck through");
     await page.waitForFunction(() => location.search.includes("off=1.0%2C1.1%2C1.3"));
     // a position's top 10, before and after
@@ -60,12 +60,44 @@ describe("what the model predicts, and what a head does to it", () => {
     const page = await openExplorer(h, query, { locale: "ko-KR", width: 390, height: 844, touch: true });
     await predicted(page, "0.3");
     assert.equal(await copying(page), 0, "the previous-token head off: the induction heads have nothing to copy from");
-    assert.match(await page.locator("#off-note").textContent(), /꺼진 헤드: 0\.3/);
+    assert.match(await page.locator("#off-note").textContent(), /꺼진 헤드: 1층 4번 헤드.*0\.3/);
     assert.equal(await page.locator("#predict-title").textContent(), "모델의 예측");
     const wide = await page.evaluate(() => document.documentElement.scrollWidth - innerWidth);
     assert.ok(wide <= 0, `the page does not scroll sideways (${wide} px)`);
     await page.locator("#predict-strip .predict-cell").nth(12).tap();
     await page.locator("#predict-panel").screenshot({ path: join(SHOTS, "predict-ko-390.png") });
+  });
+
+  it("turns heads off and on with a tap in the grid and the find-heads map, and marks them there", async () => {
+    const page = await openExplorer(h, `?model=induction&lang=en&text=${encodeURIComponent(REPEAT)}`, { locale: "en-US", width: 1280, height: 900 });
+    await predicted(page);
+    await page.check("#off-tap");
+    assert.ok(await page.locator("#off-tap-find").isChecked(), "the switch by the map is the same switch");
+    const pressed = () => page.evaluate(() => document.querySelector("#grid button[aria-pressed=true]")?.dataset.head);
+    const opened = await pressed();
+    await page.locator('#grid button[data-layer="1"][data-head="3"]').click();
+    await predicted(page, "1.3");
+    assert.equal(await pressed(), opened, "a tap that turns a head off opens nothing");
+    await page.locator('#grid button[data-layer="1"][data-head="0"]').click();
+    await predicted(page, "1.3,1.0");
+    const off = page.locator("#grid button.off");
+    assert.equal(await off.count(), 2);
+    assert.match(await off.first().getAttribute("aria-label"), /· off$/);
+    await page.locator("#grid-scroll").screenshot({ path: join(SHOTS, "predict-grid-off-en-1280.png") });
+    // the map: a tap on layer 2, head 4's cell turns it back on
+    await page.waitForFunction(() => globalThis.__headmap.find?.geometry);
+    const { cell, gutter, top } = await page.evaluate(() => globalThis.__headmap.find.geometry);
+    const atlas = page.locator("#atlas canvas");
+    await atlas.scrollIntoViewIfNeeded();
+    await atlas.click({ position: { x: gutter + 3.5 * cell, y: top + 1.5 * cell } });
+    await predicted(page, "1.0");
+    assert.equal(await page.locator("#grid button.off").count(), 1);
+    await page.locator("#find").screenshot({ path: join(SHOTS, "predict-find-off-en-1280.png") });
+    // with the switch off, a tap opens the head again
+    await page.uncheck("#off-tap");
+    await page.locator('#grid button[data-layer="0"][data-head="2"]').click();
+    await page.waitForFunction(() => document.querySelector('#grid button[data-layer="0"][data-head="2"]')?.getAttribute("aria-pressed") === "true");
+    assert.equal(await page.evaluate(() => globalThis.__headmap.predictions.off), "1.0");
   });
 
   it("patches every head, draws the map and reads the lens", async () => {

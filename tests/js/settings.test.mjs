@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { RANGES, TOY_PRESETS, intOf, sourceOf } from "../../www/js/settings.js";
+import { RANGES, TOY_PRESETS, intOf, offAt, offHeads, offNames, offOf, sourceOf, toggleOff } from "../../www/js/settings.js";
 import { decodeState, requestFor } from "../../www/js/state.js";
 import { parseAttributes, requestOf, sourceOf as widgetSource } from "../../www/js/widget/attributes.js";
 
@@ -79,6 +79,24 @@ describe("the link and the attributes", () => {
     assert.equal(widget.ablate, "1.0,1.3");
     assert.equal(requestOf(parseAttributes({ text: "a b" }, BASE).settings, gpt2).ablate, undefined, "no heads off: none asked");
     assert.deepEqual(parseAttributes({ ablate: "1.x" }, BASE).problems.map((p) => p.attribute), ["ablate"]);
+  });
+
+  it("name the heads off the way the grid counts them, and toggle one at the place on show", () => {
+    const bart = { places: [{ place: "encoder_self" }, { place: "decoder_self" }, { place: "cross" }] };
+    const bert = { places: [{ place: "encoder_self" }] };
+    const T = (key, v) => (key === "gridLabel" ? `L${v.layer}H${v.head}` : key);
+    // a head without a place is at the decoder's self-attention when there is one, else the encoder's
+    assert.deepEqual([...offHeads("1.0, cross:0.3", bart)], ["decoder_self:1.0", "cross:0.3"]);
+    assert.deepEqual([...offHeads("1.0", bert)], ["encoder_self:1.0"]);
+    assert.deepEqual([...offAt("1.0,cross:0.3,decoder_self:2.1", "decoder_self", bart)], ["1.0", "2.1"]);
+    assert.deepEqual([...offAt("1.0", "cross", bart)], []);
+    assert.equal(offNames("1.0,cross:0.3", bart, T), "L2H1; place.cross: L1H4");
+    // toggling writes the default place as a reader types it, and any other by name
+    assert.equal(toggleOff("", { place: "decoder_self", layer: 1, head: 3 }, bart), "1.3");
+    assert.equal(toggleOff("1.3", { place: "cross", layer: 0, head: 2 }, bart), "1.3,cross:0.2");
+    assert.equal(toggleOff("1.3,cross:0.2", { place: "decoder_self", layer: 1, head: 3 }, bart), "cross:0.2");
+    assert.equal(toggleOff("decoder_self:1.3", { place: "decoder_self", layer: 1, head: 3 }, bart), "", "the same head, however it was written");
+    for (const spec of ["1.3,cross:0.2", "encoder_self:0.0"]) assert.equal(offOf(toggleOff(spec, { place: "encoder_self", layer: 2, head: 5 }, bart)) !== undefined, true, "a toggled spec is one a link takes");
   });
 
   it("load the same built-in models and toy presets", () => {

@@ -14,7 +14,7 @@ import { FIND } from "../../www/js/strings/find.js";
 /** Names a Korean sentence writes in Latin letters: models, families, formats, the product. */
 const NAMES = new Set([
   "headmap", "MiniLM", "English", "BERT", "RoBERTa", "XLM-R", "DistilBERT", "ELECTRA", "GPT-2", "GPT-Neo", "GPT-NeoX", "Llama", "Qwen2", "Mistral",
-  "BART", "Marian", "T5", "RoPE", "CSP", "JSON", "CSV", "PNG", "SVG", "URL", "MB", "Helsinki-NLP/opus-mt-ko-en", "trusted-types", "http", "https",
+  "BART", "Marian", "T5", "Kobayashi", "RoPE", "CSP", "JSON", "CSV", "PNG", "SVG", "URL", "MB", "Helsinki-NLP/opus-mt-ko-en", "trusted-types", "http", "https",
 ]);
 /** Values an author writes in an attribute, quoted as such: code, not words. */
 const VALUES = new Set(["trained", "induction", "small", "base", "all", "none", "padding", "causal", "cross"]);

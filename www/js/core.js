@@ -235,6 +235,19 @@ export function allowed(id, { place, row, layer: l }) {
   return runAt(id).run.allowed(place, row, l);
 }
 
+/**
+ * What every head of one layer writes (`sel.head` unused): { norms [H, Tq], shares [H, Tq] },
+ * the heads the run turned off writing nothing.
+ */
+export function writes(id, { place, row, layer: l }) {
+  return runAt(id).run.writes(place, row, l);
+}
+
+/** ‖v_j W_O^h‖ of every head and key of one layer, [H, Tk]: the value-weighted view's factor. */
+export function valueNorms(id, { place, row, layer: l }) {
+  return runAt(id).run.valueNorms(place, row, l);
+}
+
 /** Every step of one head: { xQ, q, k, v, scores, scaled, masked, weights, output, … }. */
 export function trace(id, { place, row, layer, head: h }) {
   return runAt(id).run.trace(place, row, layer, h);

@@ -30,8 +30,10 @@ export const OPERATIONS = {
   run: { args: "key request", needs: "model", newest: true },
   /** → { id, info, tokens, model, key }: weights computed elsewhere (docs/attention.schema.json), a run with no model. `file`: { bytes } | { url } | { base64, encoding } */
   openFile: { args: "name file", newest: true },
-  /** → { head, image?, thumbs? }: one head's numbers, and on request the plot's bitmap (`plot`: { width, height, cell }) and every head's thumbnail (`thumbs`: { size }); `range` "one" colours 0–1, else "max" 0 – each head's largest; `colormap` viridis, magma or blues */
-  view: { args: "run sel plot thumbs range colormap", needs: "run" },
+  /** → { head, image?, thumbs? }: one head's numbers, and on request the plot's bitmap (`plot`: { width, height, cell }) and every head's thumbnail (`thumbs`: { size }); `range` "one" colours 0–1, else "max" 0 – each head's largest; `colormap` viridis, magma or blues; `norm` true: every weight α_ij times ‖v_j W_O^h‖, what key j adds (value-weighted) */
+  view: { args: "run sel plot thumbs range colormap norm", needs: "run" },
+  /** → { norms [H, Tq], shares [H, Tq] }: what every head of one layer writes, ‖z_h W_O^h‖ and its share of the layer's write (`sel.head` unused) */
+  writes: { args: "run sel", needs: "run" },
   /** → Float32Array [H, Tq, Tk]: every head of one layer (`sel.head` unused) */
   layer: { args: "run sel", needs: "run" },
   /** → every step of one head: { xQ, q, k, v, scores, scaled, masked, weights, output, … } */

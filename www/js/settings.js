@@ -61,6 +61,51 @@ export function offOf(value) {
   return spec === "" || new RegExp(`^${head}(?:,${head}){0,63}$`).test(spec) ? spec : undefined;
 }
 
+/** The place a head named without one is at: the decoder's self-attention if the model has one, else the encoder's (as the core reads a spec). */
+export const defaultHeadPlace = (info) => (info.places.some((p) => p.place === "decoder_self") ? "decoder_self" : "encoder_self");
+
+/** The heads `spec` turns off on a model described by `info`, as a Set of "place:L.H". */
+export function offHeads(spec, info) {
+  const heads = new Set();
+  for (const item of (spec ?? "").replace(/\s+/g, "").split(",").filter(Boolean)) {
+    heads.add(item.includes(":") ? item : `${defaultHeadPlace(info)}:${item}`);
+  }
+  return heads;
+}
+
+/** The heads of `place` that `spec` turns off, as a Set of "L.H". */
+export function offAt(spec, place, info) {
+  const prefix = `${place}:`;
+  return new Set([...offHeads(spec, info)].filter((k) => k.startsWith(prefix)).map((k) => k.slice(prefix.length)));
+}
+
+/**
+ * The heads `spec` turns off in a reader's words, counted from 1 as the grid counts them
+ * ("layer 2, head 4"), the place named where it is not the default one.
+ */
+export function offNames(spec, info, T) {
+  return [...offHeads(spec, info)]
+    .map((key) => {
+      const [place, at] = key.split(":");
+      const [layer, head] = at.split(".").map(Number);
+      const name = T("gridLabel", { layer: layer + 1, head: head + 1 });
+      return place === defaultHeadPlace(info) ? name : `${T(`place.${place}`)}: ${name}`;
+    })
+    .join("; ");
+}
+
+/**
+ * `spec` with head `head` of layer `layer` at `place` turned off, or back on if it was off;
+ * a head at the default place is written without one, as a reader types it.
+ */
+export function toggleOff(spec, { place, layer, head }, info) {
+  const heads = offHeads(spec, info);
+  const key = `${place}:${layer}.${head}`;
+  if (!heads.delete(key)) heads.add(key);
+  const fallback = `${defaultHeadPlace(info)}:`;
+  return [...heads].map((k) => (k.startsWith(fallback) ? k.slice(fallback.length) : k)).join(",");
+}
+
 /** The texts of a batch: the first, and the second unless it is blank. */
 export const textsOf = (text, text2) => [text, ...(text2?.trim() ? [text2] : [])];
 

@@ -29,6 +29,7 @@ export const DEFAULTS = Object.freeze({
   head: null,
   row: 0,
   range: "max",
+  norm: false, // colour by what each key adds, α_ij · ‖v_j W_O‖ (value-weighted), not by the weights
   find: "previous_token", // the score the heads are coloured by, or "mass"
   from: "", // token positions chosen as queries for the mass ("3,4")
   to: "", // and as keys
@@ -92,6 +93,7 @@ export async function decodeState(search, hash = "") {
   s.preset = read("preset", (v) => (Object.hasOwn(TOY_PRESETS, v) ? v : undefined)) ?? s.preset;
   for (const key of ["layers", "seed", "layer", "head", "row"]) s[key] = read(key, (v) => intOf(key, v)) ?? s[key];
   s.range = read("range", (v) => oneOf(["max", "one"], v)) ?? s.range;
+  s.norm = read("norm", flagOf) ?? s.norm;
   s.find = read("find", (v) => oneOf([...SCORES, "mass"], v)) ?? s.find;
   for (const key of ["from", "to"]) if (/^\d{1,4}(,\d{1,4}){0,63}$/.test(p.get(key) ?? "")) s[key] = p.get(key);
   s.fusion = read("fusion", (v) => oneOf(FUSIONS, v)) ?? s.fusion;

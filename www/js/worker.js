@@ -80,31 +80,77 @@ function bitmap(width, height, paint) {
 
 /**
  * One head painted at `cell` device pixels per cell into `width` x `height`: cell by cell from
- * `cells` ({ weights, allowed }) when cells are at least a pixel, else from the core's
- * max-pooling, one value per pixel.
+ * `cells` ({ weights, allowed }) when cells are at least a pixel, else max-pooled one value per
+ * pixel — by the core, or here for values of the page's own (`pooledHere`).
  */
-function paintHead(id, sel, { width, height, cell }, { max, queryValid, tq, tk, lut, cells }) {
+function paintHead(id, sel, { width, height, cell }, { max, queryValid, tq, tk, lut, cells, pooledHere = false }) {
   if (cell >= 1) {
     const { weights, allowed } = cells();
     return bitmap(width, height, (px) => paintHeatmap(px, width, height, weights, tq, tk, cell, { allowed, queryValid, max, lut }));
   }
-  const pixels = core.pooled(id, sel, height, width);
+  let pixels;
+  if (pooledHere) {
+    const { weights, allowed } = cells();
+    pixels = maxPool(weights, allowed, tq, tk, height, width);
+  } else {
+    pixels = core.pooled(id, sel, height, width);
+  }
   const rowValid = Array.from({ length: height }, (_, y) => queryValid[Math.floor((y * tq) / height)]);
   return bitmap(width, height, (px) => paintHeatmap(px, width, height, pixels, height, width, 1, { queryValid: rowValid, max, grid: false, lut }));
+}
+
+/** [tq, tk] values max-pooled into [height, width] pixels, -1 where every cell is masked: the core's `max_pool` (src/stats.rs). */
+function maxPool(values, allowed, tq, tk, height, width) {
+  const pixels = new Float32Array(height * width).fill(-1);
+  for (let i = 0; i < tq; i++) {
+    const row = Math.min(height - 1, Math.floor((i * height) / tq)) * width;
+    for (let j = 0; j < tk; j++) {
+      const x = row + Math.min(width - 1, Math.floor((j * width) / tk));
+      const v = values[i * tk + j];
+      if (allowed[i * tk + j] && v > pixels[x]) pixels[x] = v;
+    }
+  }
+  return pixels;
+}
+
+/**
+ * A head's weights [tq, tk] times ‖v_j W_O^h‖ column by column (`norms` [tk]): what key j adds
+ * to query i through the head (value-weighted attention, Kobayashi et al. 2020), and its largest value.
+ */
+function valueWeighted(weights, norms, tq, tk) {
+  const out = new Float32Array(tq * tk);
+  let max = 0;
+  for (let i = 0; i < tq; i++) {
+    for (let j = 0; j < tk; j++) {
+      const v = weights[i * tk + j] * norms[j];
+      out[i * tk + j] = v;
+      if (v > max) max = v;
+    }
+  }
+  return { values: out, max };
 }
 
 /**
  * What a view of one head draws: its numbers, and on request the main plot's image and every
  * head of the row as a thumbnail. `range` "one" colours 0–1, else 0 – each head's largest;
- * `colormap` names the colours (viridis, magma, blues).
+ * `colormap` names the colours (viridis, magma, blues); `norm` draws and gives each weight times
+ * ‖v_j W_O^h‖ (value-weighted), coloured 0 – each head's largest.
  */
-function view(id, sel, plot = null, thumbs = null, range = "max", colormap = "viridis") {
+function view(id, sel, plot = null, thumbs = null, range = "max", colormap = "viridis", norm = false) {
   const { tq, tk, queryValid, layers, heads } = core.shape(id, sel.place, sel.row);
   const head = core.head(id, sel);
-  const maxOf = (layer, h) => (range === "one" ? 1 : head.maxima[layer * heads + h] || 1);
+  if (norm) {
+    const norms = core.valueNorms(id, sel).subarray(sel.head * tk, (sel.head + 1) * tk);
+    const { values, max } = valueWeighted(head.weights, norms, tq, tk);
+    head.weights = values;
+    head.maxima = new Float32Array(head.maxima); // the weights' maxima: this head's is the product's
+    head.maxima[sel.layer * heads + sel.head] = max;
+    head.norm = true;
+  }
+  const maxOf = (layer, h) => (range === "one" && !norm ? 1 : head.maxima[layer * heads + h] || 1);
   const lut = lutFor(colormap);
   const out = { head };
-  if (plot) out.image = paintHead(id, sel, plot, { max: maxOf(sel.layer, sel.head), queryValid, tq, tk, lut, cells: () => head });
+  if (plot) out.image = paintHead(id, sel, plot, { max: maxOf(sel.layer, sel.head), queryValid, tq, tk, lut, cells: () => head, pooledHere: norm });
   if (thumbs) {
     const cell = thumbs.size / Math.max(tq, tk);
     const size = { width: Math.max(1, Math.round(cell * tk)), height: Math.max(1, Math.round(cell * tq)), cell };
@@ -112,12 +158,17 @@ function view(id, sel, plot = null, thumbs = null, range = "max", colormap = "vi
     for (let layer = 0; layer < layers; layer++) {
       // a layer's heads in one copy, and its mask once, only where cells are painted one by one
       let all = null;
-      const cells = (h) => () => {
-        all ??= { weights: core.layer(id, { ...sel, layer }), allowed: core.allowed(id, { ...sel, layer }) };
-        return { weights: all.weights.subarray(h * tq * tk, (h + 1) * tq * tk), allowed: all.allowed };
-      };
+      const layerCells = () => (all ??= { weights: core.layer(id, { ...sel, layer }), allowed: core.allowed(id, { ...sel, layer }), norms: norm ? core.valueNorms(id, { ...sel, layer }) : null });
       for (let h = 0; h < heads; h++) {
-        out.thumbs.push(paintHead(id, { ...sel, layer, head: h }, size, { max: maxOf(layer, h), queryValid, tq, tk, lut, cells: cells(h) }));
+        let cells = () => ({ weights: layerCells().weights.subarray(h * tq * tk, (h + 1) * tq * tk), allowed: layerCells().allowed });
+        let max = maxOf(layer, h);
+        if (norm) {
+          const { weights, allowed, norms } = layerCells();
+          const product = valueWeighted(weights.subarray(h * tq * tk, (h + 1) * tq * tk), norms.subarray(h * tk, (h + 1) * tk), tq, tk);
+          max = product.max || 1;
+          cells = () => ({ weights: product.values, allowed });
+        }
+        out.thumbs.push(paintHead(id, { ...sel, layer, head: h }, size, { max, queryValid, tq, tk, lut, cells, pooledHere: norm }));
       }
     }
   }

@@ -15,8 +15,10 @@ use super::sdpa::{self, ScoreScale, ScoreSteps, Trace};
 use crate::error::{Error, Result};
 use crate::nn::Linear;
 use heads::{Keep, Projected};
+pub use writes::HeadWrites;
 
 mod heads;
+mod writes;
 
 /// The four projections of one attention block, and what the model does between them.
 #[derive(Debug, Clone, PartialEq)]

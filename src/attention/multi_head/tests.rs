@@ -50,3 +50,47 @@ fn a_head_sees_only_its_own_columns() {
     assert_eq!(t.steps.scores, ndarray::array![[25.0f32, 0.0], [0.0, 25.0]]);
     assert!(mha.trace(x.view(), x.view(), None, false, 2).is_err());
 }
+
+/// A (rows, cols) matrix of made-up values, different for each `seed`.
+fn filled(rows: usize, cols: usize, seed: f32) -> Array2<f32> {
+    Array2::from_shape_fn((rows, cols), |(i, j)| ((i * cols + j) as f32 * 0.71 + seed).sin())
+}
+
+#[test]
+fn what_each_head_writes_adds_up_to_the_block_output() {
+    let (d, t) = (6, 4);
+    let linear = |seed| Linear::new("w", filled(d, d, seed), Some(filled(1, d, seed + 9.0).row(0).to_owned())).unwrap();
+    let mha = MultiHeadAttention::new(linear(1.0), linear(2.0), linear(3.0), linear(4.0), 3).unwrap();
+    let x = filled(t, d, 5.0);
+    let writes = mha.head_writes(x.view(), x.view(), None, true, &[]).unwrap();
+    let bias = mha.w_o.bias.clone().unwrap();
+    // each head's write c_h = z_h W_O^h, from its trace: Σ_h c_h + bias is the block's output
+    let mut sum = Array2::from_shape_fn((t, d), |(_, j)| bias[j]);
+    for h in 0..3 {
+        let z = mha.trace(x.view(), x.view(), None, true, h).unwrap().steps.output; // (Tq, d_k)
+        let c = z.dot(&mha.w_o.weight.slice(s![h * 2..(h + 1) * 2, ..]));
+        for (i, row) in c.rows().into_iter().enumerate() {
+            assert!((row.dot(&row).sqrt() - writes.norms[[h, i]]).abs() < 1e-5);
+        }
+        sum += &c;
+        // the value-weighted weights of head h: α_ij ‖v_j W_O^h‖, from the trace's V
+        let v = mha.trace(x.view(), x.view(), None, true, h).unwrap().v;
+        let vw = v.dot(&mha.w_o.weight.slice(s![h * 2..(h + 1) * 2, ..]));
+        let norms = mha.value_norms(x.view()).unwrap();
+        for (j, row) in vw.rows().into_iter().enumerate() {
+            assert!((row.dot(&row).sqrt() - norms[[h, j]]).abs() < 1e-5);
+        }
+    }
+    let out = mha.forward(x.view(), x.view(), None, true).unwrap().output;
+    assert!((&sum - &out).iter().all(|e| e.abs() < 1e-5));
+    // shares: in [0, 1], a query's summing to 1
+    for column in writes.shares.columns() {
+        assert!(column.iter().all(|&p| (0.0..=1.0).contains(&p)));
+        assert!((column.sum() - 1.0).abs() < 1e-5);
+    }
+    // a head turned off writes nothing and has no share
+    let off = mha.head_writes(x.view(), x.view(), None, true, &[(1, &HeadEdit::Zero)]).unwrap();
+    assert!(off.norms.row(1).iter().all(|&n| n == 0.0));
+    assert!(off.shares.row(1).iter().all(|&p| p == 0.0));
+    assert!(mha.head_writes(x.view(), x.view(), None, true, &[(3, &HeadEdit::Zero)]).is_err());
+}

@@ -67,6 +67,11 @@ const app = {
   chooseModel: (choice) => picker.choose(choice),
   /** Opens head `head` of layer `layer` in the main view. */
   openHead: (layer, head) => openHead(layer, head),
+  /**
+   * A tap on a head in the grid or the find-heads map: it turns the head off (or back on)
+   * when the reader asked taps to, and answers whether it did.
+   */
+  tapTurnsOff: (layer, head) => predictor.tapTurnsOff(layer, head),
   setLang,
   showStatus,
   busy,
@@ -86,6 +91,7 @@ const app = {
 const viewer = new Viewer(app);
 /** Opens head `head` of layer `layer` in the main view, as a tap in the grid does. */
 const openHead = (layer, head) => {
+  if (app.tapTurnsOff(layer, head)) return;
   store.set({ layer, head });
   app.notices.set("clamp", null);
   app.render();

@@ -58,6 +58,11 @@ export class Controls {
       $("seed").value = app.state.seed;
       app.chooseModel("toy");
     });
+    $("norm").checked = state.norm;
+    $("norm").addEventListener("change", () => {
+      app.set({ norm: $("norm").checked });
+      app.render();
+    });
     $("range").value = state.range;
     $("range").addEventListener("change", () => {
       app.set({ range: $("range").value });

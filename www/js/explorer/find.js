@@ -5,6 +5,7 @@
 
 import { lutFor } from "../render/colormap.js";
 import { FUSIONS, POSITIONAL, SCORES } from "../find-names.js";
+import { offAt } from "../settings.js";
 import { AtlasView, formatValue, scoreAt, topHeads, unitOf } from "../views/atlas.js";
 import { el } from "../views/dom.js";
 import { RolloutView } from "../views/rollout-view.js";
@@ -133,8 +134,8 @@ export class Finder {
       }
       if (seq !== this.seq) return;
       note("find-note", null);
-      this.atlas.draw({ ...look, values, name, unit: unitOf(score) });
-      app.probe.find = { score, name, values: Array.from(values), top: topHeads(values, layers, heads, 5) };
+      this.atlas.draw({ ...look, values, name, unit: unitOf(score), off: offAt(app.state.off, place, app.model.info) });
+      app.probe.find = { score, name, values: Array.from(values), top: topHeads(values, layers, heads, 5), geometry: this.atlas.geometry };
     } catch (e) {
       if (seq !== this.seq) return;
       note("find-note", app.errorText(e));

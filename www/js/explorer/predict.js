@@ -4,6 +4,7 @@
 // `predict` and `patch` (the core's, as `headmap predict` and `headmap patch` write them); this
 // module draws them as text, never as HTML.
 
+import { offAt, offNames, placeOf, toggleOff } from "../settings.js";
 import { el } from "../views/dom.js";
 import { lensRows, predictionDetail, predictionStrip } from "../views/predictions.js";
 import { cssNumber } from "../views/sizes.js";
@@ -38,12 +39,16 @@ export class Predictor {
     const { $ } = this.#app;
     $("off").addEventListener("change", () => this.#setOff(cleanSpec($("off").value)));
     $("off-this").addEventListener("click", () => {
-      const { layer, head } = this.#app.state;
-      const spec = `${layer ?? 0}.${head ?? 0}`;
-      const heads = new Set(cleanSpec(this.#app.state.off).split(",").filter(Boolean));
-      heads.add(spec);
-      this.#setOff([...heads].join(","));
+      const shown = this.#app.shown;
+      if (!shown || this.#isOff(shown.layer, shown.head)) return;
+      this.#toggle(shown.layer, shown.head);
     });
+    // the two switches (by the grid, by the find-heads map) are one
+    for (const id of ["off-tap", "off-tap-find"]) {
+      $(id).addEventListener("change", () => {
+        for (const other of ["off-tap", "off-tap-find"]) $(other).checked = $(id).checked;
+      });
+    }
     $("off-clear").addEventListener("click", () => this.#setOff(""));
     $("off-mean").addEventListener("change", () => {
       this.#app.set({ offMean: $("off-mean").checked });
@@ -54,6 +59,32 @@ export class Predictor {
     $("patch-stop").addEventListener("click", () => this.#patchSignal?.abort());
   }
 
+  /** Turns the head off, or back on, when the reader asked taps to; answers whether it did. */
+  tapTurnsOff(layer, head) {
+    if (!this.#app.$("off-tap").checked || !this.#canTurnOff()) return false;
+    this.#toggle(layer, head);
+    return true;
+  }
+
+  /** Heads can be turned off on a model, not on weights read from an attention file. */
+  #canTurnOff() {
+    const model = this.#app.model;
+    return Boolean(model && !model.info.fromFile);
+  }
+
+  /** The place whose heads the grid and the map show. */
+  #place() {
+    return this.#app.shown?.place.place ?? placeOf(this.#app.state, this.#app.model.info);
+  }
+
+  #isOff(layer, head) {
+    return offAt(this.#app.state.off, this.#place(), this.#app.model.info).has(`${layer}.${head}`);
+  }
+
+  #toggle(layer, head) {
+    this.#setOff(toggleOff(this.#app.state.off, { place: this.#place(), layer, head }, this.#app.model.info));
+  }
+
   #setOff(spec) {
     this.#app.$("off").value = spec;
     this.#app.set({ off: spec }, { step: true });
@@ -61,7 +92,18 @@ export class Predictor {
   }
 
   applyLanguage() {
+    this.#showOff();
     if (this.#shown) this.#draw();
+  }
+
+  /** Which heads are off, above the heatmap in the reader's words; the tap switches where they work. */
+  #showOff() {
+    const { $, state, model } = this.#app;
+    const off = cleanSpec(state.off ?? "");
+    $("off-clear").hidden = !off;
+    $("off-note").hidden = !off || !model;
+    if (off && model) $("off-note").textContent = this.#app.T("offNote", { heads: offNames(off, model.info, this.#app.T), spec: off });
+    for (const label of document.querySelectorAll(".off-tap")) label.hidden = !this.#canTurnOff();
   }
 
   afterModelChange() {
@@ -85,9 +127,7 @@ export class Predictor {
     const off = cleanSpec(state.off ?? "");
     $("off").value = off;
     $("off-mean").checked = Boolean(state.offMean);
-    $("off-clear").hidden = !off;
-    $("off-note").hidden = !off;
-    if (off) $("off-note").textContent = this.#app.T("offNote", { heads: off.split(",").join(", ") });
+    this.#showOff();
     if (!model || !result?.request || model.info.fromFile) return this.#clear();
     const base = this.#request();
     const ablation = state.offMean ? { ablation: "mean" } : {};

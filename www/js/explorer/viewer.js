@@ -4,6 +4,7 @@
 // It draws the state it is given (already fitted to the run by the store) and changes it only
 // by asking the store, as the reader's taps do.
 
+import { offAt } from "../settings.js";
 import { el } from "../views/dom.js";
 import { HeadGrid, kvHeadOf, thumbSize } from "../views/head-grid.js";
 import { deviceRatio, drawHead, drawHeadTable, headLayout, plotOf } from "../views/head-figure.js";
@@ -26,6 +27,7 @@ export class Viewer {
       },
       corner: () => app.T("gridCorner"),
       onSelect: async (layer, head, { focus = false } = {}) => {
+        if (!focus && app.tapTurnsOff(layer, head)) return; // arrow keys still move
         app.set({ layer, head });
         app.notices.set("clamp", null);
         await app.render();
@@ -161,11 +163,11 @@ export class Viewer {
     const layout = headLayout(this.heatmap, { place, labels, width, height, narrow, gutters: [30, 56] });
     // 2. the cells and thumbnails, painted in the worker
     const thumb = thumbSize($("grid").parentElement.clientWidth || 600, heads, narrow ? 48 : 72);
-    const gridKey = `${r.id}|${sel.row}|${state.range}|${thumb}|${dpr}|${app.lang}`;
+    const gridKey = `${r.id}|${sel.row}|${state.range}|${state.norm}|${thumb}|${dpr}|${app.lang}`;
     const wantThumbs = gridKey !== this.gridKey;
     let v;
     try {
-      v = await app.client.call("view", { run: r.id, sel, plot: plotOf(layout), thumbs: wantThumbs ? { size: Math.max(1, Math.round(thumb * dpr)) } : null, range: state.range });
+      v = await app.client.call("view", { run: r.id, sel, plot: plotOf(layout), thumbs: wantThumbs ? { size: Math.max(1, Math.round(thumb * dpr)) } : null, range: state.range, norm: state.norm && !app.model.info.fromFile });
     } catch (e) {
       if (seq === this.seq) app.showStatus(app.errorText(e), "error");
       return;
@@ -184,6 +186,13 @@ export class Viewer {
     } else {
       this.grid.select(sel.layer, sel.head);
     }
+    this.grid.markOff(offAt(state.off, place.place, app.model.info), app.T("offMark"));
+    // weights read from a file have no values behind them to weigh
+    const norm = state.norm && !app.model.info.fromFile;
+    $("norm").checked = norm;
+    $("norm").parentElement.hidden = Boolean(app.model.info.fromFile);
+    $("norm-note").hidden = !norm;
+    $("norm-note").textContent = norm ? app.T("normNote") : "";
     this.shown = { ...drawn, result: r, place };
     drawLegend(app, drawn.max);
     showNotes(app, place, tokens);

@@ -67,7 +67,8 @@ export class AtlasView {
 
   /**
    * `data`: { values (Float32Array [L·H]), layers, heads, name (what the values are), unit
-   * ("share" 0–1, or "tokens"), selected ({ layer, head } or null), width, lut, ink }.
+   * ("share" 0–1, or "tokens"), selected ({ layer, head } or null), width, lut, ink, off (a Set
+   * of "L.H": heads turned off, crossed out) }.
    */
   draw(data) {
     this.shown = data;
@@ -104,6 +105,21 @@ export class AtlasView {
           ctx.fillText(formatValue(v, unit), x + cell / 2, y + cell / 2);
         }
       }
+    }
+    // heads turned off: crossed out, the value still shown (a head off still has its pattern)
+    ctx.strokeStyle = data.ink ?? "#444";
+    ctx.lineWidth = 2;
+    for (const key of data.off ?? []) {
+      const [layer, head] = key.split(".").map(Number);
+      if (layer >= layers || head >= heads) continue;
+      const x = gutter + head * cell;
+      const y = top + layer * cell;
+      ctx.beginPath();
+      ctx.moveTo(x + 3, y + 3);
+      ctx.lineTo(x + cell - 3, y + cell - 3);
+      ctx.moveTo(x + cell - 3, y + 3);
+      ctx.lineTo(x + 3, y + cell - 3);
+      ctx.stroke();
     }
     for (const [at, color] of [[selected, "#e4572e"], [this.cursor, "#1d6fd8"]]) {
       if (!at) continue;

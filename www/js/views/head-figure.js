@@ -41,7 +41,7 @@ export function plotOf(layout) {
  */
 export function drawHead(heatmap, v, { layout, place, sel, labels, tokens, T, range = "max", ink, faded }) {
   const { head } = v;
-  const max = range === "one" ? 1 : head.maxima[sel.layer * place.heads + sel.head] || 1;
+  const max = range === "one" && !head.norm ? 1 : head.maxima[sel.layer * place.heads + sel.head] || 1;
   heatmap.draw({
     image: v.image,
     layout,
@@ -58,7 +58,7 @@ export function drawHead(heatmap, v, { layout, place, sel, labels, tokens, T, ra
     faded,
   });
   v.image.close();
-  return { ...sel, placeName: sel.place, tq: place.tq, tk: place.tk, tokens, labels, weights: head.weights, allowed: head.allowed, entropies: head.entropies, entropyMax: head.entropyLimits, max, layout };
+  return { ...sel, placeName: sel.place, tq: place.tq, tk: place.tk, tokens, labels, weights: head.weights, norm: Boolean(head.norm), allowed: head.allowed, entropies: head.entropies, entropyMax: head.entropyLimits, max, layout };
 }
 
 /** The shown head's weights as `table`, captioned with the sentence, place, layer and head shown. */

@@ -87,6 +87,17 @@ export class HeadGrid {
     this.container.append(...cells);
   }
 
+  /** Marks the heads in `off` (a Set of "L.H") as turned off, `mark` added to their names. */
+  markOff(off, mark) {
+    for (const b of this.buttons) {
+      const { layer, head } = b.dataset;
+      const isOff = off.has(`${layer}.${head}`);
+      b.classList.toggle("off", isOff);
+      const label = this.label(Number(layer), Number(head));
+      b.setAttribute("aria-label", isOff ? `${label} · ${mark}` : label);
+    }
+  }
+
   /** Moves the selection without redrawing the thumbnails. */
   select(layer, head) {
     for (const b of this.buttons) {

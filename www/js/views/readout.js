@@ -35,7 +35,7 @@ export function readoutText(hit, shown, trace, T) {
   const allowed = shown.allowed[k] !== 0;
   const parts = [
     `${T("query")} ${name("query", hit.i)} → ${T("key")} ${name("key", hit.j)}`,
-    `${T("weight")} ${formatWeight(shown.weights[k])}${allowed ? "" : ` (${T("masked")})`}`,
+    `${T(shown.norm ? "normValue" : "weight")} ${formatWeight(shown.weights[k])}${allowed ? "" : ` (${T("masked")})`}`,
   ];
   if (trace) {
     parts.push(`${T("score")} ${formatWeight(trace.scores.data[k])}`);

@@ -2,6 +2,7 @@
 // a head below it. Loaded on first use with the view it draws.
 
 import { lutFor } from "../render/colormap.js";
+import { offAt } from "../settings.js";
 import { AtlasView, scoreAt, unitOf } from "../views/atlas.js";
 import { el } from "../views/dom.js";
 
@@ -21,6 +22,7 @@ export function atlasFigure(figure, sel, place, width, found) {
     width,
     lut: lutFor(settings.colormap),
     ink: host.colors().ink,
+    off: offAt(settings.off, sel.place, host.modelInfo),
   });
   return box;
 }

@@ -12,7 +12,7 @@ export const THEMES = ["light", "dark", "auto"];
 export const COLORMAP_NAMES = ["viridis", "magma", "blues"];
 
 /** Every attribute the element reads, kebab-case as authors write them. */
-export const ATTRIBUTES = ["text", "text2", "texts", "target", "mask", "place", "model", "layer", "head", "scale", "lang", "controls", "view", "colormap", "theme", "seed", "score", "fusion", "src", "ablate"];
+export const ATTRIBUTES = ["text", "text2", "texts", "target", "mask", "place", "model", "layer", "head", "scale", "lang", "controls", "view", "colormap", "theme", "seed", "score", "fusion", "src", "ablate", "norm"];
 
 export const DEFAULTS = Object.freeze({
   texts: ["동물이 길을 건너지 않았다. 그것은 너무 피곤했다."],
@@ -34,6 +34,7 @@ export const DEFAULTS = Object.freeze({
   fusion: "mean", // how view="rollout" fuses a layer's heads
   src: null, // a file of weights computed elsewhere (JSON or safetensors): drawn instead of a run
   off: "", // `ablate`: heads turned off in every view ("1.0,1.3"), every later layer computed without them
+  norm: false, // heatmaps coloured by what each key adds, α_ij · ‖v_j W_O‖ (value-weighted)
 });
 
 /** A list written as a JSON array, or one item per line. */
@@ -115,6 +116,7 @@ export function parseAttributes(attrs, base) {
     }
   }
   if (has("scale")) s.scale = flagOf(attrs.scale);
+  if (has("norm")) s.norm = flagOf(attrs.norm);
   if (has("lang")) {
     if (LANGS.includes(attrs.lang)) s.lang = attrs.lang;
     else bad("lang", "ko | en");

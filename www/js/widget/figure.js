@@ -9,6 +9,7 @@ import { chunkFailed, coded } from "../errors.js";
 import { lutFor } from "../render/colormap.js";
 import { drawLegend } from "../render/heatmap.js";
 import { heatmapSvg } from "../render/svg.js";
+import { offAt } from "../settings.js";
 import { el, sizeCanvas } from "../views/dom.js";
 import { HeadGrid, kvHeadOf, thumbSize } from "../views/head-grid.js";
 import { deviceRatio, drawHead, drawHeadTable, headLayout, plotOf } from "../views/head-figure.js";
@@ -94,7 +95,7 @@ export class WidgetFigure {
     const layout = headLayout(heatmap, { place, labels, width, height: Math.min(Math.max(width, 240), 640), narrow, gutters: [26, 48] });
     const thumb = thumbSize(width, place.heads, narrow ? 40 : 64);
     const thumbs = view === "grid" ? { size: Math.max(1, Math.round(thumb * deviceRatio())) } : null;
-    const v = await client.call("view", { run: r.id, sel, plot: plotOf(layout), thumbs, range: "max", colormap: settings.colormap });
+    const v = await client.call("view", { run: r.id, sel, plot: plotOf(layout), thumbs, range: "max", colormap: settings.colormap, norm: settings.norm && !this.host.modelInfo.fromFile });
     if (r !== this.run) return;
     this.shown = { ...drawHead(heatmap, v, { layout, place, sel, labels, tokens, T, ...this.host.colors() }), canvas };
     const { max } = this.shown;
@@ -108,7 +109,7 @@ export class WidgetFigure {
     } else if (view === "grid") {
       const grid = el("div", { class: "grid", role: "group", "aria-label": T("heads") });
       const modelPlace = this.host.modelInfo.places.find((p) => p.place === sel.place);
-      new HeadGrid(grid, {
+      const heads = new HeadGrid(grid, {
         label: (layer, h) => {
           const kv = kvHeadOf(modelPlace, h);
           const label = T("gridLabel", { layer: layer + 1, head: h + 1 });
@@ -116,7 +117,9 @@ export class WidgetFigure {
         },
         corner: () => T("gridCorner"),
         onSelect: (layer, h) => this.host.onSelect(layer, h),
-      }).draw({ thumbs: v.thumbs, layers: place.layers, heads: place.heads, selected: sel, dpr: deviceRatio() });
+      });
+      heads.draw({ thumbs: v.thumbs, layers: place.layers, heads: place.heads, selected: sel, dpr: deviceRatio() });
+      heads.markOff(offAt(this.host.settings.off, sel.place, this.host.modelInfo), T("offMark"));
       children.push(el("div", { class: "grid-scroll" }, grid), figure);
     } else if (view === "steps") {
       const steps = el("div", { class: "steps" });
@@ -160,7 +163,7 @@ export class WidgetFigure {
   async #pipeline(common) {
     const { r, sel } = common;
     const dpr = deviceRatio();
-    const [v, { pipelineFigure }] = await Promise.all([this.host.client.call("view", { run: r.id, sel, thumbs: { size: Math.round(40 * dpr) }, colormap: this.host.settings.colormap }), lazy.pipeline()]);
+    const [v, { pipelineFigure }] = await Promise.all([this.host.client.call("view", { run: r.id, sel, thumbs: { size: Math.round(40 * dpr) }, colormap: this.host.settings.colormap, norm: this.host.settings.norm && !this.host.modelInfo.fromFile }), lazy.pipeline()]);
     if (r !== this.run) return;
     pipelineFigure(this, common, v, dpr);
   }

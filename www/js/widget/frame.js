@@ -1,6 +1,7 @@
 // The widget's frame and what it says around the figure: title, controls, status, errors,
 // notes, the view's stage, read-out, legend, save buttons and the table for screen readers.
 
+import { offNames } from "../settings.js";
 import { el } from "../views/dom.js";
 import { headNotes } from "../views/head-grid.js";
 import { figureNotes } from "../views/notes.js";
@@ -71,7 +72,8 @@ export function frameNotes({ T, info, place, sel, tokens, architecture, settings
   const trained = !info.fromFile && settings.model.from === "trained"; // a file names its own model
   const said = figureNotes({ T, info, place, tokens, model: trained ? "headmap-tiny-ko-en" : architecture, reads: trained ? "reads.trained" : null, script: !trained });
   const notes = [said.whatIf, said.scale, said.decoder, said.coverage].filter(Boolean);
-  if (settings.off) notes.unshift(T("offNote", { heads: settings.off.split(",").join(", ") }));
+  if (settings.off) notes.unshift(T("offNote", { heads: offNames(settings.off, info, T), spec: settings.off }));
+  if (settings.norm && !info.fromFile) notes.push(T("normNote"));
   // shared key/value heads and local layers: said where they shape what is drawn
   const allHeads = ["lines", "pipeline", "grid", "atlas"].includes(settings.view);
   if (allHeads || settings.view === "steps" || modelPlace.windows?.[sel.layer]) notes.push(...headNotes(modelPlace, T));

@@ -93,6 +93,9 @@ button:focus-visible, select:focus-visible, input:focus-visible, textarea:focus-
 .thumb { padding: 2px; border: 2px solid transparent; border-radius: 4px; background: none; line-height: 0; }
 .thumb canvas { display: block; image-rendering: pixelated; }
 .thumb.selected { border-color: var(--hm-accent); }
+.thumb.off { position: relative; }
+.thumb.off canvas { opacity: 0.35; }
+.thumb.off::after { content: ""; position: absolute; inset: 2px; pointer-events: none; background: linear-gradient(to top right, transparent calc(50% - 1.5px), #b3261e calc(50% - 1.5px), #b3261e calc(50% + 1.5px), transparent calc(50% + 1.5px)); }
 .steps { display: flex; flex-wrap: wrap; gap: 0.6rem; align-items: flex-start; }
 .step { margin: 0; display: flex; flex-direction: column; gap: 0.2rem; font-size: 0.75rem; max-width: 160px; }
 .step canvas { border: 1px solid var(--hm-line); image-rendering: pixelated; }
