@@ -60,7 +60,7 @@ describe("what the model predicts, and what a head does to it", () => {
     const page = await openExplorer(h, query, { locale: "ko-KR", width: 390, height: 844, touch: true });
     await predicted(page, "0.3");
     assert.equal(await copying(page), 0, "the previous-token head off: the induction heads have nothing to copy from");
-    assert.match(await page.locator("#off-note").textContent(), /꺼진 헤드: 1층 4번 헤드.*0\.3/);
+    assert.match(await page.locator("#off-note").textContent(), /꺼진 헤드: 1층, 4번 헤드 \(링크에는 0부터 센 번호 0\.3으로 적힘\)/);
     assert.equal(await page.locator("#predict-title").textContent(), "모델의 예측");
     const wide = await page.evaluate(() => document.documentElement.scrollWidth - innerWidth);
     assert.ok(wide <= 0, `the page does not scroll sideways (${wide} px)`);
@@ -98,6 +98,56 @@ describe("what the model predicts, and what a head does to it", () => {
     await page.locator('#grid button[data-layer="0"][data-head="2"]').click();
     await page.waitForFunction(() => document.querySelector('#grid button[data-layer="0"][data-head="2"]')?.getAttribute("aria-pressed") === "true");
     assert.equal(await page.evaluate(() => globalThis.__headmap.predictions.off), "1.0");
+  });
+
+  it("colours a head by what each key adds, and shows what a head writes across the layers", async () => {
+    const page = await openExplorer(h, `?model=induction&lang=en&layer=1&head=3&text=${encodeURIComponent(REPEAT)}`, { locale: "en-US", width: 1280, height: 900 });
+    await predicted(page);
+    const alpha = await page.evaluate(() => Array.from(globalThis.__headmap.shownWeights));
+    const renders = await page.evaluate(() => globalThis.__headmap.renders);
+    await page.check("#norm");
+    await page.waitForFunction((n) => globalThis.__headmap.renders > n, renders);
+    await page.waitForFunction(() => location.search.includes("norm=1"));
+    const weighted = await page.evaluate(() => Array.from(globalThis.__headmap.shownWeights));
+    const t = Math.sqrt(alpha.length);
+    // each key's column is its weights times one number, ‖v_j W_O‖: the same ratio down the column
+    let columns = 0;
+    for (let j = 0; j < t; j++) {
+      const ratios = [];
+      for (let i = j; i < t; i++) if (alpha[i * t + j] > 1e-3) ratios.push(weighted[i * t + j] / alpha[i * t + j]);
+      if (ratios.length < 2) continue;
+      columns++;
+      for (const r of ratios) assert.ok(Math.abs(r - ratios[0]) <= 1e-3 * ratios[0], `key ${j}: ${r} against ${ratios[0]}`);
+    }
+    assert.ok(columns >= 10, `${columns} columns compared`);
+    assert.notDeepEqual(weighted, alpha);
+    assert.match(await page.locator("#norm-note").textContent(), /Value-weighted: each cell is α_ij · ‖v_j W_O‖/);
+    assert.match(await page.locator("#readout").textContent(), /./);
+    await page.locator(".view").screenshot({ path: join(SHOTS, "predict-norm-en-1280.png") });
+    // the flow: each real token's shares at a layer add up to one
+    await page.locator("#flow-details summary").click();
+    await page.waitForFunction(() => globalThis.__headmap.flow?.head === 3);
+    const flow = await page.evaluate(() => globalThis.__headmap.flow);
+    const heads = 4;
+    for (let layer = 0; layer < 2; layer++) {
+      for (let q = 1; q < t; q++) {
+        let sum = 0;
+        for (let hd = 0; hd < heads; hd++) sum += flow.shares[(layer * heads + hd) * t + q];
+        assert.ok(Math.abs(sum - 1) < 1e-4, `layer ${layer + 1}, token ${q}: shares add up to ${sum}`);
+      }
+    }
+    // a tap on a cell lists every head's share there
+    const { gutter, cell, rowHeight } = flow.geometry;
+    await page.locator("#flow canvas").click({ position: { x: gutter + 15.5 * cell, y: 1.5 * rowHeight } });
+    assert.match(await page.locator("#flow .flow-breakdown").textContent(), /^Layer 2, “.*” \(#16\): Head \d: \d+%/);
+    await page.locator("#flow-details").screenshot({ path: join(SHOTS, "predict-flow-en-1280.png") });
+    // the head turned off writes nothing
+    await page.uncheck("#norm");
+    await page.fill("#off", "1.3");
+    await page.locator("#off").dispatchEvent("change");
+    await predicted(page, "1.3");
+    await page.waitForFunction(() => globalThis.__headmap.flow?.key && globalThis.__headmap.flow.shares.slice(7 * 21, 8 * 21).every((s) => s === 0)); // layer 2, head 4: [L, H, T]
+    assert.deepEqual(await page.evaluate(() => globalThis.__csp), []);
   });
 
   it("patches every head, draws the map and reads the lens", async () => {
@@ -152,7 +202,7 @@ describe("what the model predicts, in the widget on a blog under a strict CSP", 
     const copied = (cells) => cells.slice(7, 12).filter(([, top], i) => top === cells[8 + i][0]).length;
     assert.equal(copied(await strip(page, "on")), 5, "every word of the second copy");
     assert.equal(copied(await strip(page, "off")), 0, "none with head 0.3 off");
-    assert.match(await inShadow(page, "off", (e) => e.shadowRoot.textContent), /꺼진 헤드: 0\.3/);
+    assert.match(await inShadow(page, "off", (e) => e.shadowRoot.textContent), /꺼진 헤드: 1층, 4번 헤드 \(/);
     assert.ok((await inShadow(page, "off", (e) => e.shadowRoot.querySelectorAll("s.predict-was").length)) >= 5);
     await inShadow(page, "on", (e) => e.shadowRoot.querySelectorAll(".predict-cell")[9].click());
     assert.equal(await inShadow(page, "on", (e) => e.shadowRoot.querySelectorAll(".predict-list li").length), 10);
@@ -163,9 +213,30 @@ describe("what the model predicts, in the widget on a blog under a strict CSP", 
     assert.equal(await inShadow(page, "lens", (e) => e.shadowRoot.querySelectorAll(".lens-table tbody tr").length), 2);
     await page.locator("#heat-off").scrollIntoViewIfNeeded();
     await waitRender(page, "heat-off");
-    assert.match(await inShadow(page, "heat-off", (e) => e.shadowRoot.textContent), /꺼진 헤드: 0\.3/, "a heatmap with heads off says so");
+    assert.match(await inShadow(page, "heat-off", (e) => e.shadowRoot.textContent), /꺼진 헤드: 1층, 4번 헤드 \(/, "a heatmap with heads off says so");
     await page.locator("#bad").scrollIntoViewIfNeeded();
     await page.waitForFunction(() => globalThis.__events.some((e) => e.id === "bad" && e.type === "error" && e.detail.attribute === "ablate"));
+    assert.deepEqual(await page.evaluate(() => globalThis.__csp), []);
+  });
+
+  it("draws what a head writes, and a grid value-weighted with a head marked off", async () => {
+    const page = await blog.open("predict.html", { locale: "en-US" });
+    for (const id of ["flow", "norm"]) {
+      await page.locator(`#${id}`).scrollIntoViewIfNeeded();
+      await waitRender(page, id);
+    }
+    const flow = await page.evaluate(async () => JSON.parse(await document.getElementById("flow").toJSON()));
+    assert.equal(flow.format, "headmap.flow");
+    assert.deepEqual([flow.layers, flow.heads, flow.tokens.length, flow.head], [2, 4, 11, 3]);
+    for (let q = 0; q < 11; q++) {
+      const sum = [0, 1, 2, 3].reduce((a, hd) => a + flow.shares[(1 * 4 + hd) * 11 + q], 0);
+      assert.ok(Math.abs(sum - 1) < 1e-4, `token ${q}: ${sum}`);
+    }
+    assert.match(await inShadow(page, "flow", (e) => e.shadowRoot.querySelector(".flow").getAttribute("aria-label")), /4번 헤드의 몫/);
+    await page.locator("#flow").screenshot({ path: join(SHOTS, "widget-flow-ko.png") });
+    assert.equal(await inShadow(page, "norm", (e) => e.shadowRoot.querySelectorAll(".thumb.off").length), 1, "the head turned off is marked in the grid");
+    assert.match(await inShadow(page, "norm", (e) => e.shadowRoot.textContent), /값 가중: 각 칸은/);
+    await page.locator("#norm").screenshot({ path: join(SHOTS, "widget-norm-off-ko.png") });
     assert.deepEqual(await page.evaluate(() => globalThis.__csp), []);
   });
 

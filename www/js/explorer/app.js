@@ -72,6 +72,8 @@ const app = {
    * when the reader asked taps to, and answers whether it did.
    */
   tapTurnsOff: (layer, head) => predictor.tapTurnsOff(layer, head),
+  /** What the shown head writes across the layers, when that part of the page is open. */
+  drawFlow: () => predictor.drawFlow(),
   setLang,
   showStatus,
   busy,

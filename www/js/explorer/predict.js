@@ -4,8 +4,10 @@
 // `predict` and `patch` (the core's, as `headmap predict` and `headmap patch` write them); this
 // module draws them as text, never as HTML.
 
+import { lutFor } from "../render/colormap.js";
 import { offAt, offNames, placeOf, toggleOff } from "../settings.js";
 import { el } from "../views/dom.js";
+import { FlowView, flowShares } from "../views/flow.js";
 import { lensRows, predictionDetail, predictionStrip } from "../views/predictions.js";
 import { cssNumber } from "../views/sizes.js";
 
@@ -30,6 +32,8 @@ export class Predictor {
   #position = null; // the position whose detail is open
   #shown = null; // { after, before } predictions documents of the last run
   #patchSignal = null;
+  #flow = null; // the FlowView
+  #flowShares = { key: "", value: null }; // every layer's shares of the run on show
 
   constructor(app) {
     this.#app = app;
@@ -55,6 +59,8 @@ export class Predictor {
       this.#app.recompute();
     });
     $("lens-details").addEventListener("toggle", () => this.#drawLens());
+    $("flow-details").addEventListener("toggle", () => this.drawFlow());
+    this.#flow = new FlowView($("flow"), { T: (k, v) => this.#app.T(k, v) });
     $("patch-run").addEventListener("click", () => this.#patch());
     $("patch-stop").addEventListener("click", () => this.#patchSignal?.abort());
   }
@@ -93,6 +99,7 @@ export class Predictor {
 
   applyLanguage() {
     this.#showOff();
+    this.drawFlow();
     if (this.#shown) this.#draw();
   }
 
@@ -191,6 +198,35 @@ export class Predictor {
       this.#app.probe.lens = doc;
     } catch (e) {
       $("lens-table").replaceChildren(el("caption", { text: this.#app.errorText(e) }));
+    }
+  }
+
+  /** What the shown head writes at every layer and token, when the reader opened it. */
+  async drawFlow() {
+    const { $, shown, model } = this.#app;
+    if (!$("flow-details").open || !shown || !model) return;
+    if (model.info.fromFile) {
+      $("flow-status").hidden = false;
+      $("flow-status").textContent = this.#app.T("flow.file");
+      return;
+    }
+    const { place, row, head, result } = shown;
+    const key = `${result.id}|${place.place}|${row}`;
+    try {
+      if (this.#flowShares.key !== key) {
+        const call = (op, args) => this.#app.client.call(op, args);
+        this.#flowShares = { key, value: await flowShares(call, { run: result.id, place: place.place, row, layers: place.layers, heads: place.heads, tq: place.tq }) };
+      }
+      if (this.#app.shown !== shown) return; // a newer render draws it
+      $("flow-status").hidden = true;
+      $("flow-title").textContent = this.#app.T("flow.title", { head: head + 1 });
+      const width = Math.max(240, ($("predict-panel").clientWidth || 600) - 30);
+      const shares = this.#flowShares.value;
+      this.#flow.draw({ shares, layers: place.layers, heads: place.heads, tq: place.tq, head, labels: shown.labels.queries, valid: shown.tokens.queryValid, width, lut: lutFor("viridis") });
+      this.#app.probe.flow = { key, head, layer: shown.layer, geometry: this.#flow.geometry, shares: Array.from(shares) };
+    } catch (e) {
+      $("flow-status").hidden = false;
+      $("flow-status").textContent = this.#app.errorText(e);
     }
   }
 

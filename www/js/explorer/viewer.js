@@ -232,6 +232,7 @@ export class Viewer {
     this.loadTrace(seq);
     app.finder.render();
     app.qk.refresh(place.layers);
+    app.drawFlow();
   }
 
   /** "Sentence 1 · 동물이 길을…" per batch row; the one shown is pressed. */

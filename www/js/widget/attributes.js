@@ -6,7 +6,7 @@ import { coded } from "../errors.js";
 import { FOLDERS, FUSIONS, LANGS, MASKS, PLACES, SCORES, TOY_PRESETS, flagOf, intOf, offOf, requestFor, sourceOf as sourceFor, textsOf } from "../settings.js";
 
 export { MASKS, PLACES };
-export const VIEWS = ["heatmap", "grid", "steps", "mixing", "pipeline", "lines", "atlas", "rollout", "qk", "predict", "lens"];
+export const VIEWS = ["heatmap", "grid", "steps", "mixing", "pipeline", "lines", "atlas", "rollout", "qk", "predict", "lens", "flow"];
 export const CONTROLS = ["sentence", "mask", "layer", "head", "scale", "save"];
 export const THEMES = ["light", "dark", "auto"];
 export const COLORMAP_NAMES = ["viridis", "magma", "blues"];
