@@ -273,17 +273,18 @@ export class Predictor {
 
   #drawPatch(doc) {
     const { $ } = this.#app;
-    const fixed = (v) => v.toFixed(2);
+    const fixed = (v) => (Math.abs(v) < 0.005 ? 0 : v).toFixed(2); // never "-0.00"
     $("patch-status").textContent = this.#app.T("patch.done", { clean: fixed(doc.clean_diff), corrupt: fixed(doc.corrupt_diff) });
     const heads = doc.map[0]?.length ?? 0;
-    const head = el("tr", {}, el("th", {}), ...Array.from({ length: heads }, (_, h) => el("th", { scope: "col", text: `H${h}` })));
+    // counted from 1, as the grid and every title on the page count layers and heads
+    const head = el("tr", {}, el("th", { text: this.#app.T("gridCorner") }), ...Array.from({ length: heads }, (_, h) => el("th", { scope: "col", text: String(h + 1) })));
     const body = doc.map.map((row, l) =>
       el(
         "tr",
         {},
-        el("th", { scope: "row", text: `L${l}` }),
+        el("th", { scope: "row", text: String(l + 1) }),
         ...row.map((v, h) => {
-          const label = `${this.#app.T("lens.layer", { layer: l })} H${h}: ${fixed(v)}`;
+          const label = `${this.#app.T("gridLabel", { layer: l + 1, head: h + 1 })}: ${fixed(v)}`;
           const button = el("button", { type: "button", text: fixed(v), "aria-label": label, class: v >= 0 ? "up" : "down" });
           cssNumber(button, "p", share(Math.abs(v)));
           if (Math.abs(v) > 0.5) button.classList.add("strong");

@@ -32,6 +32,8 @@ export const EN = {
   "predict.before": "with every head",
   "predict.after": "with heads off",
   "lens.layer": "layer {layer}",
+  "title.predict": "What the model predicts",
+  "title.lens": "Logit lens: what each layer would predict",
   offNote: "Heads off: {heads} (written {spec} in a link, counted from 0). The weights and predictions shown are computed without them.",
   offMark: "off",
   "flow.title": "What head {head} writes",

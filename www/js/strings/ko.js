@@ -31,6 +31,8 @@ export const KO = {
   "predict.before": "모든 헤드",
   "predict.after": "헤드를 끈 뒤",
   "lens.layer": "{layer}층",
+  "title.predict": "모델의 예측",
+  "title.lens": "로짓 렌즈: 층마다 무엇을 예측할지",
   offNote: "꺼진 헤드: {heads} (링크에는 0부터 센 번호 {spec}(으)로 적힘). 보이는 가중치와 예측은 이 헤드 없이 계산한 것입니다.",
   offMark: "꺼짐",
   "flow.title": "{head}번 헤드가 쓰는 몫",

@@ -54,8 +54,9 @@ export function predictionDetail({ after, before = null, t, title, titles = ["",
 }
 
 /**
- * The logit lens of `doc` (asked with `lens`) as table rows: per layer (`layerName(l)`), each
- * position's top token, shaded by the probability it gives the last layer's answer.
+ * The logit lens of `doc` (asked with `lens`) as table rows: per layer (`layerName(n)`, n counted
+ * from 1 as the page counts layers: the stream after layer n), each position's top token, shaded
+ * by the probability it gives the last layer's answer.
  */
 export function lensRows(doc, layerName) {
   const row = doc.rows[0];
@@ -66,7 +67,7 @@ export function lensRows(doc, layerName) {
     el(
       "tr",
       {},
-      el("th", { scope: "row", text: layerName(l) }),
+      el("th", { scope: "row", text: layerName(l + 1) }),
       ...positions.map((t) => {
         const g = layer[t];
         const cell = el("td", { text: g ? pieceText(g.token) : "" });

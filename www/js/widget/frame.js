@@ -36,8 +36,9 @@ export function notebookData(element) {
   return element.parentElement.querySelector('script[type="application/vnd.headmap+safetensors"]');
 }
 
-/** What the title says: the place, layer, head (for a one-head view) and the model. */
+/** What the title says: the place, layer, head (for a one-head view) and the model; what a view of the whole model shows. */
 export function figureTitle(T, sel, architecture, view) {
+  if (view === "predict" || view === "lens") return [T(`title.${view}`), architecture].filter(Boolean).join(" · ");
   const allHeads = ["lines", "pipeline", "grid", "rollout"].includes(view);
   return [T(`place.${sel.place}`), `${T("layer")} ${sel.layer + 1}`, ...(allHeads ? [] : [`${T("head")} ${sel.head + 1}`]), architecture].filter(Boolean).join(" · ");
 }
