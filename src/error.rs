@@ -59,8 +59,16 @@ pub enum Error {
     #[error("this model has no {place} attention; it has {}", .have.join(", "))]
     PlaceAbsent { place: String, have: Vec<String> },
 
-    #[error("{architecture} cannot write its own output: that needs an encoder–decoder model")]
+    #[error("{architecture} cannot write text of its own: that needs a decoder-only or an encoder–decoder model")]
     CannotGenerate { architecture: String },
+
+    /// Sampling's temperature must be above 0; without one, decoding is greedy.
+    #[error("temperature {value} must be greater than 0 (leave it out for greedy decoding)")]
+    BadTemperature { value: f32 },
+
+    /// Nucleus sampling keeps the smallest set of tokens whose probabilities add up to top-p.
+    #[error("top-p {value} must be greater than 0 and at most 1")]
+    BadTopP { value: f32 },
 
     #[error("token id {id} is outside the model's vocabulary of {vocab}")]
     TokenOutOfVocabulary { id: u32, vocab: usize },

@@ -254,15 +254,27 @@ pub fn embed_with_positions(
     ids: &[u32],
     embed_scale: f32,
 ) -> Result<Array2<f32>> {
-    let t = ids.len();
-    if t > positions.nrows() {
-        return Err(Error::TooLong { tokens: t, max: positions.nrows() });
+    embed_at(tokens, positions, ids, embed_scale, 0)
+}
+
+/// [`embed_with_positions`] for tokens at positions `first..`: a decoder's step after the
+/// tokens its cache holds.
+pub fn embed_at(
+    tokens: &Array2<f32>,
+    positions: &Array2<f32>,
+    ids: &[u32],
+    embed_scale: f32,
+    first: usize,
+) -> Result<Array2<f32>> {
+    let end = first + ids.len();
+    if end > positions.nrows() {
+        return Err(Error::TooLong { tokens: end, max: positions.nrows() });
     }
     let mut x = embed(tokens, ids)?; // (T, D)
     if embed_scale != 1.0 {
         x *= embed_scale;
     }
-    x += &positions.slice(s![..t, ..]);
+    x += &positions.slice(s![first..end, ..]);
     Ok(x)
 }
 

@@ -44,11 +44,12 @@ impl PositionScheme {
         }
     }
 
-    /// T5's bucket of each (query, key) distance, (Tq, Tk), when the scheme adds a bias.
-    pub(crate) fn buckets(&self, tq: usize, tk: usize) -> Option<Array2<usize>> {
+    /// T5's bucket of each (query, key) distance, (Tq, Tk), when the scheme adds a bias; the
+    /// queries at positions `first..` (0 but for a step over a KV cache), the keys at 0...
+    pub(crate) fn buckets(&self, first: usize, tq: usize, tk: usize) -> Option<Array2<usize>> {
         match self {
             #[cfg(feature = "hf")]
-            PositionScheme::RelativeBias(bias) => Some(bias.buckets(tq, tk)),
+            PositionScheme::RelativeBias(bias) => Some(bias.buckets(first, tq, tk)),
             _ => None,
         }
     }
@@ -68,6 +69,31 @@ impl PositionScheme {
         match self {
             #[cfg(feature = "hf")]
             PositionScheme::Rotary(rotary) => rotate(rotary, q, k, head_dim),
+            _ => Ok(()),
+        }
+    }
+
+    /// Turns new rows `q` and `k` (n, ·), both at positions `first..first + n`, if the scheme
+    /// rotates: a decoder's step over its KV cache.
+    pub(crate) fn rotate_from(
+        &self,
+        q: &mut Array2<f32>,
+        k: &mut Array2<f32>,
+        head_dim: usize,
+        first: usize,
+    ) -> Result<()> {
+        match self {
+            #[cfg(feature = "hf")]
+            PositionScheme::Rotary(rotary) => {
+                let n = q.nrows();
+                let tables = rotary.tables(first + n);
+                let rows = RotaryTables {
+                    cos: tables.cos.slice(s![first.., ..]).to_owned(),
+                    sin: tables.sin.slice(s![first.., ..]).to_owned(),
+                };
+                rotary.rotate(q.view_mut(), head_dim, &rows)?;
+                rotary.rotate(k.view_mut(), head_dim, &rows)
+            }
             _ => Ok(()),
         }
     }

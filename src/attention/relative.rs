@@ -57,9 +57,10 @@ impl RelativePositionBias {
         bucket + (exact + large).min(buckets - 1)
     }
 
-    /// Each cell's bucket, (Tq, Tk): computed once, shared by every head.
-    pub fn buckets(&self, tq: usize, tk: usize) -> Array2<usize> {
-        Array2::from_shape_fn((tq, tk), |(q, k)| self.bucket(k as i64 - q as i64))
+    /// Each cell's bucket, (Tq, Tk), query i at position `first + i` and key j at j: computed
+    /// once, shared by every head. `first` is 0 but for a decoder's step over its KV cache.
+    pub fn buckets(&self, first: usize, tq: usize, tk: usize) -> Array2<usize> {
+        Array2::from_shape_fn((tq, tk), |(q, k)| self.bucket(k as i64 - (first + q) as i64))
     }
 
     /// Head `head`'s bias over `buckets`, (Tq, Tk).

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use ndarray::{Array2, Zip};
 
+use super::decoding::{Decoder, LayerCache, Step};
 use super::head::OutputHead;
 use super::network::{place_mask, Network, NetworkInfo, Unembed};
 use super::pre_norm::PreNormStack;
@@ -40,8 +41,13 @@ pub(crate) struct TokenEmbeddings {
 impl TokenEmbeddings {
     /// A row's input (T, D), refused when longer than the position table.
     fn forward(&self, ids: &[u32]) -> Result<Array2<f32>> {
+        self.forward_at(ids, 0)
+    }
+
+    /// Tokens at positions `first..`: a step after the tokens a cache holds.
+    fn forward_at(&self, ids: &[u32], first: usize) -> Result<Array2<f32>> {
         match &self.positions {
-            Some(positions) => nn::embed_with_positions(&self.tokens, positions, ids, 1.0),
+            Some(positions) => nn::embed_at(&self.tokens, positions, ids, 1.0, first),
             None => nn::embed(&self.tokens, ids),
         }
     }
@@ -85,6 +91,10 @@ impl Network for DecoderOnly {
         Some(&self.unembed)
     }
 
+    fn decoder<'a>(&'a self, _source: Option<&Row>, settings: &'a Settings) -> Result<Box<dyn Decoder + 'a>> {
+        Ok(Box::new(Steps { net: self, settings, caches: self.stack.caches(None)? }))
+    }
+
     /// Causal self-attention (PAD keys masked too, windowed where the model windows it) as it
     /// was trained, or a what-if mask (the windows stay).
     fn forward(&self, batch: &Batch, settings: &Settings) -> Result<Run> {
@@ -103,6 +113,28 @@ impl Network for DecoderOnly {
             hidden.push(row);
         }
         Ok(Run { places: vec![place], hidden, ..Run::default() })
+    }
+}
+
+/// A decoder-only model part-way through a text.
+struct Steps<'a> {
+    net: &'a DecoderOnly,
+    settings: &'a Settings,
+    caches: Vec<LayerCache>,
+}
+
+impl Decoder for Steps<'_> {
+    fn step(&mut self, ids: &[u32]) -> Result<Step> {
+        let x = self.net.embeddings.forward_at(ids, self.len())?; // (n, D)
+        self.net.stack.step(x, &mut self.caches, &self.net.place.windows, None, self.settings)
+    }
+
+    fn len(&self) -> usize {
+        self.caches.first().map_or(0, |c| c.own.len())
+    }
+
+    fn cache_bytes(&self) -> usize {
+        self.caches.iter().map(LayerCache::bytes).sum()
     }
 }
 

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use ndarray::Array2;
 
+use super::decoding::{Decoder, Generation, LayerCache, Step};
 use super::network::{place_mask, Network, NetworkInfo, Stacked, Unembed};
 use super::transformer::DecoderPlaces;
 use crate::attention::mask::{Mask, MaskKind};
@@ -39,16 +40,17 @@ pub(crate) trait Stacks: Send + Sync {
     ) -> Result<Stacked>;
     /// What reads the decoder's output: its final norm (T5) and the head.
     fn unembed(&self) -> &Unembed;
-}
-
-/// How the model writes its own target, as transformers' `generate` reads the config.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Generation {
-    pub eos: Option<u32>,
-    /// The token the last step is forced to (`forced_eos_token_id`).
-    pub forced_eos: Option<u32>,
-    /// Tokens never chosen: the single-token `bad_words_ids` (Marian's PAD).
-    pub banned: Vec<u32>,
+    /// The decoder's caches for a decoding over `memory` (Ts, D), the encoder's output.
+    fn decoder_caches(&self, memory: &Array2<f32>) -> Result<Vec<LayerCache>>;
+    /// One decoding step of the decoder's new `ids` at the positions after those `caches`
+    /// hold, cross-attention masked by `cross_mask` (n, Ts).
+    fn decode_step(
+        &self,
+        ids: &[u32],
+        caches: &mut [LayerCache],
+        cross_mask: &Mask,
+        settings: &Settings,
+    ) -> Result<Step>;
 }
 
 /// An encoder–decoder model: encoder self-attention, decoder masked self-attention and
@@ -90,6 +92,19 @@ impl<S: Stacks> Network for EncoderDecoder<S> {
 
     fn unembed(&self) -> Option<&Unembed> {
         Some(self.stacks.unembed())
+    }
+
+    fn generation(&self) -> Generation {
+        self.generation.clone()
+    }
+
+    /// The encoder runs once over `source`; the decoder then runs step by step over its caches.
+    fn decoder<'a>(&'a self, source: Option<&Row>, settings: &'a Settings) -> Result<Box<dyn Decoder + 'a>> {
+        let source = source.ok_or(Error::EmptyText)?;
+        let padding = place_mask(MaskKind::Padding, source, source)?;
+        let memory = self.stacks.encode(source, &padding, settings, None, Until::Output)?.output.unwrap_or_default();
+        let caches = self.stacks.decoder_caches(&memory)?;
+        Ok(Box::new(Steps { stacks: &self.stacks, settings, caches, source_valid: source.valid.clone() }))
     }
 
     /// Teacher forcing: `batch.sources` feed the encoder, `batch.targets` (already shifted
@@ -141,48 +156,28 @@ impl<S: Stacks> Network for EncoderDecoder<S> {
         let places = [encoder, decoder, cross].into_iter().filter(|p| settings.keeps(p.place)).collect();
         Ok(Run { places, hidden, ..Run::default() })
     }
+}
 
-    /// Greedy decoding, as transformers' `generate(num_beams=1, do_sample=False)`: from the
-    /// decoder start token, the most likely next token each step, until `eos_token_id` or
-    /// `max_new_tokens` (the last forced to `forced_eos_token_id` when the config names one),
-    /// never a banned token.
-    fn greedy(&self, source: &Row, max_new_tokens: usize) -> Result<Vec<u32>> {
-        let Generation { eos, forced_eos, banned } = &self.generation;
-        let padding = Arc::new(MaskKind::Padding.build(&source.valid, &source.valid)?);
-        let settings = Settings::trained();
-        let head = self.stacks.unembed().head(&self.info.architecture)?;
-        let memory = self.stacks.encode(source, &padding, &settings, None, Until::Output)?.output;
-        let memory = Arc::new(memory.unwrap_or_default());
-        let mut ids = vec![self.info.decoder_start.unwrap_or(0)];
-        for step in 0..max_new_tokens {
-            let tgt = Row { tokens: Vec::new(), valid: vec![true; ids.len()], ids: ids.clone() };
-            let causal = Arc::new(MaskKind::Causal.build(&tgt.valid, &tgt.valid)?);
-            let cross = Arc::new(MaskKind::Cross.build(&tgt.valid, &source.valid)?);
-            let places =
-                DecoderPlaces { self_mask: &causal, cross_mask: &cross, self_record: None, cross_record: None };
-            // run to its output, the decoder always gives one
-            let Some(y) = self.stacks.decode(&tgt, &memory, places, &settings, Until::Output)?.output else { break };
-            let mut logits = head.logits_one(y.row(y.nrows() - 1))?; // (V,)
-            for &b in banned {
-                if let Some(l) = logits.get_mut(b as usize) {
-                    *l = f32::NEG_INFINITY;
-                }
-            }
-            let next = match forced_eos {
-                Some(forced) if step + 1 == max_new_tokens => *forced,
-                _ => {
-                    let best = logits
-                        .iter()
-                        .enumerate()
-                        .fold((0, f32::NEG_INFINITY), |b, (i, &l)| if l > b.1 { (i, l) } else { b });
-                    best.0 as u32
-                }
-            };
-            ids.push(next);
-            if Some(next) == *eos {
-                break;
-            }
-        }
-        Ok(ids)
+/// An encoder–decoder's decoder part-way through its target.
+struct Steps<'a, S> {
+    stacks: &'a S,
+    settings: &'a Settings,
+    caches: Vec<LayerCache>,
+    /// The source's real tokens: cross-attention hides its PAD.
+    source_valid: Vec<bool>,
+}
+
+impl<S: Stacks> Decoder for Steps<'_, S> {
+    fn step(&mut self, ids: &[u32]) -> Result<Step> {
+        let cross_mask = Mask::key_padding(ids.len(), &self.source_valid);
+        self.stacks.decode_step(ids, &mut self.caches, &cross_mask, self.settings)
+    }
+
+    fn len(&self) -> usize {
+        self.caches.first().map_or(0, |c| c.own.len())
+    }
+
+    fn cache_bytes(&self) -> usize {
+        self.caches.iter().map(LayerCache::bytes).sum()
     }
 }

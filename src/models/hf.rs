@@ -34,6 +34,19 @@ pub struct ModelFiles<'a> {
 #[derive(Deserialize)]
 struct Probe {
     model_type: Option<String>,
+    /// One id or a list (Llama 3); read loosely: a model without one writes until its limit.
+    #[serde(default)]
+    eos_token_id: serde_json::Value,
+}
+
+impl Probe {
+    fn eos(&self) -> Vec<u32> {
+        let id = |v: &serde_json::Value| v.as_u64().and_then(|n| u32::try_from(n).ok());
+        match &self.eos_token_id {
+            serde_json::Value::Array(ids) => ids.iter().filter_map(id).collect(),
+            v => id(v).into_iter().collect(),
+        }
+    }
 }
 
 impl Model {
@@ -41,7 +54,8 @@ impl Model {
     /// impossible with an error that names the file and the setting.
     pub fn from_files(files: &ModelFiles) -> Result<Self> {
         let probe: Probe = parse_config(files.config)?;
-        let model_type = probe.model_type.ok_or_else(|| Error::file("config.json", FileProblem::NoModelType))?;
+        let model_type =
+            probe.model_type.clone().ok_or_else(|| Error::file("config.json", FileProblem::NoModelType))?;
         let weights = match files.index {
             Some(index) => Weights::sharded(index, &files.shards)?,
             None => Weights::parse(files.weights, "model.safetensors")?,
@@ -58,6 +72,8 @@ impl Model {
         let loading =
             Loading { model_type: &model_type, config: files.config, weights, tokenizer_vocab: tokenizer.vocab_size() };
         let Loaded { net, pad } = load(loading)?;
-        Ok(Model::new(Tokenizer::Hf(Box::new(tokenizer)), net, pad, true))
+        let mut model = Model::new(Tokenizer::Hf(Box::new(tokenizer)), net, pad, true);
+        model.eos = probe.eos();
+        Ok(model)
     }
 }

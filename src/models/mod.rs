@@ -33,11 +33,15 @@ pub mod config;
 #[cfg(feature = "hf")]
 pub(crate) mod decoder_only;
 #[cfg(feature = "hf")]
+pub(crate) mod decoding;
+#[cfg(feature = "hf")]
 pub(crate) mod encoder_decoder;
 #[cfg(feature = "hf")]
 pub(crate) mod encoder_only;
 #[cfg(feature = "hf")]
 pub mod families;
+#[cfg(feature = "hf")]
+pub mod generate;
 #[cfg(feature = "hf")]
 pub mod hf;
 #[cfg(feature = "hf")]
@@ -62,6 +66,9 @@ pub struct Model {
     net: Box<dyn Network>,
     /// The padding token's id and how it is shown.
     pad: (u32, Token),
+    /// The tokens that end a text the model writes (`eos_token_id`, one or a list).
+    #[cfg_attr(not(feature = "hf"), allow(dead_code))]
+    eos: Vec<u32>,
 }
 
 /// An encoder–decoder model's own output for a text.
@@ -88,7 +95,7 @@ impl Model {
             max_batch: MAX_BATCH,
             d_model,
         };
-        Model { info, tokenizer, net, pad: (pad_id, Token::marker(&pad_piece, TokenKind::Pad)) }
+        Model { info, tokenizer, net, pad: (pad_id, Token::marker(&pad_piece, TokenKind::Pad)), eos: Vec::new() }
     }
 
     pub fn info(&self) -> &ModelInfo {
@@ -233,16 +240,20 @@ impl Model {
         run.place(place)?.row(row)?.trace(layer, head)
     }
 
-    /// An encoder–decoder model's greedy continuation of `text`, as transformers'
-    /// `generate(num_beams=1, do_sample=False)` writes it.
+    /// The greedy text the model writes from `text`, as transformers'
+    /// `generate(num_beams=1, do_sample=False)` writes it: an encoder–decoder's target (what
+    /// the page suggests as the decoder's input), a decoder-only model's continuation.
+    #[cfg(feature = "hf")]
     pub fn generate(&self, text: &str, max_new_tokens: usize) -> Result<Generated> {
-        if !self.info.can_generate {
-            return Err(Error::CannotGenerate { architecture: self.info.architecture.clone() });
-        }
-        let source = self.pad_batch(&[text.to_string()])?.remove(0);
-        let ids = self.net.greedy(&source, max_new_tokens.min(self.info.max_tokens.saturating_sub(1)))?;
-        let text = self.tokenizer.decode(&ids)?;
-        Ok(Generated { ids, text })
+        let request = generate::GenerateRequest { prompt: text.into(), max_new_tokens, ..Default::default() };
+        let g = self.generate_text(&request, |_| true)?;
+        Ok(Generated { ids: g.ids, text: g.text })
+    }
+
+    /// Only real models write: the toy is untrained and has no output head.
+    #[cfg(not(feature = "hf"))]
+    pub fn generate(&self, _text: &str, _max_new_tokens: usize) -> Result<Generated> {
+        Err(Error::CannotGenerate { architecture: self.info.architecture.clone() })
     }
 
     /// The toy Transformer (see [`toy`]).

@@ -10,12 +10,16 @@ use ndarray::Array2;
 use ndarray::ArrayView2;
 
 #[cfg(feature = "hf")]
+use super::decoding::{Decoder, Generation};
+#[cfg(feature = "hf")]
 use super::head::OutputHead;
 #[cfg(feature = "hf")]
 use crate::nn::Norm;
 
 use crate::attention::mask::{Mask, MaskKind};
-use crate::error::{Error, Result};
+#[cfg(feature = "hf")]
+use crate::error::Error;
+use crate::error::Result;
 use crate::run::{Batch, PlaceInfo, Row, Run, Settings};
 
 /// What a network is, fixed when it is built: what [`crate::run::ModelInfo`] is made of.
@@ -47,8 +51,15 @@ pub(crate) trait Network: Send + Sync {
     fn unembed(&self) -> Option<&Unembed> {
         None
     }
-    /// Greedy decoding of `source`, up to `max_new_tokens`: the decoder's ids, start token first.
-    fn greedy(&self, _source: &Row, _max_new_tokens: usize) -> Result<Vec<u32>> {
+    /// How the model ends what it writes (its EOS, forced and banned tokens).
+    #[cfg(feature = "hf")]
+    fn generation(&self) -> Generation {
+        Generation::default()
+    }
+    /// A decoder ready to run a text one step at a time over its KV cache: a decoder-only
+    /// model's, or an encoder–decoder's over `source`, encoded once.
+    #[cfg(feature = "hf")]
+    fn decoder<'a>(&'a self, _source: Option<&Row>, _settings: &'a Settings) -> Result<Box<dyn Decoder + 'a>> {
         Err(Error::CannotGenerate { architecture: self.info().architecture.clone() })
     }
 }

@@ -12,6 +12,7 @@ use ndarray::{s, Array2, ArrayView1};
 use serde::Serialize;
 
 use super::head::{Candidate, OutputHead};
+use super::predict::shown;
 use super::Model;
 use crate::attention::place::Place;
 use crate::error::{Error, Result};
@@ -206,9 +207,4 @@ fn default_position(tokens: &[Token], masked_lm: bool) -> usize {
         }
     }
     tokens.iter().rposition(|t| !matches!(t.kind, TokenKind::Pad | TokenKind::Special)).unwrap_or(0)
-}
-
-/// Tokens as a reader is shown them.
-fn shown(tokens: &[Token]) -> Vec<String> {
-    tokens.iter().map(|t| t.label.clone()).collect()
 }

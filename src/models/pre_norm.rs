@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use ndarray::Array2;
 
+use super::decoding::{step_mask, LayerCache, Step, StepRows};
 use super::network::Stacked;
 use crate::attention::mask::Mask;
 use crate::attention::multi_head::MultiHeadAttention;
@@ -66,6 +67,40 @@ impl PreNormBlock {
             let h = Arc::new(norm.forward(x.view())); // (Tt, D)
             let cross_at = (Place::Cross, at.1);
             *x += &attend(cross, &h, memory.states, memory.mask, settings, cross_at, memory.record.as_deref_mut())?;
+        }
+        let m = self.mlp.forward(self.ln_2.forward(x.view()).view())?;
+        *x += &m;
+        Ok(())
+    }
+
+    /// One decoding step of the new rows `x` (n, D), in place: self-attention over and into
+    /// `cache.own` with `mask`, a decoder's cross-attention over `cache.cross` with
+    /// `cross_mask`; their weights are pushed onto `rows`.
+    fn step(
+        &self,
+        x: &mut Array2<f32>,
+        cache: &mut LayerCache,
+        (mask, cross_mask): (&Mask, Option<&Mask>),
+        (settings, at): (&Settings, (Place, usize)),
+        rows: &mut StepRows,
+    ) -> Result<()> {
+        let h = self.ln_1.forward(x.view()); // (n, D)
+        let edits = settings.edits.at(at.0, at.1);
+        let a = self.attn.forward_cached(h.view(), &mut cache.own, mask, settings.scale_scores, &edits)?;
+        rows.decoder.push(a.weights);
+        if self.parallel {
+            let m = self.mlp.forward(self.ln_2.forward(x.view()).view())?;
+            *x += &a.output;
+            *x += &m;
+            return Ok(());
+        }
+        *x += &a.output;
+        if let (Some((norm, cross)), Some(kv), Some(cross_mask)) = (&self.cross, &cache.cross, cross_mask) {
+            let h = norm.forward(x.view()); // (n, D)
+            let edits = settings.edits.at(Place::Cross, at.1);
+            let c = cross.forward_over(h.view(), kv, cross_mask, settings.scale_scores, &edits)?;
+            rows.cross.push(c.weights);
+            *x += &c.output;
         }
         let m = self.mlp.forward(self.ln_2.forward(x.view()).view())?;
         *x += &m;
@@ -134,5 +169,45 @@ impl PreNormStack {
             }
         }
         Ok(Stacked { output: Some(self.final_norm.forward(x.view())), residuals })
+    }
+
+    /// One decoding step of the new rows `x` (n, D) at the positions after those `caches`
+    /// hold: block i windowed to `windows[i]` keys where it has a window, a decoder's
+    /// cross-attention masked by `cross_mask` (n, Ts). Ends with the final norm.
+    pub(crate) fn step(
+        &self,
+        mut x: Array2<f32>,
+        caches: &mut [LayerCache],
+        windows: &[Option<usize>],
+        cross_mask: Option<&Mask>,
+        settings: &Settings,
+    ) -> Result<Step> {
+        let (first, n) = (caches.first().map_or(0, |c| c.own.len()), x.nrows());
+        let mut masks: Vec<(Option<usize>, Mask)> = Vec::new(); // one per distinct window
+        let mut rows = StepRows::default();
+        for (i, (block, cache)) in self.blocks.iter().zip(caches.iter_mut()).enumerate() {
+            let window = windows.get(i).copied().flatten();
+            if !masks.iter().any(|(w, _)| *w == window) {
+                masks.push((window, step_mask(first, n, window)));
+            }
+            let mask = masks.iter().find(|(w, _)| *w == window).map(|(_, m)| m).expect("pushed above");
+            block.step(&mut x, cache, (mask, cross_mask), (settings, (self.place, i)), &mut rows)?;
+        }
+        Ok(Step { hidden: self.final_norm.forward(x.view()), rows })
+    }
+
+    /// Empty caches for a decoding, with cross-attention's over `memory` (Ts, D) in a decoder
+    /// that reads an encoder.
+    pub(crate) fn caches(&self, memory: Option<&Array2<f32>>) -> Result<Vec<LayerCache>> {
+        self.blocks
+            .iter()
+            .map(|block| {
+                let cross = match (&block.cross, memory) {
+                    (Some((_, cross)), Some(m)) => Some(cross.cache_of(m.view())?),
+                    _ => None,
+                };
+                Ok(LayerCache { own: Default::default(), cross })
+            })
+            .collect()
     }
 }

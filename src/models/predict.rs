@@ -235,6 +235,6 @@ impl Model {
 }
 
 /// Tokens as a reader is shown them.
-fn shown(tokens: &[Token]) -> Vec<String> {
+pub(super) fn shown(tokens: &[Token]) -> Vec<String> {
     tokens.iter().map(|t| t.label.clone()).collect()
 }

@@ -15,6 +15,8 @@ use std::sync::Arc;
 
 use ndarray::Array2;
 
+#[cfg(feature = "hf")]
+use super::decoding::{step_mask, LayerCache, Step, StepRows};
 use super::network::Stacked;
 use crate::attention::mask::Mask;
 use crate::attention::multi_head::MultiHeadAttention;
@@ -122,4 +124,48 @@ pub(crate) fn decode(
         }
     }
     Ok(Stacked { output: Some(Arc::unwrap_or_clone(y)), residuals })
+}
+
+/// One decoding step of a decoder stack: the new rows `y` (n, D) at the positions after those
+/// `caches` hold, self-attention over and into each layer's cache, cross-attention over the
+/// source's (masked by `cross_mask`, (n, Ts)).
+#[cfg(feature = "hf")]
+pub(crate) fn decode_step(
+    layers: &[DecoderLayer],
+    mut y: Array2<f32>,
+    caches: &mut [LayerCache],
+    cross_mask: &Mask,
+    settings: &Settings,
+) -> Result<Step> {
+    let (first, n) = (caches.first().map_or(0, |c| c.own.len()), y.nrows());
+    let mask = step_mask(first, n, None);
+    let mut rows = StepRows::default();
+    for (i, (layer, cache)) in layers.iter().zip(caches.iter_mut()).enumerate() {
+        let edits = settings.edits.at(Place::DecoderSelf, i);
+        let a = layer.self_attn.forward_cached(y.view(), &mut cache.own, &mask, settings.scale_scores, &edits)?;
+        let y1 = layer.self_attn_norm.forward_sum(y.view(), a.output.view()); // (n, D)
+                                                                              // decoder_caches gives every layer one
+        let memory = cache
+            .cross
+            .as_ref()
+            .ok_or_else(|| crate::error::Error::shape("cross-attention's cache", &[0], &[layers.len()]))?;
+        let edits = settings.edits.at(Place::Cross, i);
+        let c = layer.cross_attn.forward_over(y1.view(), memory, cross_mask, settings.scale_scores, &edits)?;
+        let y2 = layer.cross_attn_norm.forward_sum(y1.view(), c.output.view());
+        let f = layer.ffn.forward(y2.view())?;
+        y = layer.final_norm.forward_sum(y2.view(), f.view());
+        rows.decoder.push(a.weights);
+        rows.cross.push(c.weights);
+    }
+    Ok(Step { hidden: y, rows })
+}
+
+/// Empty self-attention caches for a decoding, and each layer's cross-attention cache over
+/// `memory` (Ts, D), the encoder's output.
+#[cfg(feature = "hf")]
+pub(crate) fn decoder_caches(layers: &[DecoderLayer], memory: &Array2<f32>) -> Result<Vec<LayerCache>> {
+    layers
+        .iter()
+        .map(|layer| Ok(LayerCache { own: Default::default(), cross: Some(layer.cross_attn.cache_of(memory.view())?) }))
+        .collect()
 }

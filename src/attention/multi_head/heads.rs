@@ -1,7 +1,7 @@
 //! One pass over a block's heads: QKᵀ → scale → bias → mask → softmax (→ ·V) for each, on
 //! one thread or spread over the threads there are ([`crate::par`]).
 
-use ndarray::{Array2, Array3, ArrayView2, ArrayViewMut2, Axis};
+use ndarray::{Array2, Array3, ArrayView2, ArrayViewMut2, Axis, CowArray, Ix2};
 #[cfg(feature = "hf")]
 use rayon::prelude::*;
 
@@ -20,16 +20,19 @@ pub(super) struct Keep {
     pub values: bool,
 }
 
-/// Q, K and V of a block, every head side by side, rotated when the block rotates.
-pub(super) struct Projected {
-    pub q: Array2<f32>,         // (Tq, H·d_k)
-    pub k: Array2<f32>,         // (Tk, KV·d_k)
-    pub v: Option<Array2<f32>>, // (Tk, KV·d_k), when the values are needed
+/// Q, K and V of a block, every head side by side, rotated when the block rotates: computed
+/// from the block's inputs, or K and V borrowed from a KV cache.
+pub(super) struct Projected<'a> {
+    pub q: Array2<f32>,                    // (Tq, H·d_k)
+    pub k: CowArray<'a, f32, Ix2>,         // (Tk, KV·d_k)
+    pub v: Option<CowArray<'a, f32, Ix2>>, // (Tk, KV·d_k), when the values are needed
+    /// The position of the first query: 0, or the tokens a KV cache held before this step.
+    pub first: usize,
 }
 
 /// What every head of one pass shares.
-struct Pass<'a> {
-    p: &'a Projected,
+struct Pass<'a, 'k> {
+    p: &'a Projected<'k>,
     mask: Option<&'a Mask>,
     divisor: f32,
     buckets: Option<Array2<usize>>, // (Tq, Tk), T5's relative positions
@@ -58,7 +61,7 @@ impl MultiHeadAttention {
             p,
             mask,
             divisor: self.score_scale.divisor(d_k, scale_scores),
-            buckets: self.positions.buckets(tq, tk),
+            buckets: self.positions.buckets(p.first, tq, tk),
         };
         let n = tq * tk;
         let mut weights = vec![0.0; if kept { self.heads * n } else { n }]; // (H, Tq, Tk) or (Tq, Tk)
@@ -99,7 +102,7 @@ impl MultiHeadAttention {
     #[cfg(feature = "hf")]
     fn heads_spread(
         &self,
-        pass: &Pass,
+        pass: &Pass<'_, '_>,
         weights: &mut [f32],
         columns: Vec<Option<ArrayViewMut2<f32>>>,
         kept: bool,
@@ -124,7 +127,7 @@ impl MultiHeadAttention {
     #[cfg(not(feature = "hf"))]
     fn heads_spread(
         &self,
-        _: &Pass,
+        _: &Pass<'_, '_>,
         _: &mut [f32],
         _: Vec<Option<ArrayViewMut2<f32>>>,
         _: bool,
@@ -136,7 +139,7 @@ impl MultiHeadAttention {
     /// weights · V into `dest` (Tq, d_k).
     fn head(
         &self,
-        pass: &Pass,
+        pass: &Pass<'_, '_>,
         h: usize,
         scores: &mut Vec<f32>,
         slot: &mut [f32],

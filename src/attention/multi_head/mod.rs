@@ -14,9 +14,11 @@ use super::position::PositionScheme;
 use super::sdpa::{self, ScoreScale, ScoreSteps, Trace};
 use crate::error::{Error, Result};
 use crate::nn::Linear;
+pub use cache::KvCache;
 use heads::{Keep, Projected};
 pub use writes::HeadWrites;
 
+mod cache;
 mod heads;
 mod writes;
 
@@ -260,7 +262,12 @@ impl MultiHeadAttention {
         edits: &[(usize, &HeadEdit)],
     ) -> Result<MultiHeadOutput> {
         let p = self.project(x_q, x_kv, true)?;
-        let mut out = self.heads(&p, mask, scale_scores, Keep { weights: keep, values: true })?; // (Tq, H·d_k)
+        let out = self.heads(&p, mask, scale_scores, Keep { weights: keep, values: true })?; // (Tq, H·d_k)
+        self.write(out, edits)
+    }
+
+    /// Edits the heads `edits` names in the heads' outputs (Tq, H·d_k) and applies W_O.
+    fn write(&self, mut out: MultiHeadOutput, edits: &[(usize, &HeadEdit)]) -> Result<MultiHeadOutput> {
         let d = self.head_dim;
         for &(head, edit) in edits {
             Error::check_index("head", head, self.heads)?;
@@ -294,7 +301,7 @@ impl MultiHeadAttention {
         } else {
             (None, None)
         };
-        let buckets = self.positions.buckets(q.nrows(), k.nrows());
+        let buckets = self.positions.buckets(0, q.nrows(), k.nrows());
         let bias = self.positions.head_bias(head, buckets.as_ref());
         let steps =
             ScoreSteps { divisor: self.score_scale.divisor(d, scale_scores), bias: bias.as_ref().map(|b| b.view()) };
@@ -322,7 +329,7 @@ impl MultiHeadAttention {
     /// Head `h`'s query slice and its key/value head's slices.
     fn head_slices<'p>(
         &self,
-        p: &'p Projected,
+        p: &'p Projected<'_>,
         h: usize,
     ) -> (ArrayView2<'p, f32>, ArrayView2<'p, f32>, Option<ArrayView2<'p, f32>>) {
         let (d, g) = (self.head_dim, self.kv_head(h));
@@ -331,11 +338,11 @@ impl MultiHeadAttention {
     }
 
     /// Q and K, rotated when the block rotates, and V when `values`.
-    fn project(&self, x_q: ArrayView2<f32>, x_kv: ArrayView2<f32>, values: bool) -> Result<Projected> {
+    fn project(&self, x_q: ArrayView2<f32>, x_kv: ArrayView2<f32>, values: bool) -> Result<Projected<'static>> {
         let (mut q, mut k) = self.project_unrotated(x_q, x_kv)?;
         self.positions.rotate(&mut q, &mut k, self.head_dim)?;
         let v = if values { Some(self.w_v.forward(x_kv)?) } else { None }; // (Tk, KV·d_k)
-        Ok(Projected { q, k, v })
+        Ok(Projected { q, k: k.into(), v: v.map(Into::into), first: 0 })
     }
 
     /// Q and K before any rotation.

@@ -33,9 +33,11 @@ use headmap::{MaskKind, Model, Place, Request, Run};
 use serde::Serialize;
 
 mod find;
+mod generate;
 mod predict;
 mod vectors;
 use find::{heads, rollout};
+use generate::{generate, GenerateArgs};
 use predict::{patch, predict, PatchArgs, PredictArgs};
 use vectors::vectors;
 
@@ -71,6 +73,9 @@ enum Command {
     /// Activation patching: for every head, the corrupted run with that head's output taken
     /// from the clean run, and how much of the clean logit difference it brings back.
     Patch(PatchArgs),
+    /// Text the model writes token by token over its KV cache, greedy or sampled, with heads
+    /// off if asked; each token with its probability.
+    Generate(GenerateArgs),
 }
 
 /// What every command runs: a model, its input, and the place and mask to keep.
@@ -267,6 +272,7 @@ fn main() -> ExitCode {
         Command::Vectors(args) => vectors(&args),
         Command::Predict(args) => predict(&args),
         Command::Patch(args) => patch(&args),
+        Command::Generate(args) => generate(&args),
     };
     match done {
         Ok(()) => ExitCode::SUCCESS,

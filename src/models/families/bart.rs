@@ -17,7 +17,8 @@ use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
 use crate::error::{Error, FileProblem, Result};
 use crate::models::config::{activation, check_sizes, Loading};
-use crate::models::encoder_decoder::{EncoderDecoder, Generation, Stacks};
+use crate::models::decoding::{Generation, LayerCache, Step};
+use crate::models::encoder_decoder::{EncoderDecoder, Stacks};
 use crate::models::head::OutputHead;
 use crate::models::network::{Loaded, Stacked, Unembed};
 use crate::models::transformer::{self, DecoderLayer, DecoderPlaces, EncoderLayer};
@@ -98,7 +99,12 @@ struct Embeddings {
 
 impl Embeddings {
     fn forward(&self, ids: &[u32]) -> Result<Array2<f32>> {
-        let x = nn::embed_with_positions(&self.tokens, &self.positions, ids, self.embed_scale)?; // (T, D)
+        self.forward_at(ids, 0)
+    }
+
+    /// Tokens at positions `first..`.
+    fn forward_at(&self, ids: &[u32], first: usize) -> Result<Array2<f32>> {
+        let x = nn::embed_at(&self.tokens, &self.positions, ids, self.embed_scale, first)?; // (T, D)
         Ok(match &self.norm {
             Some(norm) => norm.forward(x.view()),
             None => x,
@@ -144,6 +150,22 @@ impl Stacks for BartStacks {
 
     fn unembed(&self) -> &Unembed {
         &self.unembed
+    }
+
+    fn decoder_caches(&self, memory: &Array2<f32>) -> Result<Vec<LayerCache>> {
+        transformer::decoder_caches(&self.decoder, memory)
+    }
+
+    fn decode_step(
+        &self,
+        ids: &[u32],
+        caches: &mut [LayerCache],
+        cross_mask: &Mask,
+        settings: &Settings,
+    ) -> Result<Step> {
+        let first = caches.first().map_or(0, |c| c.own.len());
+        let y = self.decoder_embeddings.forward_at(ids, first)?; // (n, D)
+        transformer::decode_step(&self.decoder, y, caches, cross_mask, settings)
     }
 }
 

@@ -25,7 +25,8 @@ use crate::attention::relative::RelativePositionBias;
 use crate::attention::sdpa::ScoreScale;
 use crate::error::{Error, FileProblem, Result};
 use crate::models::config::{activation, check_sizes, Loading, TokenIds};
-use crate::models::encoder_decoder::{EncoderDecoder, Generation, Stacks};
+use crate::models::decoding::{Generation, LayerCache, Step};
+use crate::models::encoder_decoder::{EncoderDecoder, Stacks};
 use crate::models::head::OutputHead;
 use crate::models::network::{Loaded, Stacked, Unembed};
 use crate::models::pre_norm::{Memory, PreNormBlock, PreNormStack};
@@ -174,6 +175,21 @@ impl Stacks for T5Stacks {
 
     fn unembed(&self) -> &Unembed {
         &self.unembed
+    }
+
+    fn decoder_caches(&self, memory: &Array2<f32>) -> Result<Vec<LayerCache>> {
+        self.decoder.caches(Some(memory))
+    }
+
+    fn decode_step(
+        &self,
+        ids: &[u32],
+        caches: &mut [LayerCache],
+        cross_mask: &Mask,
+        settings: &Settings,
+    ) -> Result<Step> {
+        let y = nn::embed(&self.shared, ids)?; // (n, D): T5 says where tokens are in its bias alone
+        self.decoder.step(y, caches, &[], Some(cross_mask), settings)
     }
 }
 
