@@ -195,6 +195,14 @@ fn a_seed_draws_the_same_tokens_on_any_number_of_threads() {
     for threads in [2, 3, 4] {
         assert_eq!(ids(threads), one, "{threads} threads");
     }
+    // the ids tests/wasm_hf.rs draws in wasm with the same request
+    let induction = load(&fixture("../../../www/models/headmap-tiny-induction"));
+    let drawn = GenerateRequest {
+        sampling: Some(Sampling { temperature: 2.5, top_k: Some(50), top_p: Some(0.95), seed: 11 }),
+        ..greedy("고양이 공원 노래 꽃 강", 8)
+    };
+    let g = induction.generate_text(&drawn, |_| true).unwrap();
+    assert_eq!(g.generated.iter().map(|w| w.token.id).collect::<Vec<_>>(), [78, 270, 223, 112, 185, 10, 85, 112]);
     let other = GenerateRequest { sampling: Some(Sampling { seed: 7, ..sampling }), ..request.clone() };
     let g = model.generate_text(&other, |_| true).unwrap();
     assert_ne!(g.ids, one, "another seed, another text");

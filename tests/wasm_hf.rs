@@ -234,3 +234,39 @@ fn the_wasm_kernel_equals_ndarrays_product_and_splits_by_rows_exactly() {
         );
     }
 }
+
+/// The same seed draws the same tokens in wasm as natively (tests/generate.rs draws these ids),
+/// and greedy decoding continues a repeat, one token per step, its rows over every key so far.
+#[wasm_bindgen_test]
+fn generation_draws_in_wasm_what_it_draws_natively() {
+    let model = Model::from_files(
+        include_bytes!("../www/models/headmap-tiny-induction/config.json"),
+        include_bytes!("../www/models/headmap-tiny-induction/model.safetensors"),
+        Some(include_bytes!("../www/models/headmap-tiny-induction/tokenizer.json").to_vec()),
+        None,
+        None,
+        None,
+        None,
+    )
+    .unwrap();
+    let request =
+        r#"{"prompt":"고양이 공원 노래 꽃 강","maxNewTokens":8,"temperature":2.5,"topK":50,"topP":0.95,"seed":11}"#;
+    let mut writer = model.writer(js(request)).unwrap();
+    let mut ids = Vec::new();
+    while !writer.done() {
+        let token: JsValue = writer.step().unwrap().into();
+        if token.is_undefined() {
+            break;
+        }
+        ids.push(get(&token, "id").as_f64().unwrap() as u32);
+    }
+    assert_eq!(ids, [78, 270, 223, 112, 185, 10, 85, 112]);
+    let mut greedy = model.writer(js(r#"{"prompt":"고양이 공원 노래 고양이","maxNewTokens":2}"#)).unwrap();
+    let first: JsValue = greedy.step().unwrap().into();
+    assert_eq!(get(&first, "token").as_string().unwrap(), "공원");
+    let keys = get(&first, "keys").as_f64().unwrap() as usize;
+    assert_eq!(keys, 5, "<bos> and the prompt's four words");
+    assert_eq!(greedy.rows(0, "decoder_self").unwrap().length() as usize, 2 * 4 * keys, "[layers, heads, keys]");
+    assert_eq!(greedy.rows(0, "cross").unwrap().length(), 0, "a decoder-only model reads no source");
+    assert!(message(model.writer(js(r#"{"prompt":"고양이","temperature":0}"#)).map(|_| ())).contains("temperature 0"));
+}

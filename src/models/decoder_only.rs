@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use ndarray::{Array2, Zip};
 
-use super::decoding::{Decoder, LayerCache, Step};
+use super::decoding::{DecoderState, Step};
 use super::head::OutputHead;
 use super::network::{place_mask, Network, NetworkInfo, Unembed};
 use super::pre_norm::PreNormStack;
@@ -91,8 +91,13 @@ impl Network for DecoderOnly {
         Some(&self.unembed)
     }
 
-    fn decoder<'a>(&'a self, _source: Option<&Row>, settings: &'a Settings) -> Result<Box<dyn Decoder + 'a>> {
-        Ok(Box::new(Steps { net: self, settings, caches: self.stack.caches(None)? }))
+    fn start_decoding(&self, _source: Option<&Row>, _settings: &Settings) -> Result<DecoderState> {
+        Ok(DecoderState { caches: self.stack.caches(None)?, source_valid: Vec::new() })
+    }
+
+    fn decode_step(&self, state: &mut DecoderState, ids: &[u32], settings: &Settings) -> Result<Step> {
+        let x = self.embeddings.forward_at(ids, state.len())?; // (n, D)
+        self.stack.step(x, &mut state.caches, &self.place.windows, None, settings)
     }
 
     /// Causal self-attention (PAD keys masked too, windowed where the model windows it) as it
@@ -113,28 +118,6 @@ impl Network for DecoderOnly {
             hidden.push(row);
         }
         Ok(Run { places: vec![place], hidden, ..Run::default() })
-    }
-}
-
-/// A decoder-only model part-way through a text.
-struct Steps<'a> {
-    net: &'a DecoderOnly,
-    settings: &'a Settings,
-    caches: Vec<LayerCache>,
-}
-
-impl Decoder for Steps<'_> {
-    fn step(&mut self, ids: &[u32]) -> Result<Step> {
-        let x = self.net.embeddings.forward_at(ids, self.len())?; // (n, D)
-        self.net.stack.step(x, &mut self.caches, &self.net.place.windows, None, self.settings)
-    }
-
-    fn len(&self) -> usize {
-        self.caches.first().map_or(0, |c| c.own.len())
-    }
-
-    fn cache_bytes(&self) -> usize {
-        self.caches.iter().map(LayerCache::bytes).sum()
     }
 }
 

@@ -7,7 +7,6 @@ use ndarray::{Array2, Array3};
 
 use crate::attention::mask::Mask;
 use crate::attention::multi_head::KvCache;
-use crate::error::Result;
 
 /// How the model writes its own target, as transformers' `generate` reads the config: where it stops, what it
 /// must or must not write.
@@ -35,14 +34,25 @@ pub(crate) struct Step {
     pub rows: StepRows,
 }
 
-/// A decoder part-way through a text: its caches, and the position the next token takes.
-pub(crate) trait Decoder {
-    /// Runs the new `ids` at positions `self.len()..`, keeping their keys and values.
-    fn step(&mut self, ids: &[u32]) -> Result<Step>;
-    /// Tokens read so far.
-    fn len(&self) -> usize;
+/// A decoder part-way through a text: every layer's caches, and in an encoder–decoder which
+/// source tokens are real (cross-attention hides PAD). A network's `decode_step` runs new ids
+/// at the positions after those kept.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct DecoderState {
+    pub(crate) caches: Vec<LayerCache>,
+    pub(crate) source_valid: Vec<bool>,
+}
+
+impl DecoderState {
+    /// Tokens read so far: the position the next one takes.
+    pub fn len(&self) -> usize {
+        self.caches.first().map_or(0, |c| c.own.len())
+    }
+
     /// Bytes the caches hold.
-    fn cache_bytes(&self) -> usize;
+    pub fn cache_bytes(&self) -> usize {
+        self.caches.iter().map(LayerCache::bytes).sum()
+    }
 }
 
 /// A layer's caches: its self-attention's, growing by each token, and cross-attention's over

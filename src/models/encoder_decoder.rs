@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use ndarray::Array2;
 
-use super::decoding::{Decoder, Generation, LayerCache, Step};
+use super::decoding::{DecoderState, Generation, LayerCache, Step};
 use super::network::{place_mask, Network, NetworkInfo, Stacked, Unembed};
 use super::transformer::DecoderPlaces;
 use crate::attention::mask::{Mask, MaskKind};
@@ -99,12 +99,16 @@ impl<S: Stacks> Network for EncoderDecoder<S> {
     }
 
     /// The encoder runs once over `source`; the decoder then runs step by step over its caches.
-    fn decoder<'a>(&'a self, source: Option<&Row>, settings: &'a Settings) -> Result<Box<dyn Decoder + 'a>> {
+    fn start_decoding(&self, source: Option<&Row>, settings: &Settings) -> Result<DecoderState> {
         let source = source.ok_or(Error::EmptyText)?;
         let padding = place_mask(MaskKind::Padding, source, source)?;
         let memory = self.stacks.encode(source, &padding, settings, None, Until::Output)?.output.unwrap_or_default();
-        let caches = self.stacks.decoder_caches(&memory)?;
-        Ok(Box::new(Steps { stacks: &self.stacks, settings, caches, source_valid: source.valid.clone() }))
+        Ok(DecoderState { caches: self.stacks.decoder_caches(&memory)?, source_valid: source.valid.clone() })
+    }
+
+    fn decode_step(&self, state: &mut DecoderState, ids: &[u32], settings: &Settings) -> Result<Step> {
+        let cross_mask = Mask::key_padding(ids.len(), &state.source_valid);
+        self.stacks.decode_step(ids, &mut state.caches, &cross_mask, settings)
     }
 
     /// Teacher forcing: `batch.sources` feed the encoder, `batch.targets` (already shifted
@@ -155,29 +159,5 @@ impl<S: Stacks> Network for EncoderDecoder<S> {
         }
         let places = [encoder, decoder, cross].into_iter().filter(|p| settings.keeps(p.place)).collect();
         Ok(Run { places, hidden, ..Run::default() })
-    }
-}
-
-/// An encoder–decoder's decoder part-way through its target.
-struct Steps<'a, S> {
-    stacks: &'a S,
-    settings: &'a Settings,
-    caches: Vec<LayerCache>,
-    /// The source's real tokens: cross-attention hides its PAD.
-    source_valid: Vec<bool>,
-}
-
-impl<S: Stacks> Decoder for Steps<'_, S> {
-    fn step(&mut self, ids: &[u32]) -> Result<Step> {
-        let cross_mask = Mask::key_padding(ids.len(), &self.source_valid);
-        self.stacks.decode_step(ids, &mut self.caches, &cross_mask, self.settings)
-    }
-
-    fn len(&self) -> usize {
-        self.caches.first().map_or(0, |c| c.own.len())
-    }
-
-    fn cache_bytes(&self) -> usize {
-        self.caches.iter().map(LayerCache::bytes).sum()
     }
 }

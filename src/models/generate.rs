@@ -13,10 +13,10 @@
 //! source — so a generated text's run can be drawn as it is written; [`Model::generated_run`]
 //! is the run of the whole text like any other.
 
-use ndarray::{Array1, Array3, ArrayView1};
+use ndarray::{Array1, Array2, Array3, ArrayView1};
 use serde::Serialize;
 
-use super::decoding::StepRows;
+use super::decoding::{DecoderState, StepRows};
 use super::head::{softmax, Candidate};
 use super::predict::shown;
 use super::Model;
@@ -65,8 +65,8 @@ pub struct Written {
 /// Per layer, each head's attention row of the position that wrote a token, (H, Tk).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct WrittenRows {
-    pub decoder: Vec<ndarray::Array2<f32>>,
-    pub cross: Vec<ndarray::Array2<f32>>,
+    pub decoder: Vec<Array2<f32>>,
+    pub cross: Vec<Array2<f32>>,
 }
 
 /// What [`Model::generate_text`] gives: the file `headmap generate` writes.
@@ -93,19 +93,33 @@ pub struct Generation {
     pub cache_bytes: usize,
 }
 
-impl Model {
-    /// Writes text from `request.prompt`, one token per step over the KV cache, until the
-    /// model's end token (kept), `max_new_tokens`, or the model's positions run out;
-    /// `on_token(written)` is told each token and stops the writing when it answers false
-    /// (what was written is kept).
-    pub fn generate_text(
-        &self,
-        request: &GenerateRequest,
-        mut on_token: impl FnMut(&Written) -> bool,
-    ) -> Result<Generation> {
-        let head = self.output_head().map_err(|e| match e {
-            Error::NoOutputHead { .. } if !self.info.trained => {
-                Error::CannotGenerate { architecture: self.info.architecture.clone() }
+/// Text being written: the decoder's caches and what it has written so far. Each
+/// [`Writer::step`] writes one token, so a page can draw it and stop between tokens.
+pub struct Writer {
+    request: GenerateRequest,
+    settings: Settings,
+    state: DecoderState,
+    /// Tokens that end the text; the token the last step is forced to; tokens never written.
+    stops: Vec<u32>,
+    forced: Option<u32>,
+    banned: Vec<u32>,
+    /// What the decoder reads next: the prompt (or the start token), then each new token.
+    input: Vec<u32>,
+    ids: Vec<u32>,
+    prompt: Vec<String>,
+    generated: Vec<Written>,
+    rng: Option<SplitMix64>,
+    max_new: usize,
+    done: bool,
+}
+
+impl Writer {
+    /// Checks `request` against `model`, tokenizes the prompt and (in an encoder–decoder)
+    /// encodes it.
+    pub fn new(model: &Model, request: &GenerateRequest) -> Result<Self> {
+        model.output_head().map_err(|e| match e {
+            Error::NoOutputHead { .. } if !model.info.trained => {
+                Error::CannotGenerate { architecture: model.info.architecture.clone() }
             }
             e => e,
         })?;
@@ -117,72 +131,151 @@ impl Model {
                 return Err(Error::BadTopP { value: p });
             }
         }
-        let encoded = self.tokenize(&request.prompt)?;
+        let encoded = model.tokenize(&request.prompt)?;
         if encoded.ids.is_empty() {
             return Err(Error::EmptyText);
         }
-        let settings = self.generation_settings(request)?;
-        let config = self.net.generation();
-        let stops: Vec<u32> = config.eos.into_iter().chain(self.eos.iter().copied()).collect();
+        let settings = model.generation_settings(request)?;
+        let config = model.net.generation();
         let source =
             Row { valid: vec![true; encoded.ids.len()], ids: encoded.ids.clone(), tokens: encoded.tokens.clone() };
-        let mut decoder = match self.info.encoder_decoder {
-            true => self.net.decoder(Some(&source), &settings)?,
-            false => self.net.decoder(None, &settings)?,
+        let (state, ids) = match (model.info.encoder_decoder, model.net.info().decoder_start) {
+            (true, Some(start)) => (model.net.start_decoding(Some(&source), &settings)?, vec![start]),
+            (true, None) => return Err(Error::CannotGenerate { architecture: model.info.architecture.clone() }),
+            (false, _) => (model.net.start_decoding(None, &settings)?, encoded.ids.clone()),
         };
-        let mut ids = match (self.info.encoder_decoder, self.net.info().decoder_start) {
-            (true, Some(start)) => vec![start],
-            (true, None) => return Err(Error::CannotGenerate { architecture: self.info.architecture.clone() }),
-            (false, _) => encoded.ids.clone(),
-        };
-        // the model's positions bound what it can read
-        let room = self.info.max_tokens.saturating_sub(ids.len());
-        let max_new = request.max_new_tokens.min(room + 1);
-        let mut rng = request.sampling.map(|s| SplitMix64::new(s.seed));
-        let mut generated = Vec::new();
-        let mut input = ids.clone();
-        for step in 0..max_new {
-            let out = decoder.step(&input)?;
-            let last = out.hidden.nrows().checked_sub(1).ok_or(Error::EmptyText)?;
-            let mut logits = head.logits_one(out.hidden.row(last))?; // (V,)
-            for &b in &config.banned {
-                if let Some(l) = logits.get_mut(b as usize) {
-                    *l = f32::NEG_INFINITY;
-                }
-            }
-            let probs = softmax(logits.view());
-            let next = match (config.forced_eos, &request.sampling, rng.as_mut()) {
-                (Some(forced), _, _) if step + 1 == max_new => forced,
-                (_, Some(s), Some(rng)) => sample(logits.view(), s, rng),
-                _ => greedy(logits.view()),
-            };
-            let token =
-                Candidate { id: next, token: self.tokenizer.piece(next).unwrap_or_default(), p: probs[next as usize] };
-            let written = Written { token, rows: last_rows(out.rows, last) };
-            let go_on = on_token(&written);
-            generated.push(written);
-            ids.push(next);
-            if stops.contains(&next) || !go_on || ids.len() > self.info.max_tokens {
-                break;
-            }
-            input = vec![next];
+        // the model's positions bound what it can read: the last token written is never read
+        let room = model.info.max_tokens.saturating_sub(ids.len());
+        Ok(Writer {
+            settings,
+            state,
+            stops: config.eos.into_iter().chain(model.eos.iter().copied()).collect(),
+            forced: config.forced_eos,
+            banned: config.banned,
+            input: ids.clone(),
+            ids,
+            prompt: shown(&encoded.tokens),
+            generated: Vec::new(),
+            rng: request.sampling.map(|s| SplitMix64::new(s.seed)),
+            max_new: request.max_new_tokens.min(room + 1),
+            done: request.max_new_tokens == 0,
+            request: request.clone(),
+        })
+    }
+
+    /// Writes the next token: `None` once the text has ended (its end token, the tokens
+    /// asked for, or the model's positions).
+    pub fn step(&mut self, model: &Model) -> Result<Option<&Written>> {
+        if self.done {
+            return Ok(None);
         }
-        let written: Vec<u32> = generated.iter().map(|w| w.token.id).collect();
-        let text = match self.info.encoder_decoder {
-            true => self.tokenizer.decode(&written)?,
-            false => self.tokenizer.decode(&ids)?,
+        let head = model.output_head()?;
+        let out = model.net.decode_step(&mut self.state, &self.input, &self.settings)?;
+        let last = out.hidden.nrows().checked_sub(1).ok_or(Error::EmptyText)?;
+        let mut logits = head.logits_one(out.hidden.row(last))?; // (V,)
+        for &b in &self.banned {
+            if let Some(l) = logits.get_mut(b as usize) {
+                *l = f32::NEG_INFINITY;
+            }
+        }
+        let probs = softmax(logits.view());
+        let last_step = self.generated.len() + 1 == self.max_new;
+        let next = match (self.forced, &self.request.sampling, self.rng.as_mut()) {
+            (Some(forced), _, _) if last_step => forced,
+            (_, Some(s), Some(rng)) => sample(logits.view(), s, rng),
+            _ => greedy(logits.view()),
+        };
+        let token =
+            Candidate { id: next, token: model.tokenizer.piece(next).unwrap_or_default(), p: probs[next as usize] };
+        self.generated.push(Written { token, rows: last_rows(out.rows, last) });
+        self.ids.push(next);
+        self.input = vec![next];
+        self.done = last_step || self.stops.contains(&next);
+        Ok(self.generated.last())
+    }
+
+    /// The tokens the decoder has read, as a reader is shown them: the prompt (an
+    /// encoder–decoder's start token) and every token written but the last.
+    pub fn read(&self, model: &Model) -> Vec<String> {
+        self.ids[..self.state.len()].iter().map(|&id| model.tokenizer.token_of(id).label).collect()
+    }
+
+    /// The prompt's tokens as a reader is shown them: an encoder–decoder's source.
+    pub fn prompt(&self) -> &[String] {
+        &self.prompt
+    }
+
+    /// Whether the text has ended.
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// Tokens written so far.
+    pub fn written(&self) -> &[Written] {
+        &self.generated
+    }
+
+    /// Bytes the KV caches hold now.
+    pub fn cache_bytes(&self) -> usize {
+        self.state.cache_bytes()
+    }
+
+    /// What layer `layer`'s cache keeps for query head `head`: its keys as the scores read them
+    /// and its values, (T, d_k) each — the head's key/value head in grouped-query attention.
+    pub fn kept(&self, model: &Model, layer: usize, head: usize) -> Result<(Array2<f32>, Array2<f32>)> {
+        let info = model.info.place(model.default_head_place())?;
+        Error::check_index("layer", layer, info.layers)?;
+        Error::check_index("head", head, info.heads)?;
+        let cache = &self.state.caches[layer].own;
+        let d = info.d_k;
+        let g = head / (info.heads / info.kv_heads.max(1)).max(1);
+        let columns = ndarray::s![.., g * d..(g + 1) * d];
+        Ok((cache.keys().slice(columns).to_owned(), cache.values().slice(columns).to_owned()))
+    }
+
+    /// The text so far, as [`Model::generate_text`] gives it.
+    pub fn finish(self, model: &Model) -> Result<Generation> {
+        self.generation(model)
+    }
+
+    /// The text so far, the writer kept for more.
+    pub fn generation(&self, model: &Model) -> Result<Generation> {
+        let written: Vec<u32> = self.generated.iter().map(|w| w.token.id).collect();
+        let text = match model.info.encoder_decoder {
+            true => model.tokenizer.decode(&written)?,
+            false => model.tokenizer.decode(&self.ids)?,
         };
         Ok(Generation {
             format: "headmap.generation",
             version: 1,
-            model_type: self.info.architecture.clone(),
-            prompt: shown(&encoded.tokens),
-            generated,
+            model_type: model.info.architecture.clone(),
+            prompt: self.prompt.clone(),
+            generated: self.generated.clone(),
             text,
-            ablated: settings.edits.heads().map(|at| at.name()).collect(),
-            ids,
-            cache_bytes: decoder.cache_bytes(),
+            ablated: self.settings.edits.heads().map(|at| at.name()).collect(),
+            ids: self.ids.clone(),
+            cache_bytes: self.state.cache_bytes(),
         })
+    }
+}
+
+impl Model {
+    /// Writes text from `request.prompt`, one token per step over the KV cache, until the
+    /// model's end token (kept), `max_new_tokens`, or the model's positions run out;
+    /// `on_token(written)` is told each token and stops the writing when it answers false
+    /// (what was written is kept).
+    pub fn generate_text(
+        &self,
+        request: &GenerateRequest,
+        mut on_token: impl FnMut(&Written) -> bool,
+    ) -> Result<Generation> {
+        let mut writer = Writer::new(self, request)?;
+        while let Some(written) = writer.step(self)? {
+            if !on_token(written) {
+                break;
+            }
+        }
+        writer.finish(self)
     }
 
     /// The run of a generated text, like any run of the model: its decoder over every token it

@@ -10,7 +10,7 @@ use ndarray::Array2;
 use ndarray::ArrayView2;
 
 #[cfg(feature = "hf")]
-use super::decoding::{Decoder, Generation};
+use super::decoding::{DecoderState, Generation, Step};
 #[cfg(feature = "hf")]
 use super::head::OutputHead;
 #[cfg(feature = "hf")]
@@ -59,7 +59,12 @@ pub(crate) trait Network: Send + Sync {
     /// A decoder ready to run a text one step at a time over its KV cache: a decoder-only
     /// model's, or an encoder–decoder's over `source`, encoded once.
     #[cfg(feature = "hf")]
-    fn decoder<'a>(&'a self, _source: Option<&Row>, _settings: &'a Settings) -> Result<Box<dyn Decoder + 'a>> {
+    fn start_decoding(&self, _source: Option<&Row>, _settings: &Settings) -> Result<DecoderState> {
+        Err(Error::CannotGenerate { architecture: self.info().architecture.clone() })
+    }
+    /// Runs the decoder's new `ids` at the positions after those `state` keeps, keeping theirs.
+    #[cfg(feature = "hf")]
+    fn decode_step(&self, _state: &mut DecoderState, _ids: &[u32], _settings: &Settings) -> Result<Step> {
         Err(Error::CannotGenerate { architecture: self.info().architecture.clone() })
     }
 }

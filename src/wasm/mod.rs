@@ -37,6 +37,8 @@ mod bench;
 #[cfg(feature = "hf")]
 mod find;
 #[cfg(feature = "hf")]
+mod generate;
+#[cfg(feature = "hf")]
 pub mod hf;
 #[cfg(feature = "hf")]
 mod qk;

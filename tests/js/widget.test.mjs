@@ -51,6 +51,17 @@ describe("widget attributes", () => {
     assert.equal(read({ controls: "none" }).settings.controls.length, 0);
   });
 
+  it("read what view=\"generate\" writes: the prompt, how many tokens, the temperature and when it starts", () => {
+    const { settings, problems } = read({ view: "generate", prompt: "고양이 공원", "max-new-tokens": "8", temperature: "1.5", start: "tap", seed: "3" });
+    assert.deepEqual(problems, []);
+    assert.deepEqual([settings.prompt, settings.texts, settings.maxNewTokens, settings.temperature, settings.start, settings.seed], ["고양이 공원", ["고양이 공원"], 8, 1.5, "tap", 3]);
+    assert.deepEqual([DEFAULTS.maxNewTokens, DEFAULTS.temperature, DEFAULTS.start], [20, null, "visible"], "greedy, 20 tokens, as it comes into view");
+    const bad = read({ prompt: " ", "max-new-tokens": "0", temperature: "0", start: "now" });
+    assert.deepEqual(bad.problems.map((p) => p.attribute).sort(), ["max-new-tokens", "prompt", "start", "temperature"]);
+    assert.equal(read({ "max-new-tokens": "201" }).problems[0].attribute, "max-new-tokens");
+    assert.equal(read({ temperature: "-1" }).settings.temperature, null, "a temperature that cannot be read writes greedily");
+  });
+
   it("make requests: a batch at an encoder, one text and its target at a decoder", () => {
     const s = read({ texts: '["a b", "c"]', mask: "causal" }).settings;
     assert.deepEqual(requestOf(s, toy), { texts: ["a b"], place: "decoder_self", scale: true, mask: "causal" });

@@ -413,6 +413,55 @@ export async function patch(key, request, progress, stopped) {
   }
 }
 
+/**
+ * Text the model writes, token by token over its KV cache: `request` { prompt, maxNewTokens?,
+ * temperature?, topK?, topP?, seed?, ablate?, ablation? }, `watch` { layer, head }: the cache
+ * kept for that head is reported with each token. `progress(token)` after each with { token:
+ * { id, token, p, index, keys }, rows (Float32Array [L, H, keys], what the position that wrote
+ * it read), cross (the same over the source, in an encoder–decoder), kept { keys, values, dK },
+ * read (the tokens the decoder has read), source (an encoder–decoder's prompt), cacheBytes, ms
+ * (this step's time) }; `stopped()` is asked between two tokens, and a stop keeps
+ * what was written. Answers { id, info, tokens, generation, msFull }: the whole text's run, a run
+ * of its own the caller frees, the document `headmap generate` writes, and the time that run
+ * took (the whole text at once, as each step would without the cache).
+ */
+export async function write(key, request, watch, progress, stopped) {
+  const entry = modelAt(key);
+  const { model } = entry;
+  if (typeof model.writer !== "function") {
+    throw coded("toy cannot write text of its own: the toy model is untrained; choose a trained model", "cannot_generate", { architecture: "toy" });
+  }
+  const writer = model.writer(request);
+  try {
+    const encoderDecoder = model.info().places.some((p) => p.place === "cross");
+    while (!writer.done) {
+      const started = performance.now();
+      const token = writer.step();
+      const ms = performance.now() - started;
+      if (!token) break;
+      const rows = writer.rows(token.index, "decoder_self");
+      const cross = encoderDecoder ? writer.rows(token.index, "cross") : null;
+      const kept = watch ? writer.kept(watch.layer, watch.head) : null;
+      progress({ token, rows, cross, kept, read: writer.read(), source: encoderDecoder ? writer.prompt() : null, cacheBytes: writer.cacheBytes(), ms });
+      if (await stopped()) break;
+    }
+    const generation = writer.result();
+    // the whole text at once: what each step would cost again without the cache
+    const started = performance.now();
+    const r = writer.run();
+    const msFull = performance.now() - started;
+    const id = nextRun++;
+    const info = r.info();
+    const tokens = {};
+    for (const pl of info.places) tokens[pl.place] = [r.tokens(pl.place, 0)];
+    runs.set(id, { run: r, key, pkg: entry.pkg, info, tokens });
+    evict(runs, MAX_RUNS);
+    return { id, info, tokens, generation, msFull };
+  } finally {
+    writer.free();
+  }
+}
+
 /** The loaded encoder–decoder model's greedy output for `text`. */
 export function generate(key, text, maxNewTokens = 64) {
   return modelAt(key).model.generate(text, maxNewTokens);

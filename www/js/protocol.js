@@ -60,6 +60,8 @@ export const OPERATIONS = {
   predict: { args: "key request", needs: "model" },
   /** → the patching document (`headmap patch`'s): every head's share of the clean logit difference; progress per layer; a signal stops it. `request`: { clean, corrupt, target?, answer, wrong, position?, place? } */
   patch: { args: "key request", needs: "model" },
+  /** → { id, info, tokens, generation }: text the model writes token by token over its KV cache, the whole text's run (a run of its own the caller frees) and the document `headmap generate` writes; progress per token: { token, rows, cross, kept, cacheBytes, ms }; a signal stops it, keeping what was written. `request`: { prompt, maxNewTokens?, temperature?, topK?, topP?, seed?, ablate?, ablation? }; `watch`: { layer, head } whose cache each token reports */
+  write: { args: "key request watch", needs: "model" },
   /** → text: an encoder–decoder's greedy output for `text`, up to `maxNewTokens` (64) */
   generate: { args: "key text maxNewTokens", needs: "model" },
   /** → Float32Array [dV]: Σ_j weights[j] · v[j] for v of shape [weights.length, dV] */

@@ -26,7 +26,7 @@ export const FOLDERS = {
 };
 
 /** The whole numbers a link or an attribute may give, [lowest, highest]. */
-export const RANGES = { layer: [0, 63], head: [0, 127], seed: [0, 2 ** 31 - 1], layers: [1, 12], row: [0, 7] };
+export const RANGES = { layer: [0, 63], head: [0, 127], seed: [0, 2 ** 31 - 1], layers: [1, 12], row: [0, 7], "max-new-tokens": [1, 200] };
 
 /** The place each mask belongs to: a mask named without a place shows there. */
 export const PLACE_OF_MASK = { padding: "encoder_self", none: "encoder_self", causal: "decoder_self", cross: "cross" };

@@ -175,7 +175,7 @@ function view(id, sel, plot = null, thumbs = null, range = "max", colormap = "vi
   return out;
 }
 
-const cancelled = new Set(); // ids of queryKeys and patch requests asked to stop
+const cancelled = new Set(); // ids of queryKeys, patch and write requests asked to stop
 
 /** Lets messages in (a cancel) between two sentences of a long job. */
 const breathe = () => new Promise((resolve) => setTimeout(resolve, 0));
@@ -207,6 +207,16 @@ const OWN = {
     const stopped = async () => (await breathe(), cancelled.has(id));
     try {
       return await core.patch(key, request, progress, stopped);
+    } finally {
+      cancelled.delete(id);
+    }
+  },
+  async write(key, request, watch, { id }) {
+    // each token leaves as it is written, its rows and the cache handed over
+    const progress = (step) => self.postMessage({ id, progress: step }, [...new Set(buffersOf(step))]);
+    const stopped = async () => (await breathe(), cancelled.has(id));
+    try {
+      return await core.write(key, request, watch, progress, stopped);
     } finally {
       cancelled.delete(id);
     }

@@ -11,6 +11,7 @@ import { adoptSizes } from "../views/sizes.js";
 import { Controls } from "./controls.js";
 import { Exporter } from "./export.js";
 import { Finder } from "./find.js";
+import { Generator } from "./generate.js";
 import { ModelPicker } from "./model-picker.js";
 import { Predictor } from "./predict.js";
 import { QueryKeys } from "./qk.js";
@@ -117,6 +118,7 @@ async function openSentence(line, { place, layer, head, position, side }) {
 }
 const qk = new QueryKeys(app, { onOpen: openSentence });
 const predictor = new Predictor(app);
+const generator = new Generator(app);
 const controls = new Controls(app);
 const picker = new ModelPicker(app, { onLoaded: afterModelChange });
 const exporter = new Exporter(app);
@@ -202,6 +204,7 @@ async function run() {
     store.fit(next.info.places[0]);
     await app.render();
     await predictor.update();
+    generator.update();
   } catch (e) {
     app.result = null;
     viewer.clear();
@@ -230,6 +233,7 @@ function afterModelChange() {
   finder.afterModelChange();
   qk.afterModelChange();
   predictor.afterModelChange();
+  generator.afterModelChange();
   return recompute();
 }
 
@@ -242,6 +246,7 @@ function setLang(lang) {
   finder.applyLanguage();
   qk.applyLanguage();
   predictor.applyLanguage();
+  generator.applyLanguage();
   viewer.applyLanguage();
   if (lastError) showStatus(app.errorText(lastError), "error");
   else if (!app.result) recompute();
@@ -258,6 +263,7 @@ async function main() {
   qk.bind();
   qk.applyLanguage();
   predictor.bind();
+  generator.bind();
   exporter.bind();
   try {
     const { examples } = await app.client.call("start");

@@ -133,6 +133,7 @@ export class Controls {
     document.documentElement.lang = app.lang;
     for (const node of document.querySelectorAll("[data-i18n]")) node.textContent = app.T(node.dataset.i18n);
     for (const node of document.querySelectorAll("[data-i18n-label]")) node.setAttribute("aria-label", app.T(node.dataset.i18nLabel));
+    for (const node of document.querySelectorAll("[data-i18n-placeholder]")) node.setAttribute("placeholder", app.T(node.dataset.i18nPlaceholder));
     document.title = app.T("title");
     app.$("lang").textContent = app.T("lang");
     app.$("lang").lang = app.lang === "ko" ? "en" : "ko";

@@ -3,16 +3,19 @@
 // reported (the element fires an `error` event for it; it never throws).
 
 import { coded } from "../errors.js";
-import { FOLDERS, FUSIONS, LANGS, MASKS, PLACES, SCORES, TOY_PRESETS, flagOf, intOf, offOf, requestFor, sourceOf as sourceFor, textsOf } from "../settings.js";
+import { FOLDERS, FUSIONS, LANGS, MASKS, PLACES, RANGES, SCORES, TOY_PRESETS, flagOf, intOf, offOf, requestFor, sourceOf as sourceFor, textsOf } from "../settings.js";
 
 export { MASKS, PLACES };
-export const VIEWS = ["heatmap", "grid", "steps", "mixing", "pipeline", "lines", "atlas", "rollout", "qk", "predict", "lens", "flow"];
+export const VIEWS = ["heatmap", "grid", "steps", "mixing", "pipeline", "lines", "atlas", "rollout", "qk", "predict", "lens", "flow", "generate"];
+/** When view="generate" writes: as it comes into view, or when the reader taps its button. */
+export const STARTS = ["visible", "tap"];
+
 export const CONTROLS = ["sentence", "mask", "layer", "head", "scale", "save"];
 export const THEMES = ["light", "dark", "auto"];
 export const COLORMAP_NAMES = ["viridis", "magma", "blues"];
 
 /** Every attribute the element reads, kebab-case as authors write them. */
-export const ATTRIBUTES = ["text", "text2", "texts", "target", "mask", "place", "model", "layer", "head", "scale", "lang", "controls", "view", "colormap", "theme", "seed", "score", "fusion", "src", "ablate", "norm"];
+export const ATTRIBUTES = ["text", "text2", "texts", "target", "mask", "place", "model", "layer", "head", "scale", "lang", "controls", "view", "colormap", "theme", "seed", "score", "fusion", "src", "ablate", "norm", "prompt", "max-new-tokens", "temperature", "start"];
 
 export const DEFAULTS = Object.freeze({
   texts: ["동물이 길을 건너지 않았다. 그것은 너무 피곤했다."],
@@ -35,6 +38,10 @@ export const DEFAULTS = Object.freeze({
   src: null, // a file of weights computed elsewhere (JSON or safetensors): drawn instead of a run
   off: "", // `ablate`: heads turned off in every view ("1.0,1.3"), every later layer computed without them
   norm: false, // heatmaps coloured by what each key adds, α_ij · ‖v_j W_O‖ (value-weighted)
+  prompt: null, // view="generate"'s prompt: null, the text
+  maxNewTokens: 20, // view="generate": at most this many tokens
+  temperature: null, // view="generate": null writes greedily; above 0 samples (with `seed`)
+  start: "visible", // view="generate" writes when it comes into view, or "tap" on its button
 });
 
 /** A list written as a JSON array, or one item per line. */
@@ -156,6 +163,24 @@ export function parseAttributes(attrs, base) {
     const off = offOf(attrs.ablate);
     if (off === undefined) bad("ablate", "heads as layer.head from 0, comma-separated (1.0,1.3)");
     else s.off = off;
+  }
+  if (has("prompt")) {
+    if (attrs.prompt.trim()) [s.prompt, s.texts] = [attrs.prompt, textsOf(attrs.prompt)];
+    else bad("prompt", "the text the model continues (a translation model: the sentence to translate)");
+  }
+  if (has("max-new-tokens")) {
+    const n = intOf("max-new-tokens", attrs["max-new-tokens"]);
+    if (n === undefined) bad("max-new-tokens", `a whole number from 1 to ${RANGES["max-new-tokens"][1]}`);
+    else s.maxNewTokens = n;
+  }
+  if (has("temperature")) {
+    const t = Number(attrs.temperature);
+    if (attrs.temperature.trim() === "" || !Number.isFinite(t) || t <= 0) bad("temperature", "a number above 0 (leave it out to write the most likely token)");
+    else s.temperature = t;
+  }
+  if (has("start")) {
+    if (STARTS.includes(attrs.start)) s.start = attrs.start;
+    else bad("start", STARTS.join(" | "));
   }
   if (s.head === "all" && s.view === "heatmap") s.view = "grid";
   return { settings: s, problems };

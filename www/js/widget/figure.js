@@ -20,6 +20,7 @@ import { readoutText } from "../views/readout.js";
 const chunks = {
   atlas: () => import("./atlas-figure.js"),
   flow: () => import("./flow-figure.js"),
+  generate: () => import("./generate-figure.js"),
   lines: () => import("./lines-figure.js"),
   mixing: () => import("./mixing-figure.js"),
   pipeline: () => import("./pipeline-figure.js"),
@@ -46,6 +47,7 @@ export const SAVE_FORMATS = {
   predict: ["json"],
   lens: ["json"],
   flow: ["json"],
+  generate: ["json"],
 };
 
 /** The widget's table shows at most this many rows and columns (a screen reader's patience). */
@@ -84,6 +86,7 @@ export class WidgetFigure {
     else if (view === "rollout") await this.#rollout(common);
     else if (view === "predict" || view === "lens") await (await lazy.predict()).predictFigure(this, view, common);
     else if (view === "flow") await (await lazy.flow()).flowFigure(this, common);
+    else if (view === "generate") await (await lazy.generate()).generateFigure(this, common);
     else await this.#heatmapLike(common, view);
     return this.run === r;
   }
@@ -257,6 +260,7 @@ export class WidgetFigure {
     this.#offered("json");
     // view="predict" and "lens" save what they show: the predictions document
     if (this.shown?.predictions) return Promise.resolve(JSON.stringify(this.shown.predictions));
+    if (this.shown?.generation) return Promise.resolve(JSON.stringify(this.shown.generation));
     if (this.shown?.flow) return Promise.resolve(JSON.stringify({ format: "headmap.flow", version: 1, place: this.shown.place, row: this.shown.row, head: this.shown.head, ...this.shown.flow }));
     return this.host.client.call("exportRun", { run: this.run.id, format: "json" });
   }

@@ -38,7 +38,7 @@ export function notebookData(element) {
 
 /** What the title says: the place, layer, head (for a one-head view) and the model; what a view of the whole model shows. */
 export function figureTitle(T, sel, architecture, view) {
-  if (view === "predict" || view === "lens") return [T(`title.${view}`), architecture].filter(Boolean).join(" · ");
+  if (view === "predict" || view === "lens" || view === "generate") return [T(`title.${view}`), architecture].filter(Boolean).join(" · ");
   const allHeads = ["lines", "pipeline", "grid", "rollout"].includes(view);
   return [T(`place.${sel.place}`), `${T("layer")} ${sel.layer + 1}`, ...(allHeads ? [] : [`${T("head")} ${sel.head + 1}`]), architecture].filter(Boolean).join(" · ");
 }
@@ -72,7 +72,9 @@ export function frameNotes({ T, info, place, sel, tokens, architecture, settings
   const modelPlace = info.places.find((p) => p.place === sel.place);
   const trained = !info.fromFile && settings.model.from === "trained"; // a file names its own model
   const said = figureNotes({ T, info, place, tokens, model: trained ? "headmap-tiny-ko-en" : architecture, reads: trained ? "reads.trained" : null, script: !trained });
-  const notes = [said.whatIf, said.scale, said.decoder, said.coverage].filter(Boolean);
+  // view="generate" labels each row by the token it wrote, not by the one it read
+  const decoder = settings.view === "generate" ? null : said.decoder;
+  const notes = [said.whatIf, said.scale, decoder, said.coverage].filter(Boolean);
   if (settings.off) notes.unshift(T("offNote", { heads: offNames(settings.off, info, T), spec: settings.off }));
   if (settings.norm && !info.fromFile) notes.push(T("normNote"));
   // shared key/value heads and local layers: said where they shape what is drawn

@@ -1,0 +1,130 @@
+// Generate and watch (issue 31), as a reader finds it: the trained model translates the seed
+// sentence token by token in the explorer, each token's row of the shown head drawn as it
+// comes, the KV cache growing by a row a step with its cost counted; the induction model
+// continues a repeat and stops copying with its previous-token head off; the whole text opens in
+// every view. In the widget on a strict-CSP blog: view="generate" writes as it comes into view,
+// on a tap with start="tap", and says which attributes it could not read.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+
+import { SHOTS, inShadow, openBlog, openExplorer, openHarness, waitRender } from "./harness.mjs";
+
+const SEED = "동물이 길을 건너지 않았다. 그것은 너무 피곤했다.";
+const REPEAT = "고양이 공원 노래 꽃 강 가방 고양이 공원";
+
+/** Waits for the page's newest generation to end; its tokens. */
+async function generated(page) {
+  await page.waitForFunction(() => globalThis.__headmap.generation, null, { timeout: 60_000 });
+  return page.evaluate(() => globalThis.__headmap.generation.generated.map((w) => w.token));
+}
+
+describe("generate and watch, in the explorer", () => {
+  let h;
+  before(async () => {
+    h = await openHarness();
+  });
+  after(async () => h?.close());
+
+  it("translates the seed sentence token by token, and shows what each token looked at and the cache", async () => {
+    const page = await openExplorer(h, `?model=trained&lang=en&place=cross&layer=1&head=1&text=${encodeURIComponent(SEED)}`, { locale: "en-US", width: 1280, height: 900 });
+    await page.waitForFunction(() => !document.getElementById("gen-run").disabled);
+    await page.fill("#gen-prompt", SEED);
+    await page.locator("#gen-run").click();
+    const tokens = await generated(page);
+    assert.equal(tokens.join(" ").replace(/ \./g, "."), "The animal did not cross the street. The animal was too tired. </s>");
+    assert.equal(await page.locator("#gen-tokens .predict-cell").count(), tokens.length, "a cell per token");
+    assert.match(await page.locator("#gen-status").textContent(), /The animal did not cross the street\. The animal was too tired\./);
+    // cross-attention rows: every head of layer 2 over the 13 source tokens
+    const shown = await page.evaluate(() => globalThis.__headmap.generated);
+    assert.equal(shown.keys, 13);
+    assert.match(await page.locator("#gen-looked").textContent(), /Layer 2, cross-attention: where in the source the model looked when it wrote “<\/s>”/);
+    // a token's own step: "animal" reads the source with the head outlined
+    await page.locator("#gen-tokens .predict-cell").nth(1).click();
+    assert.match(await page.locator("#gen-looked").textContent(), /wrote “animal”/);
+    await page.locator("#gen-cache summary").click();
+    assert.match(await page.locator("#gen-cost").textContent(), /This step read 2 tokens: with the cache, its scores and weighted sum take [\d,]+ multiply-adds in a layer; the whole text again would take [\d,]+ \(2× as many\)\. The caches hold \d+ KB\. This step took [\d.]+ ms; the whole text at once took [\d.]+ ms\./);
+    const box = await page.locator("#gen-kv canvas").boundingBox();
+    assert.ok(box.height > 18 && box.width > 60, "the cache is drawn");
+    await page.locator("#generate-panel").screenshot({ path: join(SHOTS, "generate-translate-en-1280.png") });
+    // the whole text in every view
+    await page.locator("#gen-open").click();
+    await page.waitForFunction(() => document.getElementById("target").value.startsWith("The animal did not cross"));
+    assert.deepEqual(await page.evaluate(() => globalThis.__csp), []);
+  });
+
+  it("continues a repeat on a phone in Korean, and stops copying with the previous-token head off", async () => {
+    const page = await openExplorer(h, `?model=induction&lang=ko&layer=1&head=3&text=${encodeURIComponent(REPEAT)}`, { locale: "ko-KR", width: 390, height: 844, touch: true });
+    await page.waitForFunction(() => !document.getElementById("gen-run").disabled);
+    await page.fill("#gen-max", "4");
+    await page.locator("#gen-run").tap();
+    assert.deepEqual(await generated(page), ["노래", "꽃", "강", "가방"]);
+    assert.equal(await page.locator("#generate-title").textContent(), "생성: 쓰는 것을 지켜보기");
+    assert.match(await page.locator("#gen-looked").textContent(), /2층: ‘강’ 자리가 ‘가방’을 쓸 때 본 곳, 헤드마다 한 줄\(4번 헤드에 테두리\)/);
+    const wide = await page.evaluate(() => document.documentElement.scrollWidth - innerWidth);
+    assert.ok(wide <= 0, `the page does not scroll sideways (${wide} px)`);
+    await page.locator("#generate-panel").screenshot({ path: join(SHOTS, "generate-copy-ko-390.png") });
+    // the previous-token head off, from the predictions panel: the copy fails
+    await page.fill("#off", "0.3");
+    await page.locator("#off").dispatchEvent("change");
+    await page.waitForFunction(() => location.search.includes("off=0.3"));
+    await page.evaluate(() => (globalThis.__headmap.generation = null));
+    await page.locator("#gen-run").tap();
+    assert.notDeepEqual(await generated(page), ["노래", "꽃", "강", "가방"]);
+  });
+
+  it("refuses a temperature of 0 and says why, in English", async () => {
+    const page = await openExplorer(h, `?model=induction&lang=en&text=${encodeURIComponent(REPEAT)}`, { locale: "en-US", width: 1280, height: 900 });
+    await page.waitForFunction(() => !document.getElementById("gen-run").disabled);
+    await page.fill("#gen-temperature", "0");
+    await page.locator("#gen-run").click();
+    await page.locator("#gen-error").waitFor({ state: "visible" });
+    assert.match(await page.locator("#gen-error").textContent(), /Temperature 0 must be greater than 0 \(leave it out for greedy decoding\)/);
+  });
+
+  it("says the toy cannot write", async () => {
+    const page = await openExplorer(h, "?model=toy&lang=en", { locale: "en-US", width: 1280, height: 900 });
+    await page.locator("#gen-note").waitFor({ state: "visible" });
+    assert.ok(await page.locator("#gen-run").isDisabled());
+    assert.match(await page.locator("#gen-note").textContent(), /cannot write/);
+  });
+});
+
+describe("generate and watch, in the widget on a blog under a strict CSP", () => {
+  let blog;
+  before(async () => {
+    blog = await openBlog();
+  });
+  after(async () => blog?.close());
+
+  const tokens = (page, id) => inShadow(page, id, (e) => [...e.shadowRoot.querySelectorAll(".predict-top")].map((c) => c.textContent));
+
+  it("writes as it comes into view, on a tap, and says what it could not read", async () => {
+    const page = await blog.open("generate.html", { locale: "ko-KR" });
+    for (const id of ["translate", "copy"]) {
+      await page.locator(`#${id}`).scrollIntoViewIfNeeded();
+      await waitRender(page, id);
+    }
+    const doc = await page.evaluate(async () => JSON.parse(await document.getElementById("translate").toJSON()));
+    assert.equal(doc.format, "headmap.generation");
+    assert.equal(doc.text, "The animal did not cross the street. The animal was too tired.");
+    assert.deepEqual(await tokens(page, "copy"), ["노래", "꽃", "강", "가방"]);
+    assert.match(await inShadow(page, "translate", (e) => e.shadowRoot.querySelector(".gen-growing").getAttribute("aria-label")), /교차 어텐션 2층 2번 헤드가 원문에서 본 곳/);
+    await page.locator("#translate").screenshot({ path: join(SHOTS, "widget-generate-translate-ko.png") });
+    await page.locator("#copy").screenshot({ path: join(SHOTS, "widget-generate-copy-ko.png") });
+    // start="tap": nothing until the reader taps; a sampled text the seed fixes
+    await page.locator("#tap").scrollIntoViewIfNeeded();
+    await waitRender(page, "tap");
+    assert.deepEqual(await tokens(page, "tap"), []);
+    await inShadow(page, "tap", (e) => e.shadowRoot.querySelector(".gen-bar button").click());
+    await page.waitForFunction(() => document.getElementById("tap").shadowRoot.querySelectorAll(".predict-top").length === 6, null, { timeout: 30_000 });
+    const first = await tokens(page, "tap");
+    await page.waitForFunction(() => !document.getElementById("tap").shadowRoot.querySelectorAll(".gen-bar button")[0].hidden);
+    await inShadow(page, "tap", (e) => e.shadowRoot.querySelector(".gen-bar button").click());
+    await page.waitForFunction(() => !document.getElementById("tap").shadowRoot.querySelectorAll(".gen-bar button")[0].hidden && document.getElementById("tap").shadowRoot.querySelectorAll(".predict-top").length === 6);
+    assert.deepEqual(await tokens(page, "tap"), first, "the same seed writes the same text");
+    await page.locator("#bad").scrollIntoViewIfNeeded();
+    await page.waitForFunction(() => ["temperature", "max-new-tokens"].every((a) => globalThis.__events.some((e) => e.id === "bad" && e.type === "error" && e.detail.attribute === a)));
+    assert.deepEqual(await page.evaluate(() => globalThis.__csp), []);
+  });
+});

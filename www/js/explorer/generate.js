@@ -1,0 +1,190 @@
+// The explorer's "generate" panel: the model writes from a prompt, token by token over its KV
+// cache, each token shown with its probability as it comes; the attention of the position that
+// wrote it, every head of the shown layer as thin rows (the shown head lit), and the KV cache of
+// that head growing by a row a step with the cost it saves, counted and measured. Heads turned
+// off on the page stay off while it writes. When it ends, the whole text can open in every view.
+
+import { lutFor } from "../render/colormap.js";
+import { CacheView, RowsView, stepCost, writtenStrip } from "../views/generation.js";
+import { pieceText } from "../views/predictions.js";
+import { cleanSpec } from "./predict.js";
+
+/** Tokens a reader may ask for at once. */
+const MAX_NEW = 200;
+
+export class Generator {
+  #app;
+  #signal = null;
+  #steps = []; // per token: { token, rows, cross, kept, keys, ms }
+  #context = []; // the labels of every token the decoder has read, in order
+  #source = []; // an encoder–decoder's prompt tokens (what cross-attention reads)
+  #chosen = null;
+  #done = null; // { id, generation, ms } once the text has ended
+  #rows;
+  #cache;
+
+  constructor(app) {
+    this.#app = app;
+  }
+
+  bind() {
+    const { $ } = this.#app;
+    this.#rows = new RowsView($("gen-rows"));
+    this.#cache = new CacheView($("gen-kv"));
+    $("gen-run").addEventListener("click", () => this.#write());
+    $("gen-stop").addEventListener("click", () => this.#signal?.abort());
+    $("gen-open").addEventListener("click", () => this.#open());
+    $("gen-cache").addEventListener("toggle", () => this.#drawChosen());
+  }
+
+  /** A new model: its own prompt, nothing written. */
+  afterModelChange() {
+    this.#signal?.abort();
+    this.#reset();
+    this.#app.$("gen-prompt").value = "";
+    this.applyLanguage();
+  }
+
+  applyLanguage() {
+    const { $, model } = this.#app;
+    // a decoder writes: decoder-only models and encoder–decoders, not encoders, the toy or a file
+    const canWrite = Boolean(model && !model.info.fromFile && model.info.architecture !== "toy" && model.info.places.some((p) => p.place === "decoder_self"));
+    $("gen-run").disabled = !canWrite;
+    $("gen-note").hidden = canWrite;
+    if (!canWrite && model) $("gen-note").textContent = this.#app.T("gen.cannot", { architecture: this.#app.architecture(model.info) });
+    if (!$("gen-prompt").value && model) $("gen-prompt").placeholder = this.#app.state.text ?? "";
+    this.#drawChosen();
+  }
+
+  /** After a run: the shown layer and head may have changed. */
+  update() {
+    this.#drawChosen();
+  }
+
+  #reset() {
+    this.#steps = [];
+    this.#context = [];
+    this.#chosen = null;
+    this.#done = null;
+    const { $ } = this.#app;
+    $("gen-tokens").replaceChildren();
+    $("gen-looked").textContent = "";
+    $("gen-cost").textContent = "";
+    $("gen-open").hidden = true;
+    $("gen-error").hidden = true;
+  }
+
+  /** The place whose rows are drawn: cross-attention when the page shows it, else the decoder's. */
+  #watch() {
+    const { shown, model } = this.#app;
+    const decoder = model.info.places.find((p) => p.place === "decoder_self") ?? model.info.places.at(-1);
+    const place = shown?.place.place === "cross" ? "cross" : "decoder_self";
+    const layer = Math.min(shown?.layer ?? 0, decoder.layers - 1);
+    const head = Math.min(shown?.head ?? 0, decoder.heads - 1);
+    return { place, layer, head, heads: decoder.heads, layers: decoder.layers, dK: decoder.dK ?? decoder.d_k };
+  }
+
+  async #write() {
+    const { $, model, state } = this.#app;
+    if (!model) return;
+    const prompt = $("gen-prompt").value.trim() || state.text;
+    $("gen-prompt").value = prompt;
+    const max = Math.min(MAX_NEW, Math.max(1, Number($("gen-max").value) || 20));
+    const temperature = $("gen-temperature").value.trim();
+    const request = { prompt, maxNewTokens: max };
+    if (temperature) Object.assign(request, { temperature: Number(temperature), seed: Math.max(0, Math.floor(Number($("gen-seed").value) || 0)) });
+    const off = cleanSpec(state.off ?? "");
+    if (off) Object.assign(request, { ablate: off, ...(state.offMean ? { ablation: "mean" } : {}) });
+    this.#signal?.abort();
+    const signal = (this.#signal = new AbortController()).signal;
+    this.#reset();
+    const watch = this.#watch();
+    $("gen-stop").hidden = false;
+    $("gen-run").disabled = true;
+    $("gen-status").textContent = this.#app.T("gen.writing");
+    try {
+      const onProgress = (step) => {
+        if (signal.aborted) return;
+        this.#context = step.read;
+        this.#source = step.source ?? [];
+        this.#steps.push({ ...step.token, rows: step.rows, cross: step.cross, kept: step.kept, ms: step.ms, cacheBytes: step.cacheBytes });
+        this.#chosen = this.#steps.length - 1;
+        this.#drawTokens();
+        this.#drawChosen();
+      };
+      const done = await this.#app.client.call("write", { key: model.key, request, watch: { layer: watch.layer, head: watch.head } }, { signal, onProgress });
+      this.#done = done;
+      this.#app.probe.generation = done.generation;
+      this.#drawChosen();
+      $("gen-open").hidden = false;
+      $("gen-status").textContent = this.#app.T("gen.done", { n: this.#steps.length, text: done.generation.text });
+      this.#app.client.call("free", { run: done.id }).catch(() => {});
+    } catch (e) {
+      if (e.code !== "cancelled") {
+        $("gen-error").hidden = false;
+        $("gen-error").textContent = this.#app.errorText(e);
+      }
+      $("gen-status").textContent = "";
+    } finally {
+      $("gen-stop").hidden = true;
+      $("gen-run").disabled = false;
+    }
+  }
+
+  #drawTokens() {
+    const pick = (i) => {
+      this.#chosen = i;
+      this.#drawTokens();
+      this.#drawChosen();
+    };
+    const strip = writtenStrip(this.#steps, { chosen: this.#chosen, onPick: pick });
+    this.#app.$("gen-tokens").replaceChildren(...strip.children);
+  }
+
+  /** The chosen token's rows in the watched layer, and the cache when that part is open. */
+  #drawChosen() {
+    const { $, model } = this.#app;
+    const step = this.#steps[this.#chosen];
+    if (!step || !model) return;
+    const watch = this.#watch();
+    const cross = watch.place === "cross" && step.cross;
+    const all = cross ? step.cross : step.rows;
+    const keys = all.length / (watch.layers * watch.heads);
+    const rows = all.subarray(watch.layer * watch.heads * keys, (watch.layer + 1) * watch.heads * keys);
+    const labels = cross ? this.#source : this.#context.slice(0, keys);
+    const width = Math.max(240, ($("generate-panel").clientWidth || 600) - 30);
+    const writer = labels[keys - 1] ?? "";
+    const text = this.#app.T(cross ? "gen.lookedCross" : "gen.looked", { layer: watch.layer + 1, head: watch.head + 1, token: pieceText(step.token), at: writer });
+    $("gen-looked").textContent = text;
+    this.#rows.draw({ rows, heads: watch.heads, keys, labels, head: watch.head, width, lut: lutFor("viridis"), label: text });
+    // the cost of this step, counted, and the time it took against the whole text at once
+    const n = step.keys;
+    const d = watch.heads * (step.kept?.dK ?? 0);
+    const { cached, full } = stepCost(n, d);
+    const measured = this.#done ? this.#app.T("gen.measured", { ms: step.ms.toFixed(1), full: this.#done.msFull.toFixed(1) }) : this.#app.T("gen.stepMs", { ms: step.ms.toFixed(1) });
+    $("gen-cost").textContent = `${this.#app.T("gen.cost", { n, cached: cached.toLocaleString(this.#app.lang), full: full.toLocaleString(this.#app.lang), times: Math.max(1, Math.round(full / Math.max(1, cached))), kb: Math.round(step.cacheBytes / 1024) })} ${measured}`;
+    if ($("gen-cache").open && step.kept) {
+      const rowsKept = step.kept.keys.length / step.kept.dK;
+      this.#cache.draw({ ...step.kept, labels: this.#context.slice(0, rowsKept), newRows: this.#chosen === 0 ? rowsKept : 1, width, titles: ["K", "V"], label: this.#app.T("gen.cacheLabel", { layer: watch.layer + 1, head: watch.head + 1, n: rowsKept }) });
+    }
+    this.#app.probe.generated = { chosen: this.#chosen, keys, tokens: this.#steps.map((s) => s.token), rows: Array.from(rows) };
+  }
+
+  /** The whole text in every view: a decoder-only model's as the sentence, an encoder–decoder's as the target. */
+  async #open() {
+    const { $, model } = this.#app;
+    const g = this.#done?.generation;
+    if (!g || !model) return;
+    if (model.info.encoderDecoder) {
+      const text = $("gen-prompt").value;
+      $("text").value = text;
+      $("target").value = g.text;
+      this.#app.set({ text, target: g.text, row: 0 }, { step: true });
+    } else {
+      $("text").value = g.text;
+      this.#app.set({ text: g.text, row: 0 }, { step: true });
+    }
+    await this.#app.recompute();
+    $("heatmap").scrollIntoView({ block: "nearest" });
+  }
+}
