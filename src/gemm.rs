@@ -67,6 +67,13 @@ fn product_rows(x: ArrayView2<f32>, w: ArrayView2<f32>, y: &mut [f32]) {
     if m == 0 || n == 0 || k == 0 {
         return;
     }
+    if m == 1 {
+        // one row (a decoder's step, the lens of one position): `w` read once in place
+        let row: Vec<f32> = x.row(0).iter().copied().collect();
+        if one_row(&row, w, y) {
+            return;
+        }
+    }
     let (mut xp, mut wp) = (vec![0.0f32; m * KC.min(k)], vec![0.0f32; KC.min(k) * NR]);
     for k0 in (0..k).step_by(KC) {
         let kc = KC.min(k - k0);
@@ -167,6 +174,110 @@ fn tile<const R: usize>(a: &[f32], b: &[f32], y: &mut [f32], (at, n, cols): (usi
     for (r, c) in c.iter().enumerate() {
         y[at + r * n..at + r * n + cols].copy_from_slice(&store(*c)[..cols]);
     }
+}
+
+/// `y = x · w` for one row `x` (k) without copying `w` into strips, when `w` has its rows or its
+/// columns in order (false otherwise: the tiles do it). Each value of `y` is summed along `k`
+/// in order with the tiles' `madd`, so it has the bits the tiles give it. Row-major `w`: 16
+/// columns (a cache line of each row) at a time. Column-major `w` (a transposed view: the output
+/// head's (V, D) weight): 4 columns at a time, 4 steps of `k` loaded from each and turned into
+/// 4 registers of one step each.
+fn one_row(x: &[f32], w: ArrayView2<f32>, y: &mut [f32]) -> bool {
+    let (k, n) = w.dim();
+    let (rs, cs) = (w.strides()[0], w.strides()[1]);
+    if k == 0 || n == 0 || rs < 0 || cs < 0 {
+        return false;
+    }
+    let (rs, cs) = (rs as usize, cs as usize);
+    let base = w.as_ptr();
+    if cs == 1 {
+        let mut j0 = 0;
+        while j0 + 16 <= n {
+            let mut c = [f32x4_splat(0.0); 4];
+            for (kk, &xv) in x.iter().enumerate() {
+                let a = f32x4_splat(xv);
+                // SAFETY: kk < k and j0 + 16 <= n, so the 16 floats from w[kk, j0] are in w's
+                // row kk, which w's view borrows; wasm loads need no alignment
+                unsafe {
+                    let p = base.add(kk * rs + j0);
+                    for (q, c) in c.iter_mut().enumerate() {
+                        *c = madd(a, v128_load(p.add(4 * q).cast()), *c);
+                    }
+                }
+            }
+            for (q, c) in c.iter().enumerate() {
+                let mut out = [0.0f32; 4];
+                // SAFETY: writes the 16 bytes of `out`, which it owns
+                unsafe { v128_store(out.as_mut_ptr().cast(), *c) };
+                y[j0 + 4 * q..j0 + 4 * q + 4].copy_from_slice(&out);
+            }
+            j0 += 16;
+        }
+        // the last columns, up to 4 at a time, their values gathered into a register
+        while j0 < n {
+            let cols = 4.min(n - j0);
+            let mut c = f32x4_splat(0.0);
+            for (kk, &xv) in x.iter().enumerate() {
+                let mut b = [0.0f32; 4];
+                for (q, b) in b[..cols].iter_mut().enumerate() {
+                    *b = w[[kk, j0 + q]];
+                }
+                // SAFETY: reads the 16 bytes of `b`, which it owns
+                c = madd(f32x4_splat(xv), unsafe { v128_load(b.as_ptr().cast()) }, c);
+            }
+            let mut out = [0.0f32; 4];
+            // SAFETY: writes the 16 bytes of `out`, which it owns
+            unsafe { v128_store(out.as_mut_ptr().cast(), c) };
+            y[j0..j0 + cols].copy_from_slice(&out[..cols]);
+            j0 += cols;
+        }
+        return true;
+    }
+    if rs == 1 {
+        let mut j0 = 0;
+        while j0 < n {
+            let cols = 4.min(n - j0);
+            // the columns' starts; a missing fourth reads the first again, and is not stored
+            let at: [usize; 4] = core::array::from_fn(|q| (j0 + q.min(cols - 1)) * cs);
+            let mut c = f32x4_splat(0.0);
+            let mut kk = 0;
+            while kk + 4 <= k {
+                // SAFETY: kk + 4 <= k and every column j0 + q < n, so the 4 floats from
+                // w[kk, j] lie in column j, contiguous in memory, which w's view borrows
+                unsafe {
+                    let r: [v128; 4] = core::array::from_fn(|q| v128_load(base.add(at[q] + kk).cast()));
+                    let lo01 = i32x4_shuffle::<0, 4, 1, 5>(r[0], r[1]);
+                    let lo23 = i32x4_shuffle::<0, 4, 1, 5>(r[2], r[3]);
+                    let hi01 = i32x4_shuffle::<2, 6, 3, 7>(r[0], r[1]);
+                    let hi23 = i32x4_shuffle::<2, 6, 3, 7>(r[2], r[3]);
+                    let steps = [
+                        i32x4_shuffle::<0, 1, 4, 5>(lo01, lo23),
+                        i32x4_shuffle::<2, 3, 6, 7>(lo01, lo23),
+                        i32x4_shuffle::<0, 1, 4, 5>(hi01, hi23),
+                        i32x4_shuffle::<2, 3, 6, 7>(hi01, hi23),
+                    ];
+                    for (t, b) in steps.into_iter().enumerate() {
+                        c = madd(f32x4_splat(x[kk + t]), b, c);
+                    }
+                }
+                kk += 4;
+            }
+            while kk < k {
+                // SAFETY: kk < k and every column index is below n: inside w's view
+                let b: [f32; 4] = core::array::from_fn(|q| unsafe { *base.add(at[q] + kk) });
+                // SAFETY: reads the 16 bytes of `b`, which it owns
+                c = madd(f32x4_splat(x[kk]), unsafe { v128_load(b.as_ptr().cast()) }, c);
+                kk += 1;
+            }
+            let mut out = [0.0f32; 4];
+            // SAFETY: writes the 16 bytes of `out`, which it owns
+            unsafe { v128_store(out.as_mut_ptr().cast(), c) };
+            y[j0..j0 + cols].copy_from_slice(&out[..cols]);
+            j0 += cols;
+        }
+        return true;
+    }
+    false
 }
 
 /// `a · b + c`, fused where the build has relaxed SIMD.

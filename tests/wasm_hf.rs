@@ -207,6 +207,10 @@ fn the_wasm_kernel_equals_ndarrays_product_and_splits_by_rows_exactly() {
         (9, 256, 8),
         (4, 512, 16),
         (6, 32, 3),
+        // one row, as a decoder's step and the lens of one position multiply: w read in place
+        (1, 576, 1536),
+        (1, 7, 37),
+        (1, 300, 19),
     ];
     for (m, k, n) in shapes {
         let x = Array2::from_shape_fn((m, k), |_| next());

@@ -68,7 +68,7 @@ const g = modelFiles(gpt2);
 const small = pkg.Model.fromFiles(g.config, g.weights, tokenizer);
 const clean = textOf(small, 20);
 const corrupt = clean.replace("동물이", "그것은");
-const request = { clean, corrupt, answer: "길", wrong: "을" };
+const request = { clean, corrupt, answer: "길", wrong: "그" };
 const patchTime = time(() => {
   const patcher = small.patcher(request);
   while (patcher.step(12));
