@@ -51,6 +51,8 @@ pub mod registry;
 #[cfg(feature = "hf")]
 pub mod rope;
 #[cfg(feature = "hf")]
+mod sampling;
+#[cfg(feature = "hf")]
 pub mod weights;
 
 use crate::run::{self, check_size, Batch, ModelInfo, Request, Row, RowAttention, Run, Settings, Store};
