@@ -46,7 +46,7 @@ pub(crate) struct DecoderState {
 impl DecoderState {
     /// Tokens read so far: the position the next one takes.
     pub fn len(&self) -> usize {
-        self.caches.first().map_or(0, |c| c.own.len())
+        tokens_read(&self.caches)
     }
 
     /// Bytes the caches hold.
@@ -67,6 +67,11 @@ impl LayerCache {
     pub fn bytes(&self) -> usize {
         self.own.bytes() + self.cross.as_ref().map_or(0, KvCache::bytes)
     }
+}
+
+/// Tokens a decoder's `caches` hold: the position its next token takes.
+pub(crate) fn tokens_read(caches: &[LayerCache]) -> usize {
+    caches.first().map_or(0, |c| c.own.len())
 }
 
 /// New rows at positions `first..first + n` over keys `0..first + n`: the causal mask's last

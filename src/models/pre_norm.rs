@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use ndarray::Array2;
 
-use super::decoding::{step_mask, LayerCache, Step, StepRows};
+use super::decoding::{step_mask, tokens_read, LayerCache, Step, StepRows};
 use super::network::Stacked;
 use crate::attention::mask::Mask;
 use crate::attention::multi_head::MultiHeadAttention;
@@ -182,15 +182,19 @@ impl PreNormStack {
         cross_mask: Option<&Mask>,
         settings: &Settings,
     ) -> Result<Step> {
-        let (first, n) = (caches.first().map_or(0, |c| c.own.len()), x.nrows());
+        let (first, n) = (tokens_read(caches), x.nrows());
         let mut masks: Vec<(Option<usize>, Mask)> = Vec::new(); // one per distinct window
         let mut rows = StepRows::default();
         for (i, (block, cache)) in self.blocks.iter().zip(caches.iter_mut()).enumerate() {
             let window = windows.get(i).copied().flatten();
-            if !masks.iter().any(|(w, _)| *w == window) {
-                masks.push((window, step_mask(first, n, window)));
-            }
-            let mask = masks.iter().find(|(w, _)| *w == window).map(|(_, m)| m).expect("pushed above");
+            let at = match masks.iter().position(|(w, _)| *w == window) {
+                Some(at) => at,
+                None => {
+                    masks.push((window, step_mask(first, n, window)));
+                    masks.len() - 1
+                }
+            };
+            let mask = &masks[at].1;
             block.step(&mut x, cache, (mask, cross_mask), (settings, (self.place, i)), &mut rows)?;
         }
         Ok(Step { hidden: self.final_norm.forward(x.view()), rows })

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use ndarray::Array2;
 
 #[cfg(feature = "hf")]
-use super::decoding::{step_mask, LayerCache, Step, StepRows};
+use super::decoding::{step_mask, tokens_read, LayerCache, Step, StepRows};
 use super::network::Stacked;
 use crate::attention::mask::Mask;
 use crate::attention::multi_head::MultiHeadAttention;
@@ -137,7 +137,7 @@ pub(crate) fn decode_step(
     cross_mask: &Mask,
     settings: &Settings,
 ) -> Result<Step> {
-    let (first, n) = (caches.first().map_or(0, |c| c.own.len()), y.nrows());
+    let (first, n) = (tokens_read(caches), y.nrows());
     let mask = step_mask(first, n, None);
     let mut rows = StepRows::default();
     for (i, (layer, cache)) in layers.iter().zip(caches.iter_mut()).enumerate() {

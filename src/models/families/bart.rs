@@ -17,7 +17,7 @@ use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
 use crate::error::{Error, FileProblem, Result};
 use crate::models::config::{activation, check_sizes, Loading};
-use crate::models::decoding::{Generation, LayerCache, Step};
+use crate::models::decoding::{tokens_read, Generation, LayerCache, Step};
 use crate::models::encoder_decoder::{EncoderDecoder, Stacks};
 use crate::models::head::OutputHead;
 use crate::models::network::{Loaded, Stacked, Unembed};
@@ -163,7 +163,7 @@ impl Stacks for BartStacks {
         cross_mask: &Mask,
         settings: &Settings,
     ) -> Result<Step> {
-        let first = caches.first().map_or(0, |c| c.own.len());
+        let first = tokens_read(caches);
         let y = self.decoder_embeddings.forward_at(ids, first)?; // (n, D)
         transformer::decode_step(&self.decoder, y, caches, cross_mask, settings)
     }

@@ -81,7 +81,7 @@ export class Generator {
     const place = shown?.place.place === "cross" ? "cross" : "decoder_self";
     const layer = Math.min(shown?.layer ?? 0, decoder.layers - 1);
     const head = Math.min(shown?.head ?? 0, decoder.heads - 1);
-    return { place, layer, head, heads: decoder.heads, layers: decoder.layers, dK: decoder.dK ?? decoder.d_k };
+    return { place, layer, head, heads: decoder.heads, layers: decoder.layers };
   }
 
   async #write() {
