@@ -49,6 +49,33 @@ impl OutputHead {
 
     /// The logits of every row of `h` (T, D): (T, V).
     pub fn logits(&self, h: ArrayView2<f32>) -> Result<Array2<f32>> {
+        let x = self.projected(h)?; // (T, D)
+        Ok(crate::par::product_then(x.view(), self.weight.t(), |mut y| {
+            if let Some(b) = &self.bias {
+                y += b;
+            }
+        })) // (T, V)
+    }
+
+    /// The logits of the tokens `ids` alone at one position `h` (D,): what activation patching
+    /// reads, without the product over the whole vocabulary.
+    pub fn logits_of(&self, h: ArrayView1<f32>, ids: &[u32]) -> Result<Vec<f32>> {
+        let x = self.projected(h.insert_axis(ndarray::Axis(0)))?; // (1, D)
+        let vocab = self.weight.nrows();
+        ids.iter()
+            .map(|&id| {
+                let at = id as usize;
+                if at >= vocab {
+                    return Err(Error::TokenOutOfVocabulary { id, vocab });
+                }
+                let bias = self.bias.as_ref().map_or(0.0, |b| b[at]);
+                Ok(x.row(0).dot(&self.weight.row(at)) + bias)
+            })
+            .collect()
+    }
+
+    /// `h` (T, D) as the projection reads it: scaled, then through a masked LM's transform.
+    fn projected(&self, h: ArrayView2<f32>) -> Result<Array2<f32>> {
         let d = self.weight.ncols();
         if h.ncols() != d {
             return Err(Error::shape("the output head's input", &[h.nrows(), h.ncols()], &[h.nrows(), d]));
@@ -61,11 +88,7 @@ impl OutputHead {
             let y = t.dense.forward_then(x.view(), |y| t.activation.apply(y))?; // (T, D)
             x = t.norm.forward(y.view());
         }
-        Ok(crate::par::product_then(x.view(), self.weight.t(), |mut y| {
-            if let Some(b) = &self.bias {
-                y += b;
-            }
-        })) // (T, V)
+        Ok(x)
     }
 
     /// The logits of one position (D,): (V,).
@@ -88,6 +111,33 @@ pub fn softmax(logits: ArrayView1<f32>) -> Array1<f32> {
     let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     let sum: f64 = logits.iter().map(|&l| ((l - max) as f64).exp()).sum();
     logits.mapv(|l| (((l - max) as f64).exp() / sum) as f32)
+}
+
+/// One position's softmax over the vocabulary without the array of it: the largest logit and
+/// the denominator, summed in one pass (each exp in f32, the sum in f64), so that a token's
+/// probability is one exp away and the most probable tokens are the largest logits.
+pub struct Softmax<'a> {
+    logits: ArrayView1<'a, f32>,
+    max: f32,
+    sum: f64,
+}
+
+impl<'a> Softmax<'a> {
+    pub fn of(logits: ArrayView1<'a, f32>) -> Self {
+        let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let sum = logits.iter().map(|&l| (l - max).exp() as f64).sum();
+        Softmax { logits, max, sum }
+    }
+
+    /// The probability of token `id` (0 past the vocabulary).
+    pub fn p(&self, id: u32) -> f32 {
+        self.logits.get(id as usize).map_or(0.0, |&l| (((l - self.max) as f64).exp() / self.sum) as f32)
+    }
+
+    /// The `k` most probable ids with their probabilities, best first; ties to the lower id.
+    pub fn top(&self, k: usize) -> Vec<(u32, f32)> {
+        top_k(self.logits, k).into_iter().map(|(id, _)| (id, self.p(id))).collect()
+    }
 }
 
 /// The `k` most probable ids of `probs` (V,), best first; ties go to the lower id.
@@ -118,6 +168,17 @@ mod tests {
     }
 
     #[test]
+    fn the_summarised_softmax_equals_the_whole_one() {
+        let logits = array![2.0f32, -1.0, 7.5, 7.5, 0.25, -30.0];
+        let (whole, summary) = (softmax(logits.view()), Softmax::of(logits.view()));
+        for id in 0..logits.len() as u32 {
+            assert!((summary.p(id) - whole[id as usize]).abs() < 1e-7, "token {id}");
+        }
+        assert_eq!(summary.top(3).iter().map(|&(id, _)| id).collect::<Vec<_>>(), [2, 3, 0]);
+        assert_eq!(summary.p(6), 0.0, "past the vocabulary");
+    }
+
+    #[test]
     fn softmax_sums_to_one_even_for_huge_logits() {
         let p = softmax(array![1000.0f32, 1000.0, -1000.0].view());
         assert!((p.sum() - 1.0).abs() < 1e-6);
@@ -131,5 +192,7 @@ mod tests {
         let logits = head.logits(array![[2.0f32, 4.0]].view()).unwrap();
         assert_eq!(logits, array![[1.0f32, 4.0, 4.0]]);
         assert!(head.logits(array![[1.0f32]].view()).is_err(), "a hidden state of the wrong width");
+        assert_eq!(head.logits_of(array![2.0f32, 4.0].view(), &[2, 0]).unwrap(), [4.0, 1.0]);
+        assert!(head.logits_of(array![2.0f32, 4.0].view(), &[3]).is_err(), "an id past the vocabulary");
     }
 }

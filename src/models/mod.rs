@@ -341,10 +341,9 @@ mod tests {
         assert_eq!(model.run_batch(&long, &Settings::trained()).err(), Some(Error::TooLong { tokens: max + 2, max }));
     }
 
-    /// The fixtures' real models: BERT stops its one stack; BART's encoder still runs whole.
     /// A tiny model of `tests/fixtures/hf/{name}`, as transformers saved it.
     #[cfg(all(feature = "hf", not(target_arch = "wasm32")))]
-    fn fixture(name: &str) -> Model {
+    pub(crate) fn fixture(name: &str) -> Model {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hf").join(name);
         let read = |f: &str| std::fs::read(dir.join(f)).unwrap();
         let (config, weights, tokenizer) = (read("config.json"), read("model.safetensors"), read("tokenizer.json"));

@@ -6,7 +6,11 @@
 //! ```
 //!
 //! The clean run's head outputs are patched into the corrupted run as a [`HeadEdit::Output`],
-//! so every layer after the patched head is computed again.
+//! so every layer after the patched head is computed again; the layers below it are the
+//! corrupted run's, begun from its residual stream ([`Start`]) where the patched place is in
+//! the stack that ends the model, and the logits read are the two answers' alone.
+
+use std::sync::Arc;
 
 use ndarray::{s, Array2, ArrayView1};
 use serde::Serialize;
@@ -16,7 +20,7 @@ use super::predict::shown;
 use super::Model;
 use crate::attention::place::Place;
 use crate::error::{Error, Result};
-use crate::run::{HeadAt, HeadEdit, HeadEdits, Request, Run, Settings, Store};
+use crate::run::{HeadAt, HeadEdit, HeadEdits, Request, Run, Settings, Start, Store};
 use crate::tokenize::{Token, TokenKind};
 
 /// What [`Model::patch`] is asked.
@@ -81,6 +85,9 @@ pub struct Patcher {
     clean: Run,
     /// The clean run's outputs of the layer being patched, (Tq, H·d_k).
     layer_outputs: Option<(usize, Array2<f32>)>,
+    /// The corrupted run's residual stream after each layer of the stack that ends the model,
+    /// where a patched run begins.
+    residuals: Vec<Arc<Array2<f32>>>,
     next: usize,
     pub result: Patching,
 }
@@ -104,7 +111,7 @@ impl Patcher {
         let on_demand = Settings { store: Store::OnDemand, ..Settings::trained() };
         let clean_run = model.run_batch_of(&request_of(&request.clean), on_demand.clone())?;
         let corrupt_request = request_of(&request.corrupt);
-        let corrupt_run = model.run_batch_of(&corrupt_request, on_demand)?;
+        let corrupt_run = model.run_batch_of(&corrupt_request, Settings { residuals: true, ..on_demand })?;
         let out = clean_run.places.last().ok_or(Error::EmptyText)?.row(0)?;
         let position = match request.position {
             Some(p) => {
@@ -137,6 +144,11 @@ impl Patcher {
             ids: (answer, wrong),
             clean: clean_run,
             layer_outputs: None,
+            residuals: corrupt_run
+                .hidden
+                .into_iter()
+                .next()
+                .map_or_else(Vec::new, |h| h.residuals.into_iter().map(Arc::new).collect()),
             next: 0,
             result,
         })
@@ -164,13 +176,23 @@ impl Patcher {
         }
         let z = &self.layer_outputs.as_ref().ok_or(Error::NeedsModel)?.1;
         let d = self.d_k;
-        let patched = std::sync::Arc::new(z.slice(s![.., h * d..(h + 1) * d]).to_owned()); // (Tq, d_k)
+        let patched = Arc::new(z.slice(s![.., h * d..(h + 1) * d]).to_owned()); // (Tq, d_k)
         let at = HeadAt { place: self.place, layer, head: h };
+        // the layers below are the corrupted run's when the patched place is in the stack
+        // whose residual stream it kept (cross-attention is in the decoder's blocks)
+        let stack = if self.place == Place::Cross { Place::DecoderSelf } else { self.place };
+        let start = match layer.checked_sub(1).and_then(|below| self.residuals.get(below)) {
+            Some(residual) if stack == model.default_head_place() => {
+                Some(Start { place: stack, layer, residual: Arc::clone(residual) })
+            }
+            _ => None,
+        };
         let settings = Settings {
             // the place whose stack ends the model: an encoder–decoder runs its decoder only for a kept one
             keep: vec![model.default_head_place()],
             store: Store::OnDemand,
             edits: HeadEdits::new(vec![(at, HeadEdit::Output(patched))]),
+            start,
             ..Settings::trained()
         };
         let run = model.run_batch_of(&self.request, settings)?;
@@ -192,9 +214,8 @@ fn run_diff(head: &OutputHead, run: &Run, position: usize, (answer, wrong): (u32
 
 /// logit(answer) − logit(wrong) of the hidden state `h` (D,).
 fn logit_diff(head: &OutputHead, h: ArrayView1<f32>, answer: u32, wrong: u32) -> Result<f32> {
-    let logits = head.logits_one(h)?;
-    let at = |id: u32| logits.get(id as usize).copied().ok_or(Error::TokenOutOfVocabulary { id, vocab: logits.len() });
-    Ok(at(answer)? - at(wrong)?)
+    let logits = head.logits_of(h, &[answer, wrong])?;
+    Ok(logits[0] - logits[1])
 }
 
 /// Where a patch reads its logits when not told: a masked LM's first mask token, else the
@@ -207,4 +228,57 @@ fn default_position(tokens: &[Token], masked_lm: bool) -> usize {
         }
     }
     tokens.iter().rposition(|t| !matches!(t.kind, TokenKind::Pad | TokenKind::Special)).unwrap_or(0)
+}
+
+#[cfg(all(test, feature = "hf", not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use crate::models::tests::fixture;
+
+    /// A patched run begun from the corrupted run's residual stream is the run from the first
+    /// layer, bit for bit, in every kind of stack: pre-norm (GPT-2), parallel (GPT-NeoX),
+    /// post-LN encoders (RoBERTa, DistilBERT), and the decoders of BART and T5 at both of their places.
+    #[test]
+    fn patched_runs_begun_partway_equal_runs_from_the_first_layer() {
+        let cases = [
+            ("gpt2", Place::DecoderSelf),
+            ("gpt_neox", Place::DecoderSelf),
+            ("llama", Place::DecoderSelf),
+            ("roberta", Place::EncoderSelf),
+            ("distilbert", Place::EncoderSelf),
+            ("bart", Place::DecoderSelf),
+            ("bart", Place::Cross),
+            ("t5", Place::DecoderSelf),
+            ("t5", Place::Cross),
+        ];
+        for (name, place) in cases {
+            let model = fixture(name);
+            let encoder_decoder = model.info.encoder_decoder;
+            // the fixtures' vocabularies are a few hundred pieces: two words each reads as one token
+            let mut single =
+                ["a", "e", "b", "c", "d", "I", "T", "the"].into_iter().filter(|w| model.one_token(w).is_ok());
+            let (answer, wrong) = (single.next().unwrap(), single.next().unwrap());
+            let request = PatchRequest {
+                clean: "a b c d e".into(),
+                corrupt: "a b d d e".into(),
+                target: encoder_decoder.then(|| "e d c b".into()),
+                answer: answer.into(),
+                wrong: wrong.into(),
+                place: Some(place),
+                ..PatchRequest::default()
+            };
+            let patched = |begun: bool| {
+                let mut patcher = Patcher::new(&model, &request).unwrap_or_else(|e| panic!("{name}: {e}"));
+                if !begun {
+                    patcher.residuals.clear();
+                }
+                while patcher.step(&model).unwrap() {}
+                patcher.result
+            };
+            let (begun, whole) = (patched(true), patched(false));
+            assert_eq!(begun.map, whole.map, "{name} {place:?}");
+            let above = begun.map.iter().skip(1).flatten();
+            assert!(above.clone().any(|&v| v != 0.0), "{name} {place:?}: heads above the first layer matter");
+        }
+    }
 }

@@ -146,6 +146,7 @@ impl PreNormStack {
     /// by `masks[i]` and recorded in `record`, a decoder's cross-attention reading `memory`;
     /// then the final norm. Gives the stack's output, or none when it runs only `until` its
     /// last block's weights; the residual stream after each block is before the final norm.
+    /// A stack the settings begin partway ([`crate::run::Start`]) records nothing.
     pub fn run(
         &self,
         mut x: Array2<f32>,
@@ -157,7 +158,14 @@ impl PreNormStack {
     ) -> Result<Stacked> {
         let n = self.blocks.len();
         let mut residuals = Vec::new();
-        for (i, (block, mask)) in self.blocks.iter().zip(masks).enumerate() {
+        let first = match settings.start_of(self.place, &x)? {
+            Some((layer, begun)) => {
+                (x, record) = (begun, None);
+                layer
+            }
+            None => 0,
+        };
+        for (i, (block, mask)) in self.blocks.iter().zip(masks).enumerate().skip(first) {
             let how = (settings, (self.place, i));
             if until.stops_at(i, n) {
                 block.last_weights(&x, mask, how, record, memory.as_mut())?;

@@ -46,8 +46,8 @@ pub struct DecoderLayer {
 }
 
 /// Runs `x` (T, D) through an encoder stack with `mask` (T, T) as `settings` say, recording
-/// each layer's attention into `record` when given; gives the encoder output (T, D), or none
-/// when it runs only `until` the last layer's weights.
+/// each layer's attention into `record` when given (not when the settings begin it partway);
+/// gives the encoder output (T, D), or none when it runs only `until` the last layer's weights.
 pub(crate) fn encode(
     layers: &[EncoderLayer],
     x: Array2<f32>,
@@ -56,9 +56,16 @@ pub(crate) fn encode(
     mut record: Option<&mut RowAttention>,
     until: Until,
 ) -> Result<Stacked> {
+    let (first, x) = match settings.start_of(Place::EncoderSelf, &x)? {
+        Some((layer, begun)) => {
+            record = None;
+            (layer, begun)
+        }
+        None => (0, x),
+    };
     let mut x = Arc::new(x);
     let mut residuals = Vec::new();
-    for (i, layer) in layers.iter().enumerate() {
+    for (i, layer) in layers.iter().enumerate().skip(first) {
         if until.stops_at(i, layers.len()) {
             if let Some(row) = record {
                 attend_weights(&layer.self_attn, &x, &x, mask, settings, row)?;
@@ -96,9 +103,16 @@ pub(crate) fn decode(
     until: Until,
 ) -> Result<Stacked> {
     let DecoderPlaces { self_mask, cross_mask, mut self_record, mut cross_record } = places;
+    let (first, y) = match settings.start_of(Place::DecoderSelf, &y)? {
+        Some((layer, begun)) => {
+            (self_record, cross_record) = (None, None);
+            (layer, begun)
+        }
+        None => (0, y),
+    };
     let mut y = Arc::new(y);
     let mut residuals = Vec::new();
-    for (i, layer) in layers.iter().enumerate() {
+    for (i, layer) in layers.iter().enumerate().skip(first) {
         let last = until.stops_at(i, layers.len());
         if last && cross_record.is_none() {
             // nothing reads this layer's self-attention output: its weights are all

@@ -18,7 +18,7 @@ pub use edits::{Ablation, HeadAt, HeadEdit, HeadEdits};
 pub use info::{ModelInfo, PlaceInfo};
 pub(crate) use record::{attend, attend_weights, check_size};
 pub use record::{LayerInputs, RowAttention, MAX_WEIGHT_BYTES};
-pub use request::{Batch, Request, Row, Settings, Store, Until, KEEP_ALL_BYTES};
+pub use request::{Batch, Request, Row, Settings, Start, Store, Until, KEEP_ALL_BYTES};
 
 use crate::attention::mask::MaskKind;
 use crate::attention::multi_head::HeadWrites;

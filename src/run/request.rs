@@ -2,6 +2,9 @@
 //! in a [`Batch`], with [`Settings`] that say which places to keep, how far each stack runs
 //! ([`Until`]) and where the weights live ([`Store`]).
 
+use std::sync::Arc;
+
+use ndarray::Array2;
 use serde::Deserialize;
 
 #[cfg(feature = "hf")]
@@ -9,6 +12,7 @@ use super::edits::Ablation;
 use super::edits::HeadEdits;
 use crate::attention::mask::MaskKind;
 use crate::attention::place::Place;
+use crate::error::{Error, Result};
 use crate::tokenize::{Encoded, Token};
 
 /// What to run: a padded batch of texts, and which place to show with which mask.
@@ -115,6 +119,20 @@ pub struct Settings {
     /// Whether the run keeps the residual stream after every layer of the stack that ends it
     /// ([`super::Hidden::residuals`]): what the logit lens reads.
     pub residuals: bool,
+    /// A stack begun partway, from a residual stream another run kept: activation patching
+    /// reuses the corrupted run's layers below the patched one.
+    pub start: Option<Start>,
+}
+
+/// Where a stack begins when not at its first layer: block `layer` of the stack whose
+/// self-attention is at `place` reads `residual` (T, D), the stream after block `layer − 1`
+/// of another run of the same single row. A stack begun so records no weights: only its output
+/// is read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Start {
+    pub place: Place,
+    pub layer: usize,
+    pub residual: Arc<Array2<f32>>,
 }
 
 /// How far a stack of layers runs.
@@ -167,6 +185,26 @@ impl Settings {
             through: None,
             edits: HeadEdits::default(),
             residuals: false,
+            start: None,
+        }
+    }
+
+    /// The layer the stack at `place` begins at, and the stream it reads there (T, D), checked
+    /// against the width of `x`, the stream the stack would begin from: none when it begins at 0.
+    pub(crate) fn start_of(&self, place: Place, x: &Array2<f32>) -> Result<Option<(usize, Array2<f32>)>> {
+        match &self.start {
+            Some(start) if start.place == place && start.layer > 0 => {
+                if start.residual.dim() != x.dim() {
+                    let (t, d) = start.residual.dim();
+                    return Err(Error::shape(
+                        "the residual stream a stack begins from",
+                        &[t, d],
+                        &[x.nrows(), x.ncols()],
+                    ));
+                }
+                Ok(Some((start.layer, start.residual.as_ref().clone())))
+            }
+            _ => Ok(None),
         }
     }
 
