@@ -1,6 +1,6 @@
-// A Llama-style model of a given shape with random bf16 weights, as benches/memory.rs makes it
-// natively: for the wasm benchmarks (wasm-memory.mjs, bench-find.mjs), where no real weights of
-// that size can be downloaded.
+// A Llama-style model (or a GPT-2) of a given shape with random bf16 weights, as
+// benches/memory.rs makes it natively: for the wasm benchmarks (wasm-memory.mjs, bench-find.mjs,
+// predict.mjs), where no real weights of that size can be downloaded.
 
 export const SHAPES = {
   tiny: { name: "tiny (the llama fixture's shape)", hidden: 32, layers: 2, heads: 4, kvHeads: 2, intermediate: 48, vocab: 400 },
@@ -31,6 +31,35 @@ export function modelFiles(shape) {
       ["mlp.gate_proj.weight", [i, d]], ["mlp.up_proj.weight", [i, d]], ["mlp.down_proj.weight", [d, i]],
     ]) tensors.push([`model.layers.${l}.${name}`, dims]);
   }
+  return { config: new TextEncoder().encode(JSON.stringify(config)), weights: safetensors(tensors) };
+}
+
+/** The same for a GPT-2 of `shape` (`hidden`, `layers`, `heads`, `vocab`; the MLP 4 × hidden
+ * wide, learnt positions), its Conv1D weights stored (in, out) as GPT-2's checkpoints have them. */
+export function gpt2Files(shape) {
+  const d = shape.hidden;
+  const config = {
+    model_type: "gpt2", n_embd: d, n_layer: shape.layers, n_head: shape.heads, n_positions: 1024,
+    vocab_size: shape.vocab, activation_function: "gelu_new", layer_norm_epsilon: 1e-5, eos_token_id: 2,
+    tie_word_embeddings: true,
+  };
+  const tensors = [["wte.weight", [shape.vocab, d]], ["wpe.weight", [1024, d]], ["ln_f.weight", [d]], ["ln_f.bias", [d]]];
+  for (let l = 0; l < shape.layers; l++) {
+    for (const [name, dims] of [
+      ["ln_1.weight", [d]], ["ln_1.bias", [d]], ["ln_2.weight", [d]], ["ln_2.bias", [d]],
+      ["attn.c_attn.weight", [d, 3 * d]], ["attn.c_attn.bias", [3 * d]],
+      ["attn.c_proj.weight", [d, d]], ["attn.c_proj.bias", [d]],
+      ["mlp.c_fc.weight", [d, 4 * d]], ["mlp.c_fc.bias", [4 * d]],
+      ["mlp.c_proj.weight", [4 * d, d]], ["mlp.c_proj.bias", [d]],
+    ]) tensors.push([`h.${l}.${name}`, dims]);
+  }
+  return { config: new TextEncoder().encode(JSON.stringify(config)), weights: safetensors(tensors) };
+}
+
+/** A bf16 safetensors file of `tensors` ([name, dims]): norms' weights 1 and biases 0 (the
+ * one-dimensional tensors named `.weight` and `.bias`), every other value uniform in ±0.05
+ * from a fixed seed. */
+function safetensors(tensors) {
   const header = {};
   let offset = 0;
   for (const [name, dims] of tensors) {
@@ -47,9 +76,9 @@ export function modelFiles(shape) {
   const random = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32) * 2 - 1;
   for (const [name, dims] of tensors) {
     const { data_offsets: [from, to] } = header[name];
-    const norm = dims.length === 1;
-    for (let k = from / 2; k < to / 2; k++) data[k] = bf16(norm ? 1 : 0.05 * random());
+    const flat = dims.length === 1;
+    const value = flat && name.endsWith(".bias") ? () => 0 : flat ? () => 1 : () => 0.05 * random();
+    for (let k = from / 2; k < to / 2; k++) data[k] = bf16(value());
   }
-  return { config: new TextEncoder().encode(JSON.stringify(config)), weights: file };
+  return file;
 }
-

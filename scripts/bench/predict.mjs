@@ -1,15 +1,16 @@
 // What "what a head does" costs in wasm, one thread (issue 30), as ratios in the same process:
 // predictions (the output head over every position, softmax, top 5) against a plain run of
 // SmolLM-135M's shape (random weights, vocabulary 49,152) at 128 tokens; the logit lens of one
-// position through all 30 layers; and patching every head of a GPT-2-small shape (12 layers ×
-// 12 heads, d_model 768, vocabulary 50,257, random weights) at 20 tokens. Min / median / max of
+// position through all 30 layers; and patching every head of GPT-2-small's shape (a GPT-2 of 12
+// layers × 12 heads, d_model 768, vocabulary 50,257, random weights) at 20 tokens, each layer's
+// heads timed apart: a patched run begins at its layer from the corrupted run's residual stream. Min / median / max of
 // repeated runs; figures, not assertions.
 //
 // Run after scripts/build/all:  node scripts/bench/predict.mjs [repetitions]
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 
-import { SHAPES, modelFiles } from "./llama-shape.mjs";
+import { SHAPES, gpt2Files, modelFiles } from "./llama-shape.mjs";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const pkg = await import(`${ROOT}www/pkg-hf/headmap.js`);
@@ -63,18 +64,23 @@ console.log(`  + the lens of the last position       ${fmt(lensTime)}   the lens
 smollm.free();
 
 // 2. patching every head of a GPT-2-small shape at 20 tokens
-const gpt2 = { name: "GPT-2-small's shape", hidden: 768, layers: 12, heads: 12, kvHeads: 12, intermediate: 3072, vocab: 50257 };
-const g = modelFiles(gpt2);
+const g = gpt2Files({ hidden: 768, layers: 12, heads: 12, vocab: 50257 });
 const small = pkg.Model.fromFiles(g.config, g.weights, tokenizer);
 const clean = textOf(small, 20);
 const corrupt = clean.replace("동물이", "그것은");
 const request = { clean, corrupt, answer: "길", wrong: "그" };
+const layerMs = Array(12).fill(0);
 const patchTime = time(() => {
   const patcher = small.patcher(request);
-  while (patcher.step(12));
+  for (let l = 0; l < 12; l++) {
+    const t0 = performance.now();
+    patcher.step(12);
+    layerMs[l] = performance.now() - t0;
+  }
   patcher.free();
 }, Math.min(reps, 3));
 const plain = time(() => small.predict({ texts: [corrupt], topK: 1 }), Math.min(reps, 3));
 console.log(`GPT-2-small's shape, 20 tokens, 144 heads`);
 console.log(`  patching every head                   ${fmt(patchTime)}   ×${(patchTime.median / plain.median).toFixed(1)} of one forward (${fmt(plain)})`);
+console.log(`  each layer's 12 heads (last repetition) ${layerMs.map((ms) => ms.toFixed(0)).join(" ")} ms`);
 small.free();

@@ -16,7 +16,7 @@
 use ndarray::{s, Array1, Array2};
 use serde::Serialize;
 
-use super::head::{softmax, top_k, Candidate, OutputHead};
+use super::head::{Candidate, OutputHead, Softmax};
 use super::Model;
 use crate::attention::place::Place;
 use crate::error::{Error, Result};
@@ -154,16 +154,22 @@ impl Model {
             .map(|(hidden, row)| {
                 let h = hidden.decoder.as_ref().or(hidden.encoder.as_ref()).ok_or(Error::NeedsModel)?; // (T, D)
                 let logits = head.logits(h.view())?; // (T, V)
-                let probs: Vec<Option<Array1<f32>>> = logits
+                let probs: Vec<Option<Softmax>> = logits
                     .rows()
                     .into_iter()
                     .zip(&row.query_valid)
-                    .map(|(l, &valid)| valid.then(|| softmax(l)))
+                    .map(|(l, &valid)| valid.then(|| Softmax::of(l)))
                     .collect();
                 let predictions =
-                    probs.iter().map(|p| p.as_ref().map(|p| self.candidates(top_k(p.view(), options.top_k)))).collect();
+                    probs.iter().map(|p| p.as_ref().map(|p| self.candidates(p.top(options.top_k)))).collect();
                 let lens = match options.lens {
-                    Some(at) => Some(self.lens(&hidden.residuals, &probs, at)?),
+                    Some(at) => {
+                        let tops: Vec<Option<u32>> = probs
+                            .iter()
+                            .map(|p| p.as_ref().and_then(|p| p.top(1).first().map(|&(id, _)| id)))
+                            .collect();
+                        Some(self.lens(&hidden.residuals, &tops, at)?)
+                    }
                     None => None,
                 };
                 Ok(RowPredictions { tokens: shown(&row.queries), predictions, lens })
@@ -180,11 +186,11 @@ impl Model {
     }
 
     /// The lens over `residuals` (one (T, D) per layer) at position `at` or all, against the
-    /// final probabilities `last` (one per position, `None` at PAD).
+    /// last layer's top token at each position, `last` (`None` at PAD).
     fn lens(
         &self,
         residuals: &[Array2<f32>],
-        last: &[Option<Array1<f32>>],
+        last: &[Option<u32>],
         at: Option<usize>,
     ) -> Result<Vec<Vec<Option<LensGuess>>>> {
         let unembed = self.net.unembed().ok_or(Error::NeedsModel)?;
@@ -202,11 +208,10 @@ impl Model {
                 let logits = unembed.lens(&self.info.architecture, rows.view())?; // (P, V)
                 let mut guesses = vec![None; last.len()];
                 for (l, &t) in logits.rows().into_iter().zip(&positions) {
-                    let Some(final_probs) = &last[t] else { continue };
-                    let p = softmax(l);
-                    let (final_top, _) = top_k(final_probs.view(), 1)[0];
-                    let top = self.candidates(top_k(p.view(), 1)).remove(0);
-                    guesses[t] = Some(LensGuess { top, p_final: p[final_top as usize] });
+                    let Some(final_top) = last[t] else { continue };
+                    let p = Softmax::of(l);
+                    let Some(top) = self.candidates(p.top(1)).pop() else { continue };
+                    guesses[t] = Some(LensGuess { top, p_final: p.p(final_top) });
                 }
                 Ok(guesses)
             })
