@@ -103,6 +103,16 @@ fn predictions_lens_and_ablation_equal_transformers_for_every_family_with_a_head
                 assert!(best - g.top.p <= TOL, "{label}: its top token is transformers' top");
             }
         }
+        // the lens of one position (every layer's row through the head at once) is that column
+        let t = positions - 1;
+        let one = PredictOptions { top_k: 1, lens: Some(Some(t)), ..PredictOptions::default() };
+        let alone = model.predict(&request, &one).unwrap().rows.remove(0).lens.unwrap();
+        for (l, (row, whole)) in alone.iter().zip(guesses).enumerate() {
+            let (g, w) = (row[t].as_ref().unwrap(), whole[t].as_ref().unwrap());
+            assert_eq!(g.top.id, w.top.id, "{name} lens of position {t} alone, layer {l}");
+            assert!((g.top.p - w.top.p).abs() <= 1e-6 && (g.p_final - w.p_final).abs() <= 1e-6, "{name} layer {l}");
+            assert!(row.iter().enumerate().all(|(u, g)| g.is_some() == (u == t)), "{name}: only position {t}");
+        }
         // heads off: the pre-hook's zeros, every later layer recomputed
         let spec = doc["ablate"].as_str().unwrap();
         let off = PredictOptions { top_k: vocab, ablate: model.heads(spec).unwrap(), ..PredictOptions::default() };

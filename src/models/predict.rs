@@ -186,7 +186,9 @@ impl Model {
     }
 
     /// The lens over `residuals` (one (T, D) per layer) at position `at` or all, against the
-    /// last layer's top token at each position, `last` (`None` at PAD).
+    /// last layer's top token at each position, `last` (`None` at PAD). One position's rows of
+    /// every layer go through the head as one product: the head's matrix is read once, not
+    /// once per layer.
     fn lens(
         &self,
         residuals: &[Array2<f32>],
@@ -194,26 +196,32 @@ impl Model {
         at: Option<usize>,
     ) -> Result<Vec<Vec<Option<LensGuess>>>> {
         let unembed = self.net.unembed().ok_or(Error::NeedsModel)?;
-        if let Some(p) = at {
-            Error::check_index("position", p, last.len())?;
-        }
-        let positions: Vec<usize> = match at {
-            Some(p) => vec![p],
-            None => (0..last.len()).collect(),
+        let guess = |l: ndarray::ArrayView1<f32>, t: usize| -> Option<LensGuess> {
+            let final_top = last[t]?;
+            let p = Softmax::of(l);
+            let top = self.candidates(p.top(1)).pop()?;
+            Some(LensGuess { top, p_final: p.p(final_top) })
         };
+        if let Some(t) = at {
+            Error::check_index("position", t, last.len())?;
+            let rows: Vec<_> = residuals.iter().map(|r| r.slice(s![t..t + 1, ..])).collect();
+            let stacked = ndarray::concatenate(ndarray::Axis(0), &rows).map_err(|_| Error::NeedsModel)?; // (L, D)
+            let logits = unembed.lens(&self.info.architecture, stacked.view())?; // (L, V)
+            return Ok(logits
+                .rows()
+                .into_iter()
+                .map(|l| {
+                    let mut guesses = vec![None; last.len()];
+                    guesses[t] = guess(l, t);
+                    guesses
+                })
+                .collect());
+        }
         residuals
             .iter()
             .map(|r| {
-                let rows = r.select(ndarray::Axis(0), &positions); // (P, D)
-                let logits = unembed.lens(&self.info.architecture, rows.view())?; // (P, V)
-                let mut guesses = vec![None; last.len()];
-                for (l, &t) in logits.rows().into_iter().zip(&positions) {
-                    let Some(final_top) = last[t] else { continue };
-                    let p = Softmax::of(l);
-                    let Some(top) = self.candidates(p.top(1)).pop() else { continue };
-                    guesses[t] = Some(LensGuess { top, p_final: p.p(final_top) });
-                }
-                Ok(guesses)
+                let logits = unembed.lens(&self.info.architecture, r.view())?; // (T, V)
+                Ok(logits.rows().into_iter().enumerate().map(|(t, l)| guess(l, t)).collect())
             })
             .collect()
     }

@@ -211,6 +211,8 @@ describe("what the model predicts, in the widget on a blog under a strict CSP", 
     await page.locator("#lens").scrollIntoViewIfNeeded();
     await waitRender(page, "lens");
     assert.equal(await inShadow(page, "lens", (e) => e.shadowRoot.querySelectorAll(".lens-table tbody tr").length), 2);
+    const menus = (id) => inShadow(page, id, (e) => [...e.shadowRoot.querySelectorAll("select")].map((m) => m.getAttribute("aria-label")));
+    assert.deepEqual(await menus("lens"), [], "the lens reads every layer: no layer or head menu that would change nothing");
     await page.locator("#heat-off").scrollIntoViewIfNeeded();
     await waitRender(page, "heat-off");
     assert.match(await inShadow(page, "heat-off", (e) => e.shadowRoot.textContent), /꺼진 헤드: 1층, 4번 헤드 \(/, "a heatmap with heads off says so");
@@ -233,6 +235,8 @@ describe("what the model predicts, in the widget on a blog under a strict CSP", 
       assert.ok(Math.abs(sum - 1) < 1e-4, `token ${q}: ${sum}`);
     }
     assert.match(await inShadow(page, "flow", (e) => e.shadowRoot.querySelector(".flow").getAttribute("aria-label")), /4번 헤드의 몫/);
+    const menus = await inShadow(page, "flow", (e) => e.shadowRoot.querySelectorAll("select").length);
+    assert.equal(menus, 1, "the flow spans every layer: a head menu, no layer menu");
     await page.locator("#flow").screenshot({ path: join(SHOTS, "widget-flow-ko.png") });
     assert.equal(await inShadow(page, "norm", (e) => e.shadowRoot.querySelectorAll(".thumb.off").length), 1, "the head turned off is marked in the grid");
     assert.match(await inShadow(page, "norm", (e) => e.shadowRoot.textContent), /값 가중: 각 칸은/);

@@ -4,6 +4,10 @@
 
 import { el } from "../views/dom.js";
 
+// What each view draws of the chosen layer and head, where not both: a menu that would change
+// nothing is not shown (predictions and the lens read every layer's output, a grid every head).
+const SELECTS = { lines: ["layer"], grid: ["layer"], rollout: ["layer"], flow: ["head"], predict: [], lens: [] };
+
 /**
  * The controls for `settings` (the author's with the reader's choices over them), on a model
  * described by `info` whose run shows `place` ({ place, mask, batch, layers, heads }) at `sel`.
@@ -56,8 +60,9 @@ export function buildControls({ T, settings: s, info, place, sel }, choose) {
     }
     items.push(rows);
   }
-  if (s.controls.includes("layer") && place.layers > 1) items.push(select("layer", place.layers, sel.layer));
-  if (s.controls.includes("head") && s.view !== "lines" && s.view !== "grid") items.push(select("head", place.heads, sel.head));
+  const reads = SELECTS[s.view] ?? ["layer", "head"];
+  if (s.controls.includes("layer") && reads.includes("layer") && place.layers > 1) items.push(select("layer", place.layers, sel.layer));
+  if (s.controls.includes("head") && reads.includes("head")) items.push(select("head", place.heads, sel.head));
   if (s.controls.includes("scale") && !info.fromFile) {
     const box = el("input", { type: "checkbox", checked: s.scale });
     box.addEventListener("change", () => choose("scale", box.checked));
