@@ -59,11 +59,12 @@ pub struct Patching {
 }
 
 impl Model {
-    /// Activation patching of every head at one place, `progress(done, total)` told after
-    /// each head and stopping the work when it answers false (the heads not run stay 0).
+    /// Activation patching of every head at one place, as many heads at once as there are
+    /// threads, `progress(done, total)` told after each and stopping the work when it answers
+    /// false (the heads not run stay 0).
     pub fn patch(&self, request: &PatchRequest, mut progress: impl FnMut(usize, usize) -> bool) -> Result<Patching> {
         let mut patcher = Patcher::new(self, request)?;
-        while patcher.step(self)? {
+        while patcher.step_heads(self, crate::par::threads())? > 0 {
             if !progress(patcher.done(), patcher.total()) {
                 break;
             }
@@ -165,15 +166,37 @@ impl Patcher {
 
     /// Patches the next head into the corrupted run: false when every head is done.
     pub fn step(&mut self, model: &Model) -> Result<bool> {
+        Ok(self.step_heads(model, 1)? > 0)
+    }
+
+    /// Patches up to `count` of the next heads of one layer, side by side on the threads (each
+    /// patched run is its own): how many it patched, 0 once every head is done.
+    pub fn step_heads(&mut self, model: &Model, count: usize) -> Result<usize> {
         let heads = self.result.map.first().map_or(0, Vec::len);
         if self.next >= self.total() {
-            return Ok(false);
+            return Ok(0);
         }
-        let (layer, h) = (self.next / heads, self.next % heads);
+        let (layer, first) = (self.next / heads, self.next % heads);
         if self.layer_outputs.as_ref().is_none_or(|(l, _)| *l != layer) {
             let z = self.clean.place(self.place)?.row(0)?.head_outputs(layer)?; // (Tq, H·d_k)
             self.layer_outputs = Some((layer, z));
         }
+        let batch: Vec<usize> = (first..(first + count.max(1)).min(heads)).collect();
+        let this = &*self;
+        let diffs = crate::par::map(&batch, |&h| this.patched_diff(model, layer, h));
+        let (clean, corrupt) = (self.result.clean_diff, self.result.corrupt_diff);
+        let span = clean - corrupt;
+        for (&h, patched) in batch.iter().zip(diffs) {
+            let patched = patched?;
+            self.result.map[layer][h] = if span.abs() > f32::EPSILON { (patched - corrupt) / span } else { 0.0 };
+        }
+        self.next += batch.len();
+        Ok(batch.len())
+    }
+
+    /// The logit difference of the corrupted run with head `h` of `layer` given the clean
+    /// run's output.
+    fn patched_diff(&self, model: &Model, layer: usize, h: usize) -> Result<f32> {
         let z = &self.layer_outputs.as_ref().ok_or(Error::NeedsModel)?.1;
         let d = self.d_k;
         let patched = Arc::new(z.slice(s![.., h * d..(h + 1) * d]).to_owned()); // (Tq, d_k)
@@ -196,13 +219,7 @@ impl Patcher {
             ..Settings::trained()
         };
         let run = model.run_batch_of(&self.request, settings)?;
-        let head = model.output_head()?;
-        let (clean, corrupt) = (self.result.clean_diff, self.result.corrupt_diff);
-        let span = clean - corrupt;
-        let patched = run_diff(head, &run, self.position, self.ids)?;
-        self.result.map[layer][h] = if span.abs() > f32::EPSILON { (patched - corrupt) / span } else { 0.0 };
-        self.next += 1;
-        Ok(true)
+        run_diff(model.output_head()?, &run, self.position, self.ids)
     }
 }
 
@@ -236,7 +253,7 @@ mod tests {
     use crate::models::tests::fixture;
 
     /// A patched run begun from the corrupted run's residual stream is the run from the first
-    /// layer, bit for bit, in every kind of stack: pre-norm (GPT-2), parallel (GPT-NeoX),
+    /// layer, bit for bit, whether heads are patched one or several at a time, in every kind of stack: pre-norm (GPT-2), parallel (GPT-NeoX),
     /// post-LN encoders (RoBERTa, DistilBERT), and the decoders of BART and T5 at both of their places.
     #[test]
     fn patched_runs_begun_partway_equal_runs_from_the_first_layer() {
@@ -269,10 +286,13 @@ mod tests {
             };
             let patched = |begun: bool| {
                 let mut patcher = Patcher::new(&model, &request).unwrap_or_else(|e| panic!("{name}: {e}"));
-                if !begun {
+                if begun {
+                    // three heads at a time, on the threads, across the ends of layers
+                    while patcher.step_heads(&model, 3).unwrap() > 0 {}
+                } else {
                     patcher.residuals.clear();
+                    while patcher.step(&model).unwrap() {}
                 }
-                while patcher.step(&model).unwrap() {}
                 patcher.result
             };
             let (begun, whole) = (patched(true), patched(false));

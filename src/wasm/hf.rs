@@ -204,11 +204,14 @@ pub struct Patcher {
 
 #[wasm_bindgen]
 impl Patcher {
-    /// Patches the next `count` heads; false once every head is done.
+    /// Patches the next `count` heads, as many at once as the build has threads; false once
+    /// every head is done.
     pub fn step(&mut self, count: usize) -> Result<bool, JsValue> {
-        for _ in 0..count.max(1) {
-            if !self.patcher.step(&self.model).map_err(js_error)? {
-                return Ok(false);
+        let (mut left, threads) = (count.max(1), crate::par::threads());
+        while left > 0 {
+            match self.patcher.step_heads(&self.model, left.min(threads)).map_err(js_error)? {
+                0 => return Ok(false),
+                done => left = left.saturating_sub(done),
             }
         }
         Ok(self.patcher.done() < self.patcher.total())

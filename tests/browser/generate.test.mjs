@@ -112,6 +112,25 @@ describe("generate and watch, in the widget on a blog under a strict CSP", () =>
     assert.match(await inShadow(page, "translate", (e) => e.shadowRoot.querySelector(".gen-growing").getAttribute("aria-label")), /교차 어텐션 2층 2번 헤드가 원문에서 본 곳/);
     await page.locator("#translate").screenshot({ path: join(SHOTS, "widget-generate-translate-ko.png") });
     await page.locator("#copy").screenshot({ path: join(SHOTS, "widget-generate-copy-ko.png") });
+    // another head of what was written is drawn from the rows kept, not written again
+    await page.evaluate(() => {
+      globalThis.__writes = 0;
+      const post = Worker.prototype.postMessage;
+      Worker.prototype.postMessage = function (message, ...rest) {
+        if (message?.op === "write") globalThis.__writes++;
+        return post.call(this, message, ...rest);
+      };
+    });
+    const label = () => inShadow(page, "copy", (e) => e.shadowRoot.querySelector(".gen-growing").getAttribute("aria-label"));
+    assert.match(await label(), /2층 4번 헤드/);
+    await inShadow(page, "copy", (e) => {
+      const menu = [...e.shadowRoot.querySelectorAll("select")].at(-1);
+      menu.value = "0";
+      menu.dispatchEvent(new Event("change"));
+    });
+    await page.waitForFunction(() => /2층 1번 헤드/.test(document.getElementById("copy").shadowRoot.querySelector(".gen-growing")?.getAttribute("aria-label")));
+    assert.deepEqual(await tokens(page, "copy"), ["노래", "꽃", "강", "가방"]);
+    assert.equal(await page.evaluate(() => globalThis.__writes), 0, "no second write for another head");
     // start="tap": nothing until the reader taps; a sampled text the seed fixes
     await page.locator("#tap").scrollIntoViewIfNeeded();
     await waitRender(page, "tap");

@@ -23,6 +23,10 @@ const CSS = `
 `;
 let sheet = null;
 
+/** Floats of every head's rows a widget keeps of what it wrote, so that another layer or head
+ * redraws without writing again; past it, only the shown head's rows (a choice writes again). */
+const KEEP_FLOATS = 4 << 20;
+
 function adopt(root) {
   if (typeof CSSStyleSheet !== "function" || !root.adoptedStyleSheets) return;
   if (!sheet) (sheet = new CSSStyleSheet()).replaceSync(CSS);
@@ -51,6 +55,15 @@ export async function generateFigure(figure, { r, sel, width }) {
   const bar = el("div", { class: "gen-bar" }, start, stop);
   parts.stage.replaceChildren(bar, status, strip, box);
   const prompt = settings.prompt ?? r.request.texts[0];
+  const request = { prompt, maxNewTokens: settings.maxNewTokens, ...(settings.temperature ? { temperature: settings.temperature, seed: settings.seed } : {}), ...(settings.off ? { ablate: settings.off } : {}) };
+  // what this figure wrote last, every head's rows kept: a new layer or head only redraws it
+  const key = JSON.stringify([figure.host.modelKey(), request, cross]);
+  const kept = figure.written?.key === key ? figure.written : null;
+  const rowOf = (all) => {
+    const keys = all.length / (watched.layers * watched.heads);
+    const at = (layer * watched.heads + head) * keys;
+    return all.slice(at, at + keys);
+  };
   const steps = [];
   let labels = [];
   let chosen = null;
@@ -66,16 +79,18 @@ export async function generateFigure(figure, { r, sel, width }) {
     stop.hidden = false;
     steps.length = 0;
     status.textContent = T("gen.writing");
+    figure.written = null;
     const signal = new AbortController();
     stop.onclick = () => signal.abort();
-    const request = { prompt, maxNewTokens: settings.maxNewTokens, ...(settings.temperature ? { temperature: settings.temperature, seed: settings.seed } : {}), ...(settings.off ? { ablate: settings.off } : {}) };
+    const every = [];
+    let floats = 0;
     const onProgress = (step) => {
       if (r !== figure.run) return signal.abort();
       const all = cross ? step.cross : step.rows; // [L, H, keys]
-      const keys = all.length / (watched.layers * watched.heads);
-      const at = (layer * watched.heads + head) * keys;
       labels = cross ? step.source : step.read;
-      steps.push({ ...step.token, row: all.slice(at, at + keys) });
+      floats += all.length;
+      every.push(floats <= KEEP_FLOATS ? all : null);
+      steps.push({ ...step.token, row: rowOf(all) });
       draw();
     };
     try {
@@ -84,6 +99,7 @@ export async function generateFigure(figure, { r, sel, width }) {
       if (r !== figure.run) return;
       status.textContent = done.generation.text;
       figure.shown = { ...sel, layer, head, generation: done.generation };
+      if (every.every(Boolean)) figure.written = { key, steps: steps.map((s, i) => ({ ...s, all: every[i] })), labels, generation: done.generation };
     } catch (e) {
       if (e.code !== "cancelled") throw e;
       status.textContent = steps.map((s) => s.token).join(" ");
@@ -94,6 +110,15 @@ export async function generateFigure(figure, { r, sel, width }) {
     }
   };
   start.addEventListener("click", () => write().catch((e) => figure.host.onError(e)));
+  if (kept) {
+    // another layer or head of what was written: drawn from the rows kept
+    for (const { all, ...token } of kept.steps) steps.push({ ...token, row: rowOf(all) });
+    labels = kept.labels;
+    status.textContent = kept.generation.text;
+    start.textContent = T("gen.again");
+    figure.shown = { ...sel, layer, head, generation: kept.generation };
+    return draw();
+  }
   figure.shown = { ...sel, layer, head, generation: null };
   if (settings.start === "tap") {
     status.textContent = T("gen.tap");
