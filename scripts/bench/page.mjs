@@ -4,6 +4,8 @@
 //   - worker compute and main-heatmap redraw at 16, 128, 512 and 2048 tokens (median of 5)
 //   - all-MiniLM-L6-v2: load (fetch + parse), forward with every layer's weights at 16, 128
 //     and 512 tokens, and the wasm memory at its largest
+//   - generate and watch: the trained translator writing the seed sentence's English and the
+//     induction model continuing a repeat, tokens per second as the panel draws them
 //   - for every case, the longest gap between two animation frames on the main thread while
 //     the page computed and drew (a frozen page shows as a long gap; the goal is < 100 ms)
 import { launchChromium } from "../browser.mjs";
@@ -98,6 +100,31 @@ try {
   }
   const bytes = await page.evaluate(() => globalThis.__headmap.timings.wasmBytes);
   console.log(`  wasm memory at its largest: ${(bytes / 1048576).toFixed(0)} MiB`);
+
+  // generate and watch: the panel writes token by token while the page draws each one
+  const SEED = "동물이 길을 건너지 않았다. 그것은 너무 피곤했다.";
+  const REPEAT = "고양이 공원 노래 꽃 강 가방 고양이 공원";
+  for (const [model, prompt, most] of [["trained", SEED, 40], ["induction", REPEAT, 24]]) {
+    const spans = [];
+    const gaps = [];
+    let written = 0;
+    for (let r = 0; r < 3; r++) {
+      await page.goto(`${base}?model=${model}&text=${encodeURIComponent(prompt)}`);
+      await page.waitForFunction(() => globalThis.__headmap?.ready && !document.getElementById("gen-run").disabled, null, { timeout: 60000 });
+      await page.fill("#gen-prompt", prompt);
+      await page.fill("#gen-max", String(most));
+      await page.evaluate(() => (globalThis.__headmap.generation = null));
+      await watchFrames(page);
+      const t0 = Date.now();
+      await page.locator("#gen-run").click();
+      await page.waitForFunction(() => globalThis.__headmap.generation, null, { timeout: 120000 });
+      spans.push(Date.now() - t0);
+      gaps.push(await frameGap(page));
+      written = await page.evaluate(() => globalThis.__headmap.generation.generated.length);
+    }
+    const rate = (written / median(spans)) * 1000;
+    console.log(`generate, ${model} model: ${written} tokens in ${median(spans)} ms (median of 3) = ${rate.toFixed(1)} tokens/s drawn as they come, longest frame gap ${max(gaps).toFixed(0)} ms`);
+  }
 } finally {
   await browser.close();
   server.close();
