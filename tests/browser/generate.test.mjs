@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 
-import { SHOTS, inShadow, openBlog, openExplorer, openHarness, waitRender } from "./harness.mjs";
+import { SHOTS, inShadow, openBlog, openExplorer, openHarness, waitForRender, waitRender } from "./harness.mjs";
 
 const SEED = "동물이 길을 건너지 않았다. 그것은 너무 피곤했다.";
 const REPEAT = "고양이 공원 노래 꽃 강 가방 고양이 공원";
@@ -71,6 +71,25 @@ describe("generate and watch, in the explorer", () => {
     await page.evaluate(() => (globalThis.__headmap.generation = null));
     await page.locator("#gen-run").tap();
     assert.notDeepEqual(await generated(page), ["노래", "꽃", "강", "가방"]);
+  });
+
+  it("keeps the buttons that need a model or a run disabled until there is one", async () => {
+    const page = await h.page({ locale: "en-US", width: 1280, height: 900 });
+    let release;
+    const held = new Promise((ok) => (release = ok));
+    await page.route(/headmap_bg\.wasm$/, async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.goto(`${h.base}?model=induction`);
+    await page.waitForSelector("#gen-run");
+    const disabled = () => page.evaluate(() => ["gen-run", "patch-run", "qk-draw", "off-this"].map((id) => document.getElementById(id).disabled));
+    assert.deepEqual(await disabled(), [true, true, true, true], "nothing to run yet");
+    release();
+    await waitForRender(page);
+    await page.waitForFunction(() => !document.getElementById("gen-run").disabled);
+    assert.deepEqual(await disabled(), [false, false, false, false]);
+    await page.close();
   });
 
   it("refuses a temperature of 0 and says why, in English", async () => {

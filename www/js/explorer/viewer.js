@@ -208,6 +208,11 @@ export class Viewer {
     if (!probe.ready) {
       performance.mark("headmap:first-heatmap");
       probe.timings.firstHeatmapMs = performance.now();
+      // the buttons that work on the run shown wait for the first one (a tap before did nothing)
+      for (const button of document.querySelectorAll("[data-needs-run]")) {
+        button.disabled = false;
+        button.removeAttribute("data-needs-run");
+      }
     }
     probe.ready = true;
     probe.meta = {
