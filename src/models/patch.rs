@@ -253,8 +253,9 @@ mod tests {
     use crate::models::tests::fixture;
 
     /// A patched run begun from the corrupted run's residual stream is the run from the first
-    /// layer, bit for bit, whether heads are patched one or several at a time, in every kind of stack: pre-norm (GPT-2), parallel (GPT-NeoX),
-    /// post-LN encoders (RoBERTa, DistilBERT), and the decoders of BART and T5 at both of their places.
+    /// layer, bit for bit, whether heads are patched one or several at a time, in every kind
+    /// of stack: pre-norm (GPT-2, Llama), parallel (GPT-NeoX), post-LN encoders (RoBERTa,
+    /// DistilBERT), and the decoders of BART and T5 at both of their places.
     #[test]
     fn patched_runs_begun_partway_equal_runs_from_the_first_layer() {
         let cases = [
