@@ -237,6 +237,7 @@ describe("what the model predicts, in the widget on a blog under a strict CSP", 
     assert.match(await inShadow(page, "flow", (e) => e.shadowRoot.querySelector(".flow").getAttribute("aria-label")), /4번 헤드의 몫/);
     const menus = await inShadow(page, "flow", (e) => e.shadowRoot.querySelectorAll("select").length);
     assert.equal(menus, 1, "the flow spans every layer: a head menu, no layer menu");
+    assert.match(await inShadow(page, "flow", (e) => e.shadowRoot.querySelector(".title").textContent), /^디코더 마스크드 셀프 어텐션 · 헤드 4 · gpt2$/, "its title names no layer");
     await page.locator("#flow").screenshot({ path: join(SHOTS, "widget-flow-ko.png") });
     assert.equal(await inShadow(page, "norm", (e) => e.shadowRoot.querySelectorAll(".thumb.off").length), 1, "the head turned off is marked in the grid");
     assert.match(await inShadow(page, "norm", (e) => e.shadowRoot.textContent), /값 가중: 각 칸은/);

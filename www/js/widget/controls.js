@@ -3,10 +3,7 @@
 // value)`; the element decides whether that means a new run or only a new drawing.
 
 import { el } from "../views/dom.js";
-
-// What each view draws of the chosen layer and head, where not both: a menu that would change
-// nothing is not shown (predictions and the lens read every layer's output, a grid every head).
-const SELECTS = { lines: ["layer"], grid: ["layer"], rollout: ["layer"], flow: ["head"], predict: [], lens: [] };
+import { viewReads } from "./frame.js";
 
 /**
  * The controls for `settings` (the author's with the reader's choices over them), on a model
@@ -60,7 +57,7 @@ export function buildControls({ T, settings: s, info, place, sel }, choose) {
     }
     items.push(rows);
   }
-  const reads = SELECTS[s.view] ?? ["layer", "head"];
+  const reads = viewReads(s.view); // a menu that would change nothing is not shown
   if (s.controls.includes("layer") && reads.includes("layer") && place.layers > 1) items.push(select("layer", place.layers, sel.layer));
   if (s.controls.includes("head") && reads.includes("head")) items.push(select("head", place.heads, sel.head));
   if (s.controls.includes("scale") && !info.fromFile) {

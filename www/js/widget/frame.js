@@ -36,11 +36,19 @@ export function notebookData(element) {
   return element.parentElement.querySelector('script[type="application/vnd.headmap+safetensors"]');
 }
 
-/** What the title says: the place, layer, head (for a one-head view) and the model; what a view of the whole model shows. */
+/** What each view draws of the chosen layer and head, where not both: its title names only
+ * those and its controls offer only their menus (a grid or rollout spans every head, the flow
+ * every layer, predictions and the lens every layer's output). */
+const VIEW_READS = { lines: ["layer"], pipeline: ["layer"], grid: ["layer"], rollout: ["layer"], flow: ["head"], predict: [], lens: [] };
+export const viewReads = (view) => VIEW_READS[view] ?? ["layer", "head"];
+
+/** What the title says: the place, the layer and head the view draws, and the model; what a view of the whole model shows. */
 export function figureTitle(T, sel, architecture, view) {
   if (view === "predict" || view === "lens" || view === "generate") return [T(`title.${view}`), architecture].filter(Boolean).join(" · ");
-  const allHeads = ["lines", "pipeline", "grid", "rollout"].includes(view);
-  return [T(`place.${sel.place}`), `${T("layer")} ${sel.layer + 1}`, ...(allHeads ? [] : [`${T("head")} ${sel.head + 1}`]), architecture].filter(Boolean).join(" · ");
+  const reads = viewReads(view);
+  const layer = reads.includes("layer") ? [`${T("layer")} ${sel.layer + 1}`] : [];
+  const head = reads.includes("head") ? [`${T("head")} ${sel.head + 1}`] : [];
+  return [T(`place.${sel.place}`), ...layer, ...head, architecture].filter(Boolean).join(" · ");
 }
 
 /** The frame's parts for `settings`, saving offered in `formats`; `save(format)` on a tap. */
