@@ -9,7 +9,7 @@
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 
-import { SHAPES, modelFiles } from "./llama-shape.mjs";
+import { SHAPES, modelFiles, textOf } from "./llama-shape.mjs";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const pkg = await import(`${ROOT}www/pkg-hf/headmap.js`);
@@ -23,19 +23,6 @@ const stats = (ms) => {
 const fmt = ({ min, median, max }, digits = 1) => `${median.toFixed(digits)} ms (min ${min.toFixed(digits)}, max ${max.toFixed(digits)})`;
 
 const tokenizer = new Uint8Array(await readFile(`${ROOT}tests/fixtures/hf/llama/tokenizer.json`));
-const words = "동물이 길을 건너지 않았다 그것은 너무 피곤했다".split(" ");
-/** A text the llama fixture's tokenizer splits into at most `n` tokens, <s> included. */
-function textOf(model, n) {
-  let text = "";
-  for (let k = 0; ; k++) {
-    const next = `${text} ${words[k % words.length]}`.trim();
-    const run = model.run({ texts: [next], throughLayer: 0 });
-    const tq = run.info().places[0].tq;
-    run.free();
-    if (tq > n) return text;
-    text = next;
-  }
-}
 
 const GPT2 = { name: "GPT-2-small's shape", hidden: 768, layers: 12, heads: 12, kvHeads: 12, intermediate: 3072, vocab: 50257 };
 for (const shape of [SHAPES.smollm, GPT2]) {

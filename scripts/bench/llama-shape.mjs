@@ -56,6 +56,21 @@ export function gpt2Files(shape) {
   return { config: new TextEncoder().encode(JSON.stringify(config)), weights: safetensors(tensors) };
 }
 
+/** A text the llama fixture's tokenizer (every bench's) splits into at most `n` tokens, <s>
+ * included, of `model`: the seed sentence's words, repeated. */
+export function textOf(model, n) {
+  const words = "동물이 길을 건너지 않았다 그것은 너무 피곤했다".split(" ");
+  let text = "";
+  for (let k = 0; ; k++) {
+    const next = `${text} ${words[k % words.length]}`.trim();
+    const run = model.run({ texts: [next], throughLayer: 0 });
+    const tq = run.info().places[0].tq;
+    run.free();
+    if (tq > n) return text;
+    text = next;
+  }
+}
+
 /** A bf16 safetensors file of `tensors` ([name, dims]): norms' weights 1 and biases 0 (the
  * one-dimensional tensors named `.weight` and `.bias`), every other value uniform in ±0.05
  * from a fixed seed. */

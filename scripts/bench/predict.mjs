@@ -3,14 +3,14 @@
 // SmolLM-135M's shape (random weights, vocabulary 49,152) at 128 tokens; the logit lens of one
 // position through all 30 layers; and patching every head of GPT-2-small's shape (a GPT-2 of 12
 // layers × 12 heads, d_model 768, vocabulary 50,257, random weights) at 20 tokens, each layer's
-// heads timed apart: a patched run begins at its layer from the corrupted run's residual stream. Min / median / max of
-// repeated runs; figures, not assertions.
+// heads timed apart: a patched run begins at its layer from the corrupted run's residual
+// stream. Min / median / max of repeated runs; figures, not assertions.
 //
 // Run after scripts/build/all:  node scripts/bench/predict.mjs [repetitions]
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 
-import { SHAPES, gpt2Files, modelFiles } from "./llama-shape.mjs";
+import { SHAPES, gpt2Files, modelFiles, textOf } from "./llama-shape.mjs";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const pkg = await import(`${ROOT}www/pkg-hf/headmap.js`);
@@ -32,19 +32,6 @@ function time(work, n = reps) {
 const fmt = ({ min, median, max }) => `${median.toFixed(0)} ms (min ${min.toFixed(0)}, max ${max.toFixed(0)})`;
 
 const tokenizer = new Uint8Array(await readFile(`${ROOT}tests/fixtures/hf/llama/tokenizer.json`));
-const words = "동물이 길을 건너지 않았다 그것은 너무 피곤했다".split(" ");
-/** A text the llama fixture's tokenizer splits into `n` tokens, <s> included. */
-function textOf(model, n) {
-  let text = "";
-  for (let k = 0; ; k++) {
-    const next = `${text} ${words[k % words.length]}`.trim();
-    const run = model.run({ texts: [next], throughLayer: 0 });
-    const tq = run.info().places[0].tq;
-    run.free();
-    if (tq > n) return text;
-    text = next;
-  }
-}
 
 // 1. SmolLM-135M's shape at 128 tokens
 const files = modelFiles(SHAPES.smollm);

@@ -1,6 +1,6 @@
 // Patching every head of GPT-2-small's shape at 20 tokens in the threaded build on a pool of
 // `threads` (scripts/bench/patch-threads.mjs): the ms of each repetition.
-import { gpt2Files } from "/bench/llama-shape.mjs";
+import { gpt2Files, textOf } from "/bench/llama-shape.mjs";
 
 const params = new URL(self.location.href).searchParams;
 const threads = Number(params.get("threads"));
@@ -12,16 +12,7 @@ try {
   const tokenizer = new Uint8Array(await (await fetch("/fixture/tokenizer.json")).arrayBuffer());
   const g = gpt2Files({ hidden: 768, layers: 12, heads: 12, vocab: 50257 });
   const model = pkg.Model.fromFiles(g.config, g.weights, tokenizer);
-  const words = "동물이 길을 건너지 않았다 그것은 너무 피곤했다".split(" ");
-  let clean = "";
-  for (let k = 0; ; k++) {
-    const next = `${clean} ${words[k % words.length]}`.trim();
-    const run = model.run({ texts: [next], throughLayer: 0 });
-    const tq = run.info().places[0].tq;
-    run.free();
-    if (tq > 20) break;
-    clean = next;
-  }
+  const clean = textOf(model, 20);
   const request = { clean, corrupt: clean.replace("동물이", "그것은"), answer: "길", wrong: "그" };
   const ms = [];
   for (let r = 0; r <= reps; r++) {
