@@ -141,6 +141,36 @@ fn a_tokenizer_that_does_not_load() {
     assert!(message(bad_spm).starts_with("source.spm: not a SentencePiece model"));
 }
 
+/// Template post-processors the tokenizers crate reads without the checks its builder makes,
+/// and would then panic on while encoding: refused at load, also inside a `Sequence`.
+#[test]
+fn a_template_the_tokenizer_cannot_apply_is_refused() {
+    let tokenizer: serde_json::Value = serde_json::from_slice(&read("bert", "tokenizer.json")).unwrap();
+    let with_post = |change: &dyn Fn(&mut serde_json::Value), nested: bool| {
+        let mut t = tokenizer.clone();
+        change(&mut t["post_processor"]);
+        if nested {
+            let post = t["post_processor"].take();
+            t["post_processor"] = serde_json::json!({"type": "Sequence", "processors": [post]});
+        }
+        bert_with(None, None, Some(&serde_json::to_vec(&t).unwrap()))
+    };
+    type Damage<'a> = (&'a str, &'a dyn Fn(&mut serde_json::Value));
+    let damaged: [Damage; 4] = [
+        ("an undefined special token", &|p| p["single"][0]["SpecialToken"]["id"] = "[CLX]".into()),
+        ("text B in the template for one text", &|p| p["single"][1]["Sequence"]["id"] = "B".into()),
+        ("more ids than spellings", &|p| p["special_tokens"]["[SEP]"]["ids"] = serde_json::json!([3, 3])),
+        ("a pair template's undefined token", &|p| p["pair"][4]["SpecialToken"]["id"] = "[SEQ]".into()),
+    ];
+    for nested in [false, true] {
+        assert!(with_post(&|_| {}, nested).is_ok(), "the undamaged template, nested {nested}");
+        for (what, change) in &damaged {
+            let e = message(with_post(change, nested));
+            assert!(e.starts_with("tokenizer.json: the tokenizer does not load"), "{what}, nested {nested}: {e}");
+        }
+    }
+}
+
 #[test]
 fn text_longer_than_the_model_allows_is_refused() {
     let model = bert_with(None, None, None).unwrap();

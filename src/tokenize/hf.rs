@@ -40,6 +40,11 @@ impl TextTokenizer {
         // headmap pads batches itself, and refuses over-long text instead of cutting it silently
         inner.with_padding(None);
         inner.with_truncation(None).map_err(|_| Error::file(source, FileProblem::NotTokenizer))?;
+        if let Some(post) = inner.get_post_processor() {
+            if !serde_json::to_value(post).is_ok_and(|post| templates_ok(&post)) {
+                return Err(Error::file(source, FileProblem::NotTokenizer));
+            }
+        }
         let unk = match inner.get_model() {
             ModelWrapper::WordPiece(m) => Some(m.unk_token.clone()),
             ModelWrapper::WordLevel(m) => Some(m.unk_token.clone()),
@@ -80,7 +85,7 @@ impl TextTokenizer {
         }
         let add_special = self.marian.is_none();
         let enc = self.inner.encode_char_offsets(text, add_special).map_err(|_| Error::TokenizerFailed)?;
-        let mut tokens = self.tokens(text, &enc);
+        let mut tokens = self.tokens(text, &enc)?;
         match &self.marian {
             None => Ok(Encoded { ids: enc.get_ids().to_vec(), tokens }),
             Some(vocab) => {
@@ -101,12 +106,15 @@ impl TextTokenizer {
     /// Each token with what it stands for in `text`: special tokens by name, the unknown token
     /// as itself (with the text it replaced), a run of pieces sharing one stretch of text as
     /// numbered parts of it, a later piece of a word as a continuation.
-    fn tokens(&self, text: &str, enc: &tokenizers::Encoding) -> Vec<Token> {
+    fn tokens(&self, text: &str, enc: &tokenizers::Encoding) -> Result<Vec<Token>> {
         let chars: Vec<char> = text.chars().collect();
         let offsets = enc.get_offsets();
         let words = enc.get_word_ids();
         let special = enc.get_special_tokens_mask();
         let pieces = enc.get_tokens();
+        if [offsets.len(), words.len(), special.len()].iter().any(|&n| n != pieces.len()) {
+            return Err(Error::TokenizerFailed);
+        }
         let covered = |i: usize| {
             let (start, end) = offsets[i];
             chars.get(start..end.min(chars.len())).unwrap_or(&[]).iter().collect::<String>().trim().to_string()
@@ -154,7 +162,7 @@ impl TextTokenizer {
             }
             i = end;
         }
-        out
+        Ok(out)
     }
 
     /// Text from ids, special tokens left out.
@@ -217,8 +225,10 @@ impl TextTokenizer {
 
 /// Whether `bytes` can go to the tokenizers crate without making it panic: its deserializers
 /// `expect` where they should fail, on a syntax error inside `decoder` and on a damaged
-/// `Precompiled` character map. The whole file must be JSON, and every Precompiled
-/// normaliser must deserialize on its own (where the crate returns an error).
+/// `Precompiled` character map, and slice where they should check, on a BPE merge shorter than
+/// the continuing-subword prefix. The whole file must be JSON, every Precompiled normaliser
+/// must deserialize on its own (where the crate returns an error), and every merge's second
+/// half must be at least the prefix long.
 fn check_json(bytes: &[u8]) -> Option<()> {
     fn precompiled_ok(value: &serde_json::Value) -> bool {
         match value {
@@ -237,8 +247,48 @@ fn check_json(bytes: &[u8]) -> Option<()> {
             _ => true,
         }
     }
+    // BPE cuts its continuing-subword prefix off the second half of every merge by byte count
+    fn merges_ok(model: &serde_json::Value) -> bool {
+        let prefix = model.get("continuing_subword_prefix").and_then(|p| p.as_str()).unwrap_or("");
+        let second = |merge: &serde_json::Value| match merge {
+            serde_json::Value::String(m) => m.split_once(' ').map(|(_, b)| b.to_string()),
+            serde_json::Value::Array(m) => m.get(1).and_then(|b| b.as_str()).map(str::to_string),
+            _ => None,
+        };
+        let merges = model.get("merges").and_then(|m| m.as_array()).map_or(&[][..], Vec::as_slice);
+        prefix.is_empty() || merges.iter().all(|m| second(m).is_none_or(|b| b.get(prefix.len()..).is_some()))
+    }
     let value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
-    precompiled_ok(&value).then_some(())
+    (precompiled_ok(&value) && value.get("model").is_none_or(merges_ok)).then_some(())
+}
+
+/// Whether every template post-processor in `post` (the tokenizer's, as the crate writes it
+/// back) can be applied: the crate reads its files without checking what its builder checks,
+/// and then indexes by them when it encodes. A template for one text may only place text A;
+/// every special token a template places must be defined, with as many ids as spellings.
+fn templates_ok(post: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    let Value::Object(map) = post else { return true };
+    if let Some(Value::Array(inner)) = map.get("processors") {
+        return inner.iter().all(templates_ok);
+    }
+    if map.get("type").and_then(Value::as_str) != Some("TemplateProcessing") {
+        return true;
+    }
+    let Some(Value::Object(defined)) = map.get("special_tokens") else { return false };
+    let same_length = |t: &Value| {
+        let len = |key: &str| t.get(key).and_then(Value::as_array).map(Vec::len);
+        len("ids").is_some() && len("ids") == len("tokens")
+    };
+    let pieces = |key: &str| map.get(key).and_then(Value::as_array).cloned().unwrap_or_default();
+    let placeable = |piece: &Value, single: bool| match (piece.get("SpecialToken"), piece.get("Sequence")) {
+        (Some(token), _) => token.get("id").and_then(Value::as_str).is_some_and(|id| defined.contains_key(id)),
+        (None, Some(text)) => !single || text.get("id").and_then(Value::as_str) == Some("A"),
+        (None, None) => false,
+    };
+    defined.values().all(same_length)
+        && pieces("single").iter().all(|p| placeable(p, true))
+        && pieces("pair").iter().all(|p| placeable(p, false))
 }
 
 fn unknown(piece: &str, text: &str) -> Token {
