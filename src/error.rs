@@ -70,6 +70,14 @@ pub enum Error {
     #[error("top-p {value} must be greater than 0 and at most 1")]
     BadTopP { value: f32 },
 
+    /// A trainer's size, seed or learning rate outside what it takes.
+    #[error("the training setting {setting} is {value}: it must be {expected}")]
+    BadTrainSetting { setting: String, value: String, expected: String },
+
+    /// Training stopped where the loss stopped being a number; the last good weights are kept.
+    #[error("training diverged at step {step}: the loss is {loss}, so the last good weights are kept")]
+    Diverged { step: usize, loss: f32 },
+
     #[error("token id {id} is outside the model's vocabulary of {vocab}")]
     TokenOutOfVocabulary { id: u32, vocab: usize },
 

@@ -21,6 +21,7 @@
 //!      → exports (export: JSON, CSV, safetensors)
 //!      → what heads do: scores per head, token-to-token mass, the induction probe (heads,
 //!        heads::probe), rollout (rollout), queries and keys in one picture (qk)
+//!      → a small model trained here, its heads forming (train)
 //!      → the fixed benchmark workload (bench)
 //!      → wasm boundary (wasm, the only module that knows JavaScript)
 //! ```
@@ -55,6 +56,8 @@ pub mod stats;
 #[cfg(feature = "cli")]
 pub mod svg;
 pub mod tokenize;
+#[cfg(feature = "hf")]
+pub mod train;
 
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;

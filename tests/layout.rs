@@ -16,7 +16,7 @@ type Graph = BTreeMap<Module, BTreeSet<Module>>;
 
 /// The top-level modules in the order data flows through them (lib.rs's map): each imports only
 /// from modules before it.
-const LAYERS: [&str; 21] = [
+const LAYERS: [&str; 22] = [
     "math",
     "rng",
     "cost",
@@ -36,6 +36,7 @@ const LAYERS: [&str; 21] = [
     "heads",
     "rollout",
     "qk",
+    "train",
     "bench",
     "wasm",
 ];

@@ -30,6 +30,8 @@ export const ERRORS_KO = {
   cannot_generate: "{architecture} 모델은 스스로 글을 쓸 수 없습니다: 디코더만 있는 모델이나 인코더–디코더 모델이어야 합니다.",
   bad_temperature: "온도 {value}: 0보다 커야 합니다(온도를 빼면 가장 그럴듯한 토큰만 고릅니다).",
   bad_top_p: "누적 확률 상한 {value}: 0보다 크고 1 이하여야 합니다.",
+  bad_train_setting: "학습 설정 {setting}의 값 {value}: {expected} 범위여야 합니다.",
+  diverged: "{step}단계에서 학습이 발산했습니다(손실 {loss}). 마지막으로 정상이던 가중치를 그대로 둡니다.",
   token_out_of_vocabulary: "토큰 번호 {id}이(가) 모델의 어휘 크기 {vocab}을(를) 벗어납니다.",
   tokenizer_failed: "토크나이저가 이 텍스트를 나누지 못했습니다.",
   score_needs_self: "‘{score}’ 점수는 한 문장 안의 위치를 비교합니다: {place}에는 문장이 둘입니다.",
