@@ -10,7 +10,8 @@
 //!   p   = softmax(q_h·k_hᵀ/√d_k + causal)     ds = p ⊙ (dp − Σ_j dp⊙p) / √d_k, dq = ds·k, dk = dsᵀ·q
 //!   o_h = p·v_h                               dp = do_h·v_hᵀ, dv = pᵀ·do_h
 //!   x  += o·W_p + b_p                         dW_p += oᵀ·dx, do = dx·W_pᵀ
-//! y = LN(x; g_f, b_f)·wteᵀ   (T, V)         dy = (softmax(y) − onehot) / N
+//! y = LN(x; g_f, b_f)·Wᵀ     (T, V)         dy = (softmax(y) − onehot) / N, dW += dyᵀ·LN(…)
+//!   (W: lm_head, or wte when tied)
 //! loss = Σ_t −log softmax(y_t)[ids_{t+1}] / N
 //! ```
 //!
@@ -125,9 +126,10 @@ pub fn sequence_grad(layout: &Layout, weights: &[f32], ids: &[u32], predictions:
         caches.push(BlockCache { norm, h, qkv, probs, o });
     }
 
-    // 3. the final norm, the tied head, and each position's next-token loss
+    // 3. the final norm, the output head, and each position's next-token loss
     let (hf, norm_f) = layer_norm(x.view(), layout.ln_f_weight.vector(weights), layout.ln_f_bias.vector(weights));
-    let logits = hf.dot(&wte.t()); // (T, V)
+    let head = layout.head().matrix(weights); // (V, D)
+    let logits = hf.dot(&head.t()); // (T, V)
     let mut dlogits = Array2::<f32>::zeros(logits.raw_dim());
     let (mut loss, mut correct) = (0.0f64, Vec::with_capacity(t.saturating_sub(1)));
     let per = 1.0 / predictions.max(1) as f32;
@@ -145,8 +147,8 @@ pub fn sequence_grad(layout: &Layout, weights: &[f32], ids: &[u32], predictions:
 
     // 4. backward, last first
     let mut grad = vec![0.0f32; layout.len];
-    add_matrix(&mut grad, layout.wte, &dlogits.t().dot(&hf)); // the head's share of dwte (V, D)
-    let dhf = dlogits.dot(&wte); // (T, D)
+    add_matrix(&mut grad, layout.head(), &dlogits.t().dot(&hf)); // (V, D)
+    let dhf = dlogits.dot(&head); // (T, D)
     let (dg, db) = two_vectors(&mut grad, layout.ln_f_weight, layout.ln_f_bias);
     let mut dx = layer_norm_back(dhf.view(), &norm_f, layout.ln_f_weight.vector(weights), dg, db);
     for (b, cache) in layout.blocks.iter().zip(&caches).rev() {
@@ -205,8 +207,14 @@ mod tests {
     /// Every weight's gradient against central differences of the loss in f64-summed f32.
     #[test]
     fn gradients_equal_finite_differences() {
-        let cfg = TinyConfig { vocab_size: 11, n_positions: 9, n_embd: 8, n_head: 2, n_layer: 2 };
-        let layout = Layout::new(cfg).unwrap();
+        for tie_word_embeddings in [true, false] {
+            let cfg = TinyConfig { vocab_size: 11, n_positions: 9, n_embd: 8, n_head: 2, n_layer: 2, tie_word_embeddings };
+            check_against_differences(&Layout::new(cfg).unwrap());
+        }
+    }
+
+    fn check_against_differences(layout: &Layout) {
+        let layout = layout.clone();
         let mut weights = layout.init(3);
         // larger weights than GPT-2's start, so every path carries signal
         weights.iter_mut().enumerate().for_each(|(i, w)| *w += 0.3 * ((i * 7919 % 101) as f32 / 101.0 - 0.5));

@@ -41,6 +41,9 @@ pub struct TrainSettings {
     pub batch_size: usize,
     pub learning_rate: f32,
     pub seed: u64,
+    /// The output head tied to the token embeddings (GPT-2's default), or a matrix of its own
+    /// (the trainer's: see `params`).
+    pub tied: bool,
 }
 
 impl Default for TrainSettings {
@@ -55,6 +58,7 @@ impl Default for TrainSettings {
             batch_size: 32,
             learning_rate: 3e-3,
             seed: 0,
+            tied: false,
         }
     }
 }
@@ -67,6 +71,7 @@ impl TrainSettings {
             n_embd: self.d_model,
             n_head: self.heads,
             n_layer: self.layers,
+            tie_word_embeddings: self.tied,
         }
     }
 

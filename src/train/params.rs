@@ -3,13 +3,18 @@
 //! Adam and the gradients' sums run over every weight alike.
 //!
 //! ```text
-//! wte.weight            (V, D)   token embeddings, tied to the output head
+//! wte.weight            (V, D)   token embeddings (the output head too, when tied)
 //! wpe.weight            (P, D)   learnt positions
 //! h.{l}.ln_1.weight     (D,)     and .bias
 //! h.{l}.attn.c_attn     (D, 3D)  Q | K | V, each split into heads of d_k = D / H columns; .bias (3D,)
 //! h.{l}.attn.c_proj     (D, D)   W_O; .bias (D,)
 //! ln_f.weight           (D,)     and .bias
+//! lm_head.weight        (V, D)   the output head, when not tied to wte
 //! ```
+//!
+//! Untied is the trainer's default: with the head tied, a 2-layer attention-only model at
+//! d_model 32 creeps to 0.3 copy accuracy and stays there for thousands of steps (so does
+//! transformers' GPT2LMHeadModel on the same batches); untied, it goes through the phase change.
 //!
 //! Initialised as GPT-2 is (`_init_weights`): weights N(0, 0.02), `c_proj` N(0, 0.02/√(2L)),
 //! biases 0, norms 1 — each tensor from its own seeded stream, so a seed fixes every weight.
@@ -29,6 +34,8 @@ pub struct TinyConfig {
     pub n_embd: usize,
     pub n_head: usize,
     pub n_layer: usize,
+    /// Whether the output head is the token embeddings (`wte`) or a matrix of its own.
+    pub tie_word_embeddings: bool,
 }
 
 impl TinyConfig {
@@ -112,6 +119,8 @@ pub struct Layout {
     pub blocks: Vec<BlockSlots>,
     pub ln_f_weight: Slot,
     pub ln_f_bias: Slot,
+    /// The output head (V, D) when it is not `wte`.
+    pub lm_head: Option<Slot>,
     /// Every weight, in the flat array's order.
     pub len: usize,
 }
@@ -139,7 +148,8 @@ impl Layout {
             })
             .collect();
         let (ln_f_weight, ln_f_bias) = (slot(1, d), slot(1, d));
-        Ok(Layout { config, wte, wpe, blocks, ln_f_weight, ln_f_bias, len: at })
+        let lm_head = (!config.tie_word_embeddings).then(|| slot(v, d));
+        Ok(Layout { config, wte, wpe, blocks, ln_f_weight, ln_f_bias, lm_head, len: at })
     }
 
     /// Every tensor with its GPT-2 name and whether it is a vector (1-D in the checkpoint).
@@ -159,7 +169,13 @@ impl Layout {
             ("ln_f.weight".to_string(), self.ln_f_weight, true),
             ("ln_f.bias".to_string(), self.ln_f_bias, true),
         ]);
+        out.extend(self.lm_head.map(|head| ("lm_head.weight".to_string(), head, false)));
         out
+    }
+
+    /// The output head's matrix (V, D): `lm_head`, or `wte` when tied.
+    pub fn head(&self) -> Slot {
+        self.lm_head.unwrap_or(self.wte)
     }
 
     /// GPT-2's initial weights for `seed`.
@@ -192,16 +208,21 @@ pub fn normal(rng: &mut SplitMix64) -> f32 {
 mod tests {
     use super::*;
 
-    const SMALL: TinyConfig = TinyConfig { vocab_size: 32, n_positions: 33, n_embd: 32, n_head: 4, n_layer: 2 };
+    const SMALL: TinyConfig =
+        TinyConfig { vocab_size: 32, n_positions: 33, n_embd: 32, n_head: 4, n_layer: 2, tie_word_embeddings: false };
 
     #[test]
     fn the_layout_counts_gpt2s_tensors_without_the_mlps() {
         let layout = Layout::new(SMALL).unwrap();
-        // the issue's model: 11,585 weights with its MLP-free blocks and biases
+        // transformers' GPT2LMHeadModel of this size counts 11,872 without its MLPs and 10,848
+        // tied; 128 of those are ln_2, the norm before the MLP, which an attention-only block has
+        // no use for
         let d = 32;
         let per_block = 2 * d + d * 3 * d + 3 * d + d * d + d;
-        assert_eq!(layout.len, 32 * d + 33 * d + 2 * per_block + 2 * d);
-        assert_eq!(layout.named().len(), 2 + 6 * 2 + 2);
+        assert_eq!(layout.len, 32 * d + 33 * d + 2 * per_block + 2 * d + 32 * d);
+        assert_eq!(layout.len, 11_872 - 128);
+        assert_eq!(layout.named().len(), 2 + 6 * 2 + 2 + 1);
+        assert_eq!(Layout::new(TinyConfig { tie_word_embeddings: true, ..SMALL }).unwrap().len, 10_848 - 128);
         let last = layout.named().last().unwrap().1;
         assert_eq!(last.offset + last.len(), layout.len, "the slots tile the array");
     }
