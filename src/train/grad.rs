@@ -59,7 +59,7 @@ fn layer_norm(x: ArrayView2<f32>, g: ArrayView1<f32>, b: ArrayView1<f32>) -> (Ar
         *r = 1.0 / (var + LN_EPS).sqrt();
         row *= *r;
     }
-    let y = &xhat * &g + &b;
+    let y = &xhat * &g + b;
     (y, NormCache { xhat, rstd })
 }
 
@@ -83,9 +83,14 @@ fn layer_norm_back(
     dx
 }
 
-/// The loss and gradient of one sequence `ids` (T ≤ n_positions) under `weights`, each
-/// prediction weighing 1/`predictions` (the batch's count).
-pub fn sequence_grad(layout: &Layout, weights: &[f32], ids: &[u32], predictions: usize) -> SequenceGrad {
+/// Every layer's attention weights (H, T, T) on `ids`: what the trainer's model computes,
+/// for checking that the files it writes make the same model.
+pub fn attention(layout: &Layout, weights: &[f32], ids: &[u32]) -> Vec<Array3<f32>> {
+    forward(layout, weights, ids).1.into_iter().map(|c| c.probs).collect()
+}
+
+/// The residual stream after the last block (T, D), and what each block keeps for the backward.
+fn forward(layout: &Layout, weights: &[f32], ids: &[u32]) -> (Array2<f32>, Vec<BlockCache>) {
     let cfg = layout.config;
     let (t, d, heads, d_k) = (ids.len(), cfg.n_embd, cfg.n_head, cfg.d_k());
     let scale = 1.0 / (d_k as f32).sqrt();
@@ -125,6 +130,16 @@ pub fn sequence_grad(layout: &Layout, weights: &[f32], ids: &[u32], predictions:
         x += &(o.dot(&b.c_proj_weight.matrix(weights)) + b.c_proj_bias.vector(weights));
         caches.push(BlockCache { norm, h, qkv, probs, o });
     }
+    (x, caches)
+}
+
+/// The loss and gradient of one sequence `ids` (T ≤ n_positions) under `weights`, each
+/// prediction weighing 1/`predictions` (the batch's count).
+pub fn sequence_grad(layout: &Layout, weights: &[f32], ids: &[u32], predictions: usize) -> SequenceGrad {
+    let cfg = layout.config;
+    let (t, d, heads, d_k) = (ids.len(), cfg.n_embd, cfg.n_head, cfg.d_k());
+    let scale = 1.0 / (d_k as f32).sqrt();
+    let (x, caches) = forward(layout, weights, ids);
 
     // 3. the final norm, the output head, and each position's next-token loss
     let (hf, norm_f) = layer_norm(x.view(), layout.ln_f_weight.vector(weights), layout.ln_f_bias.vector(weights));
@@ -208,7 +223,8 @@ mod tests {
     #[test]
     fn gradients_equal_finite_differences() {
         for tie_word_embeddings in [true, false] {
-            let cfg = TinyConfig { vocab_size: 11, n_positions: 9, n_embd: 8, n_head: 2, n_layer: 2, tie_word_embeddings };
+            let cfg =
+                TinyConfig { vocab_size: 11, n_positions: 9, n_embd: 8, n_head: 2, n_layer: 2, tie_word_embeddings };
             check_against_differences(&Layout::new(cfg).unwrap());
         }
     }

@@ -14,6 +14,7 @@
 //! headmap vectors --model DIR --text "…" --text "…" --layer 1 --head 3
 //! headmap predict --model DIR --text "…" --ablate 1.0,1.3 --top-k 5 --lens
 //! headmap patch --model DIR --clean "…" --corrupt "…" --answer " Mary" --wrong " John"
+//! headmap train --task induction --layers 2 --d-model 32 --heads 4 --steps 4000 --seed 0 --out DIR
 //! ```
 
 use std::io::Write;
@@ -35,10 +36,12 @@ use serde::Serialize;
 mod find;
 mod generate;
 mod predict;
+mod train;
 mod vectors;
 use find::{heads, rollout};
 use generate::{generate, GenerateArgs};
 use predict::{patch, predict, PatchArgs, PredictArgs};
+use train::{train, TrainArgs};
 use vectors::vectors;
 
 #[derive(Parser)]
@@ -76,6 +79,9 @@ enum Command {
     /// Text the model writes token by token over its KV cache, greedy or sampled, with heads
     /// off if asked; each token with its probability.
     Generate(GenerateArgs),
+    /// Trains a small attention-only GPT-2 on a task it makes itself; writes the model,
+    /// training.json (loss, copy accuracy, every head's scores) and checkpoints.
+    Train(TrainArgs),
 }
 
 /// What every command runs: a model, its input, and the place and mask to keep.
@@ -273,6 +279,7 @@ fn main() -> ExitCode {
         Command::Predict(args) => predict(&args),
         Command::Patch(args) => patch(&args),
         Command::Generate(args) => generate(&args),
+        Command::Train(args) => train(&args),
     };
     match done {
         Ok(()) => ExitCode::SUCCESS,
