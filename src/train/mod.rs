@@ -30,8 +30,9 @@ use crate::error::{Error, Result};
 use crate::rng::SplitMix64;
 
 /// What to train and how: by default a 2-layer model of d_model 32 with 4 heads and its own
-/// output head, on 33 positions of 32 token ids, batches of 32, Adam at 3e-3 — which goes
-/// through the phase change near step 2,900 (seed 0).
+/// output head, on 33 positions of 32 token ids, batches of 32, Adam at 1e-3 — which goes
+/// through the phase change between steps 1,000 and 2,000 for seeds 0–4. At 3e-3 (the
+/// issue's PyTorch run) seeds 0 and 1 took 2,300–2,900 steps and seed 2 none in 9,000.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct TrainSettings {
@@ -60,7 +61,7 @@ impl Default for TrainSettings {
             vocab: 32,
             length: 33,
             batch_size: 32,
-            learning_rate: 3e-3,
+            learning_rate: 1e-3,
             seed: 0,
             tied: false,
         }
@@ -174,7 +175,13 @@ mod tests {
     #[test]
     fn training_lowers_the_loss_and_repeats_itself_on_any_number_of_threads() {
         // pairs (a a b b …): half the targets are the current token, learnt in a few dozen steps
-        let settings = TrainSettings { task: Task::PreviousToken, batch_size: 8, seed: 4, ..TrainSettings::default() };
+        let settings = TrainSettings {
+            task: Task::PreviousToken,
+            batch_size: 8,
+            seed: 4,
+            learning_rate: 3e-3,
+            ..TrainSettings::default()
+        };
         let run = || {
             let mut t = Trainer::new(settings).unwrap();
             let reports: Vec<StepReport> = (0..60).map(|_| t.step().unwrap()).collect();

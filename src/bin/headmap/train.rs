@@ -39,7 +39,7 @@ pub struct TrainArgs {
     pub length: usize,
     #[arg(long, default_value_t = 32)]
     pub batch_size: usize,
-    #[arg(long, default_value_t = 3e-3)]
+    #[arg(long, default_value_t = 1e-3)]
     pub learning_rate: f32,
     #[arg(long, default_value_t = 4000)]
     pub steps: usize,
