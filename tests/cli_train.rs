@@ -84,3 +84,24 @@ fn bad_settings_are_refused_by_name() {
     let (ok, _, err) = headmap(&["train", "--seed", "1.5", "--out", out]);
     assert!(!ok && err.contains("--seed"), "{err}");
 }
+
+/// The losses the page's trainer is held to (tests/wasm_hf.rs) are the command line's.
+#[test]
+fn the_curve_the_page_is_held_to_is_the_command_lines() {
+    let out = std::env::temp_dir().join(format!("headmap-train-curve-{}", std::process::id()));
+    let out = out.to_str().unwrap();
+    let args = ["train", "--steps", "20", "--batch-size", "4", "--seed", "0", "--score-every", "10", "--out", out];
+    let (ok, _, err) = headmap(&args);
+    assert!(ok, "{err}");
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(format!("{out}/training.json")).unwrap()).unwrap();
+    let fixture: serde_json::Value =
+        serde_json::from_str(include_str!("fixtures/train/curve-seed0.json")).expect("the fixture parses");
+    let losses: Vec<f64> = doc["curve"].as_array().unwrap().iter().map(|c| c["loss"].as_f64().unwrap()).collect();
+    let expected: Vec<f64> = fixture["losses"].as_array().unwrap().iter().map(|l| l.as_f64().unwrap()).collect();
+    assert_eq!(losses.len(), expected.len());
+    for (step, (a, b)) in losses.iter().zip(&expected).enumerate() {
+        assert!((a - b).abs() < 1e-4 * b, "step {}: {a} against {b}", step + 1);
+    }
+    let _ = std::fs::remove_dir_all(out);
+}

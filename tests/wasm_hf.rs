@@ -274,3 +274,35 @@ fn generation_draws_in_wasm_what_it_draws_natively() {
     assert_eq!(greedy.rows(0, "cross").unwrap().length(), 0, "a decoder-only model reads no source");
     assert!(message(model.writer(js(r#"{"prompt":"고양이","temperature":0}"#)).map(|_| ())).contains("temperature 0"));
 }
+
+/// The trainer in the browser takes the command line's steps (the losses of
+/// tests/fixtures/train/curve-seed0.json, written by `headmap train`), scores its heads, and
+/// becomes a model every view opens; bad settings are refused by name.
+#[wasm_bindgen_test]
+fn the_trainer_takes_the_command_lines_steps_and_becomes_a_model() {
+    use headmap::wasm::Trainer;
+    let fixture: serde_json::Value =
+        serde_json::from_str(include_str!("fixtures/train/curve-seed0.json")).expect("the fixture parses");
+    let mut trainer = Trainer::new(js(r#"{"seed":0,"batchSize":4}"#)).unwrap();
+    let reports: Array = JsValue::from(trainer.steps(20).unwrap()).dyn_into().unwrap();
+    assert_eq!((reports.length(), trainer.step()), (20, 20));
+    for (i, expected) in fixture["losses"].as_array().unwrap().iter().enumerate() {
+        let loss = get(&reports.get(i as u32), "loss").as_f64().unwrap();
+        let expected = expected.as_f64().unwrap();
+        // the products sum in another order than natively: the same steps, not the same bits
+        assert!((loss - expected).abs() < 1e-4 * expected, "step {}: {loss} against {expected}", i + 1);
+    }
+    let scores: JsValue = trainer.scores().unwrap().into();
+    let induction: Array = get(&scores, "induction").dyn_into().unwrap();
+    assert_eq!(induction.length(), 2, "two layers");
+    let probe = get(&scores, "probe").as_string().unwrap();
+    let model = trainer.model().unwrap();
+    let run = model.run(js(&format!(r#"{{"texts":["{probe}"]}}"#))).unwrap();
+    assert_eq!(get(&first_place(&run), "heads").as_f64(), Some(4.0));
+    let files = trainer.files().unwrap();
+    for name in ["config.json", "model.safetensors", "tokenizer.json"] {
+        assert!(get(&files, name).is_instance_of::<js_sys::Uint8Array>(), "{name}");
+    }
+    assert!(message(Trainer::new(js(r#"{"learningRate":-1}"#))).contains("learning rate"));
+    assert!(message(Trainer::new(js(r#"{"heads":5}"#))).contains("heads"));
+}

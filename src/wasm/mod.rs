@@ -46,6 +46,8 @@ mod run;
 #[cfg(feature = "hf")]
 mod threads;
 mod trace;
+#[cfg(feature = "hf")]
+mod train;
 
 #[cfg(feature = "bench")]
 pub use bench::{GemmBench, MultiHeadBench};
@@ -57,6 +59,8 @@ pub use threads::thread_count;
 #[cfg(feature = "threads")]
 pub use threads::{init_thread_pool, panic_on_a_thread, report_thread_panics};
 use trace::StepsOut;
+#[cfg(feature = "hf")]
+pub use train::Trainer;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &str = r#"
