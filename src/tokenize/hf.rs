@@ -280,7 +280,7 @@ fn templates_ok(post: &serde_json::Value) -> bool {
         let len = |key: &str| t.get(key).and_then(Value::as_array).map(Vec::len);
         len("ids").is_some() && len("ids") == len("tokens")
     };
-    let pieces = |key: &str| map.get(key).and_then(Value::as_array).cloned().unwrap_or_default();
+    let pieces = |key: &str| map.get(key).and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
     let placeable = |piece: &Value, single: bool| match (piece.get("SpecialToken"), piece.get("Sequence")) {
         (Some(token), _) => token.get("id").and_then(Value::as_str).is_some_and(|id| defined.contains_key(id)),
         (None, Some(text)) => !single || text.get("id").and_then(Value::as_str) == Some("A"),

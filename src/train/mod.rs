@@ -123,6 +123,8 @@ pub struct Trainer {
     adam: Adam,
     data: SplitMix64,
     step: usize,
+    /// The copy accuracies summed since [`Trainer::take_copy_accuracy`] last took them, and how many.
+    accuracy: (f32, usize),
 }
 
 impl Trainer {
@@ -133,12 +135,19 @@ impl Trainer {
         let weights = layout.init(settings.seed);
         let adam = Adam::new(layout.len, settings.learning_rate);
         let data = SplitMix64::for_name(settings.seed, "training data");
-        Ok(Trainer { settings, layout, weights, adam, data, step: 0 })
+        Ok(Trainer { settings, layout, weights, adam, data, step: 0, accuracy: (0.0, 0) })
     }
 
     /// Steps taken.
     pub fn steps(&self) -> usize {
         self.step
+    }
+
+    /// The mean copy accuracy of the steps since the last call (0 before any): the curve
+    /// smoothed over the steps between two scorings.
+    pub fn take_copy_accuracy(&mut self) -> f32 {
+        let (sum, count) = std::mem::take(&mut self.accuracy);
+        sum / count.max(1) as f32
     }
 
     /// One step on a fresh batch. A loss that is not a number refuses the update: the weights
@@ -164,7 +173,10 @@ impl Trainer {
             return Err(Error::Diverged { step: self.step, loss });
         }
         self.adam.step(&mut self.weights, &total);
-        Ok(StepReport { step: self.step, loss, copy_accuracy: right as f32 / counted.max(1) as f32 })
+        let copy_accuracy = right as f32 / counted.max(1) as f32;
+        self.accuracy.0 += copy_accuracy;
+        self.accuracy.1 += 1;
+        Ok(StepReport { step: self.step, loss, copy_accuracy })
     }
 }
 

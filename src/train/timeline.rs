@@ -98,8 +98,10 @@ pub const PHASE_INDUCTION: f32 = 0.5;
 /// The weights of one step, kept as a checkpoint.
 pub type Checkpoint = (usize, Vec<f32>);
 
-/// The scores of the model `trainer` holds now.
-pub fn step_scores(trainer: &Trainer, options: &TimelineOptions, copy_accuracy: f32) -> Result<(StepScores, String)> {
+/// The scores of the model `trainer` holds now, with the copy accuracy of the steps since the
+/// last scores (which it takes).
+pub fn step_scores(trainer: &mut Trainer, options: &TimelineOptions) -> Result<(StepScores, String)> {
+    let copy_accuracy = trainer.take_copy_accuracy();
     let model = CheckpointFiles::new(&trainer.layout, &trainer.weights)?.model()?;
     let probe = induction_probe(&model, None, options.probe_length, options.probe_seed)?;
     let row = probe.run.place(probe.place)?.row(0)?;
@@ -123,19 +125,20 @@ pub fn train(
     options: &TimelineOptions,
     mut progress: impl FnMut(&StepReport, Option<&StepScores>) -> bool,
 ) -> Result<(Timeline, Vec<Checkpoint>)> {
-    if options.score_every == 0 || options.checkpoints < 2 {
-        return Err(Error::BadTrainSetting {
-            setting: "checkpoints".into(),
-            value: options.checkpoints.to_string(),
-            expected: "at least 2, scored at least every step".into(),
-        });
+    let bad = |setting: &str, value: usize, expected: &str| {
+        Err(Error::BadTrainSetting { setting: setting.into(), value: value.to_string(), expected: expected.into() })
+    };
+    if options.score_every == 0 {
+        return bad("score every", options.score_every, "at least 1 step");
+    }
+    if options.checkpoints < 2 {
+        return bad("checkpoints", options.checkpoints, "at least 2 (the first step and the last)");
     }
     let mut trainer = Trainer::new(settings)?;
-    let (first, text) = step_scores(&trainer, options, 0.0)?;
+    let (first, text) = step_scores(&mut trainer, options)?;
     let mut scored = vec![first];
     let mut kept = vec![(0, trainer.weights.clone())];
     let (mut curve, mut stopped) = (Vec::with_capacity(options.steps), None);
-    let mut accuracy = 0.0f32;
     for _ in 0..options.steps {
         let report = match trainer.step() {
             Ok(report) => report,
@@ -146,12 +149,9 @@ pub fn train(
             Err(e) => return Err(e),
         };
         curve.push(report);
-        accuracy += report.copy_accuracy;
         let mut new = None;
         if report.step % options.score_every == 0 || report.step == options.steps {
-            let since = report.step - scored.last().map_or(0, |s| s.step);
-            let (s, _) = step_scores(&trainer, options, accuracy / since.max(1) as f32)?;
-            accuracy = 0.0;
+            let (s, _) = step_scores(&mut trainer, options)?;
             kept.push((report.step, trainer.weights.clone()));
             scored.push(s);
             new = scored.last();

@@ -44,12 +44,11 @@ extern "C" {
 /// The most steps one call takes: a page asks for a few dozen between two frames.
 const MAX_STEPS_A_CALL: usize = 10_000;
 
-/// A model in training, with the copy accuracy of the steps since the last scores.
+/// A model in training.
 #[wasm_bindgen]
 pub struct Trainer {
     inner: crate::train::Trainer,
     options: TimelineOptions,
-    accuracy: (f32, usize),
 }
 
 #[derive(Serialize)]
@@ -74,7 +73,7 @@ impl Trainer {
         };
         let inner = crate::train::Trainer::new(settings).map_err(js_error)?;
         let options = TimelineOptions::new(&settings, 0);
-        Ok(Trainer { inner, options, accuracy: (0.0, 0) })
+        Ok(Trainer { inner, options })
     }
 
     /// Takes `count` steps (at most 10,000) and gives their reports. A loss that is not a
@@ -82,10 +81,7 @@ impl Trainer {
     pub fn steps(&mut self, count: usize) -> Result<StepReportsJs, JsValue> {
         let mut reports: Vec<StepReport> = Vec::with_capacity(count.min(MAX_STEPS_A_CALL));
         for _ in 0..count.min(MAX_STEPS_A_CALL) {
-            let report = self.inner.step().map_err(js_error)?;
-            self.accuracy.0 += report.copy_accuracy;
-            self.accuracy.1 += 1;
-            reports.push(report);
+            reports.push(self.inner.step().map_err(js_error)?);
         }
         typed(&reports)
     }
@@ -99,8 +95,7 @@ impl Trainer {
     /// Every head's induction and previous-token scores on the probe now, as `headmap heads`
     /// gives them on these weights, with the copy accuracy since the last call.
     pub fn scores(&mut self) -> Result<TrainScoresJs, JsValue> {
-        let (sum, count) = std::mem::take(&mut self.accuracy);
-        let (scores, probe) = step_scores(&self.inner, &self.options, sum / count.max(1) as f32).map_err(js_error)?;
+        let (scores, probe) = step_scores(&mut self.inner, &self.options).map_err(js_error)?;
         typed(&ScoresOut { scores, probe })
     }
 
