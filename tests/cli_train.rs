@@ -105,3 +105,36 @@ fn the_curve_the_page_is_held_to_is_the_command_lines() {
     }
     let _ = std::fs::remove_dir_all(out);
 }
+
+/// The scores and phase change the page's training is held to (tests/browser/train.test.mjs)
+/// are what the command line records for the page's default settings.
+#[test]
+fn the_scores_the_page_is_held_to_are_the_command_lines() {
+    let out = std::env::temp_dir().join(format!("headmap-train-page-{}", std::process::id()));
+    let out = out.to_str().unwrap();
+    let (ok, _, err) = headmap(&["train", "--steps", "1500", "--seed", "0", "--out", out]);
+    assert!(ok, "{err}");
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(format!("{out}/training.json")).unwrap()).unwrap();
+    let fixture: serde_json::Value =
+        serde_json::from_str(include_str!("fixtures/train/page-seed0.json")).expect("the fixture parses");
+    assert_eq!(doc["phaseChange"], fixture["phaseChange"]);
+    for expected in fixture["scores"].as_array().unwrap() {
+        let got = doc["scores"].as_array().unwrap().iter().find(|s| s["step"] == expected["step"]).unwrap();
+        for key in ["copyAccuracy", "induction", "previousToken"] {
+            let (a, b) = (flat(&got[key]), flat(&expected[key]));
+            assert_eq!(a.len(), b.len());
+            for (x, y) in a.iter().zip(&b) {
+                assert!((x - y).abs() < 1e-5, "{key} at step {}: {x} against {y}", expected["step"]);
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(out);
+}
+
+fn flat(value: &serde_json::Value) -> Vec<f64> {
+    match value {
+        serde_json::Value::Array(items) => items.iter().flat_map(flat).collect(),
+        other => vec![other.as_f64().unwrap()],
+    }
+}

@@ -6,6 +6,7 @@ import { readFile } from "node:fs/promises";
 import { describe, it } from "node:test";
 
 import { JS_CODES } from "../../www/js/errors.js";
+import { TRAIN } from "../../www/js/strings/train.js";
 import { EXPLORER_STRINGS } from "../../www/js/explorer/strings.js";
 import { ERRORS_KO, STRINGS, errorText } from "../../www/js/i18n.js";
 import { HINTS } from "../../www/js/strings/errors.js";
@@ -15,6 +16,7 @@ import { FIND } from "../../www/js/strings/find.js";
 const NAMES = new Set([
   "headmap", "MiniLM", "English", "BERT", "RoBERTa", "XLM-R", "DistilBERT", "ELECTRA", "GPT-2", "GPT-Neo", "GPT-NeoX", "Llama", "Qwen2", "Mistral",
   "BART", "Marian", "T5", "Kobayashi", "RoPE", "CSP", "JSON", "CSV", "PNG", "SVG", "URL", "MB", "Helsinki-NLP/opus-mt-ko-en", "trusted-types", "http", "https",
+  "Olsson", "transformers", "nat", // a paper's author, a library, a unit
 ]);
 /** Values an author writes in an attribute, quoted as such: code, not words. */
 const VALUES = new Set(["trained", "induction", "small", "base", "all", "none", "padding", "causal", "cross"]);
@@ -67,6 +69,7 @@ describe("words", () => {
       ...STRINGS.ko,
       ...EXPLORER_STRINGS.ko,
       ...FIND.ko,
+      ...TRAIN.ko,
       ...Object.fromEntries(Object.entries(ERRORS_KO).map(([k, v]) => [`error.${k}`, v])),
       ...Object.fromEntries(Object.entries(HINTS.ko).map(([k, v]) => [`hint.${k}`, v])),
     };

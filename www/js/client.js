@@ -103,12 +103,13 @@ class Connection {
 
 /**
  * The key a model source is cached under in the worker. Sources: { from: "toy", preset, seed,
- * layers }, { from: "url", base }, { from: "hub", id, hub? }, { from: "files", files }.
+ * layers }, { from: "url", base }, { from: "hub", id, hub? }, { from: "kept", id }, { from: "files", files }.
  */
 export function sourceKey(source) {
   if (source.from === "toy") return `toy:${source.preset}:${source.seed}:${source.layers}`;
   if (source.from === "url") return `url:${new URL(source.base, location.href).href}`;
   if (source.from === "hub") return `hub:${source.hub ?? ""}:${source.id}`;
+  if (source.from === "kept") return `kept:${source.id}`;
   return `files:${++pickedFiles}`;
 }
 

@@ -130,6 +130,24 @@ export async function loadFiles(key, files) {
   return model.info();
 }
 
+/** The real-model package (the trainer's too), loaded once. */
+export async function realPackage() {
+  return (await hf()).pkg;
+}
+
+/** Model `model`, made by `pkg` outside this module (a trainer's), under `key`: the one before under it goes. */
+export function adopt(key, model, pkg) {
+  forget(key);
+  models.set(key, { model, pkg });
+  evict(models, MAX_MODELS);
+}
+
+/** Lets the model under `key` go (its runs keep it while they live). */
+export function forget(key) {
+  models.get(key)?.model.free();
+  models.delete(key);
+}
+
 /** Bytes of the real-model package's memory: it only grows, so this is its peak. */
 export async function wasmBytes() {
   return hfReady ? (await hf()).memory.buffer.byteLength : 0;

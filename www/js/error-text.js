@@ -3,7 +3,7 @@
 
 import { fill } from "./korean.js";
 import { STRINGS } from "./strings/index.js";
-import { ERRORS_EN, ERRORS_KO, HINTS, WORDS_KO } from "./strings/errors.js";
+import { ERRORS_EN, ERRORS_KO, HINTS, PATTERNS_KO, WORDS_KO } from "./strings/errors.js";
 
 /**
  * An error as the reader should read it: the core's own message in English; in Korean the
@@ -57,8 +57,14 @@ function wordError(lang, error) {
   if (!template) return fill(STRINGS.ko.unknownError, { code: code ?? "?" });
   const values = {};
   for (const [k, v] of Object.entries(details)) {
-    const word = (x) => nameOf("ko", code, k, x, details) ?? WORDS_KO[x] ?? x;
+    const word = (x) => nameOf("ko", code, k, x, details) ?? WORDS_KO[x] ?? patterned(x);
     values[k] = Array.isArray(v) ? (v.every((x) => typeof x === "number") ? `[${v.join(", ")}]` : v.map(word).join(", ")) : word(v);
   }
   return fill(template, values);
+}
+
+/** `value` in Korean by the first of PATTERNS_KO it matches, else as it is. */
+function patterned(value) {
+  const found = typeof value === "string" && PATTERNS_KO.find(([pattern]) => pattern.test(value));
+  return found ? value.replace(found[0], found[1]) : value;
 }

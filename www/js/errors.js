@@ -35,6 +35,9 @@ export const JS_CODES = [
   "src_failed",
   "src_status",
   "bad_data",
+  "kept_gone",
+  "not_training",
+  "bad_train_setting", // the page checks its training settings against its own limits, worded as the core's
   "file", // a file's problem the page finds before the core (too large), worded as the core's
 ];
 

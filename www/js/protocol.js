@@ -24,7 +24,7 @@
 export const OPERATIONS = {
   /** → { examples }: the seeds' example sentences, once the core has loaded */
   start: { args: "" },
-  /** → model info. `source`: { from: "toy", preset, seed, layers } | { from: "url", base } | { from: "hub", id, hub? } | { from: "files", files } (handed over) */
+  /** → model info. `source`: { from: "toy", preset, seed, layers } | { from: "url", base } | { from: "hub", id, hub? } | { from: "files", files } (handed over) | { from: "kept", id } (a model trained on the page) */
   load: { args: "key source", transfer: ({ source }) => (source.from === "files" ? Object.values(source.files).map((b) => b.buffer) : []) },
   /** → { id, info, tokens, ms }. `request`: { texts, targets?, place?, mask?, scale?, ablate?, ablation? } */
   run: { args: "key request", needs: "model", newest: true },
@@ -64,6 +64,12 @@ export const OPERATIONS = {
   write: { args: "key request watch", needs: "model" },
   /** → text: an encoder–decoder's greedy output for `text`, up to `maxNewTokens` (64) */
   generate: { args: "key text maxNewTokens", needs: "model" },
+  /** → { step }: session `session`'s model trained up to step `until`, its trainer made from `settings` (the wasm Trainer's) the first time; progress every few dozen steps: { step, reports: [{ step, loss, copyAccuracy }], ms, scores?, thumbs? } — every head's scores on the probe and its heatmap (`thumb` device pixels, coloured 0–1) at step 0 and every 50 steps; a signal pauses it between two chunks (the trainer stays) */
+  train: { args: "session settings until thumb" },
+  /** → { id, step, files }: session `session`'s model now, kept as a folder (config.json, model.safetensors, tokenizer.json) that `load` opens as { from: "kept", id } */
+  keep: { args: "session" },
+  /** → nothing: session `session`'s trainer goes */
+  endTraining: { args: "session" },
   /** → Float32Array [dV]: Σ_j weights[j] · v[j] for v of shape [weights.length, dV] */
   weightedSum: { args: "weights v dV" },
   /** → true (the threaded build panics on a pool thread: its test) or false */

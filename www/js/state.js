@@ -53,9 +53,12 @@ export function validHub(hub) {
   return hub === "" || (/^\/[\w\-./]*$/.test(hub) && !hub.startsWith("//") && !hub.includes(".."));
 }
 
-/** Whether `model` may come from a link: a built-in model or a Hub id that passes `validModelId`. */
+/**
+ * Whether `model` may come from a link: a built-in model, a Hub id that passes `validModelId`,
+ * or a model trained on the page and kept (`kept:` and its 8 hex digits).
+ */
 export function validModel(model) {
-  return MODELS.includes(model) || (model.startsWith("hub:") && validModelId(model.slice(4)));
+  return MODELS.includes(model) || (model.startsWith("hub:") && validModelId(model.slice(4))) || /^kept:[0-9a-f]{8}$/.test(model);
 }
 
 /**

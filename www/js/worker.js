@@ -26,11 +26,14 @@ function buffersOf(value, out = []) {
  */
 /** Finding and fetching files is for real models: a page of toy widgets never loads it. */
 const modelFiles = () => import("./model-files.js");
+/** Training is for the explorer's panel: no widget loads it. */
+const training = () => import("./training.js");
 
 async function filesOf(source, id) {
   const { HUB, fetchModelFiles, hubUrl, pickFiles, validModelId } = await modelFiles();
   const onProgress = (progress) => self.postMessage({ id, progress });
   if (source.from === "files") return pickFiles(source.files);
+  if (source.from === "kept") return pickFiles(await (await training()).keptFiles(source.id));
   if (source.from === "url") {
     // a folder an author names (a widget's model attribute) or the page serves; the explorer
     // lets no link name one
@@ -221,6 +224,29 @@ const OWN = {
       cancelled.delete(id);
     }
   },
+  async train(session, settings, until, thumb, { id }) {
+    const { train, trainedModel } = await training();
+    // every head on the probe, painted 0–1 as the model is at each scored step
+    const progress = async (out) => {
+      if (out.scores) {
+        const r = core.run(await trainedModel(session), { texts: [out.scores.probe] });
+        try {
+          out.thumbs = view(r.id, { place: r.info.places[0].place, row: 0, layer: 0, head: 0 }, null, { size: thumb }, "one").thumbs;
+        } finally {
+          core.free(r.id);
+        }
+      }
+      self.postMessage({ id, progress: out }, [...new Set(buffersOf(out))]);
+    };
+    const stopped = async () => (await breathe(), cancelled.has(id));
+    try {
+      return await train(session, settings, until, progress, stopped);
+    } finally {
+      cancelled.delete(id);
+    }
+  },
+  keep: async (session) => (await training()).keep(session),
+  endTraining: async (session) => (await training()).endTraining(session),
   queryKeysTsne: (corpus, head, { id }) => core.queryKeysTsne(corpus, head, (done, total) => self.postMessage({ id, progress: { done, total } })),
 };
 

@@ -17,6 +17,7 @@ import { Predictor } from "./predict.js";
 import { QueryKeys } from "./qk.js";
 import { EXPLORER_STRINGS } from "./strings.js";
 import { Store } from "./store.js";
+import { Training } from "./train.js";
 import { Viewer } from "./viewer.js";
 
 addStrings(EXPLORER_STRINGS);
@@ -65,7 +66,7 @@ const app = {
   get qk() {
     return qk;
   },
-  chooseModel: (choice) => picker.choose(choice),
+  chooseModel: (choice, options) => picker.choose(choice, options),
   /** Opens head `head` of layer `layer` in the main view. */
   openHead: (layer, head) => openHead(layer, head),
   /**
@@ -119,6 +120,7 @@ async function openSentence(line, { place, layer, head, position, side }) {
 const qk = new QueryKeys(app, { onOpen: openSentence });
 const predictor = new Predictor(app);
 const generator = new Generator(app);
+const training = new Training(app);
 const controls = new Controls(app);
 const picker = new ModelPicker(app, { onLoaded: afterModelChange });
 const exporter = new Exporter(app);
@@ -247,6 +249,7 @@ function setLang(lang) {
   qk.applyLanguage();
   predictor.applyLanguage();
   generator.applyLanguage();
+  training.applyLanguage();
   viewer.applyLanguage();
   if (lastError) showStatus(app.errorText(lastError), "error");
   else if (!app.result) recompute();
@@ -264,6 +267,8 @@ async function main() {
   qk.applyLanguage();
   predictor.bind();
   generator.bind();
+  training.bind();
+  training.applyLanguage();
   exporter.bind();
   try {
     const { examples } = await app.client.call("start");

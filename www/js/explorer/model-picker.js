@@ -133,6 +133,7 @@ export class ModelPicker {
     if (choice === "toy") return { source: sourceOf("toy", location.href, s), name: this.app.T("model.toy"), where: null };
     if (Object.hasOwn(FOLDERS, choice)) return { source: sourceOf(choice, location.href), name: FOLDERS[choice].name, where: "site" };
     if (choice === "local") return { source: { from: "files", files }, name: name ?? this.app.T("localName"), where: "local" };
+    if (choice.startsWith("kept:")) return { source: { from: "kept", id: choice.slice(5) }, name: name ?? this.app.T("keptName"), where: "page" };
     const id = choice.slice(4);
     return { source: { from: "hub", id, ...(s.hub && { hub: s.hub }) }, name: id, where: s.hub ? `${location.host}${s.hub}` : "huggingface.co" };
   }
@@ -173,6 +174,7 @@ export class ModelPicker {
       if (info.wasmBytes) app.probe.timings.wasmBytes = info.wasmBytes;
       if (!keepError) this.hideError();
       this.showLoaded();
+      if (choice.startsWith("kept:")) this.keptOption(choice, label);
       $("model").value = choice.startsWith("hub:") ? "hub" : choice;
       await this.onLoaded();
       return true;
@@ -194,13 +196,26 @@ export class ModelPicker {
     }
   }
 
+  /** A model trained on the page is one more choice in the picker, named as it was kept. */
+  keptOption(choice, label) {
+    const select = this.app.$("model");
+    let option = [...select.options].find((o) => o.value === choice);
+    if (!option) {
+      option = document.createElement("option");
+      option.value = choice;
+      select.insertBefore(option, select.querySelector('option[value="hub"]'));
+    }
+    option.textContent = label;
+  }
+
   /** The status line: which model is shown, and from where. */
   showLoaded() {
     const m = this.app.model;
     if (!m || m.choice === "toy") return this.setStatus(null);
     if (m.choice === "file") return this.setStatus("openedFile", { file: m.name, architecture: m.info.architecture });
-    const where = m.where === "local" ? this.app.T("localWhere") : m.where === "site" ? this.app.T("siteWhere") : m.where;
-    const values = { model: m.name, where, architecture: m.info.architecture, max: m.info.maxTokens };
+    const where = { local: "localWhere", site: "siteWhere", page: "pageWhere" }[m.where];
+    const whereText = where ? this.app.T(where) : m.where;
+    const values = { model: m.name, where: whereText, architecture: m.info.architecture, max: m.info.maxTokens };
     this.setStatus("loadedFrom", values, m.fromLink ? "fromLink" : null);
   }
 

@@ -30,7 +30,9 @@ export const ERRORS_KO = {
   cannot_generate: "{architecture} 모델은 스스로 글을 쓸 수 없습니다: 디코더만 있는 모델이나 인코더–디코더 모델이어야 합니다.",
   bad_temperature: "온도 {value}: 0보다 커야 합니다(온도를 빼면 가장 그럴듯한 토큰만 고릅니다).",
   bad_top_p: "누적 확률 상한 {value}: 0보다 크고 1 이하여야 합니다.",
-  bad_train_setting: "학습 설정 {setting}의 값 {value}: {expected} 범위여야 합니다.",
+  bad_train_setting: "학습 설정 {setting}의 값 {value}은(는) 쓸 수 없습니다: {expected}이어야 합니다.",
+  kept_gone: "이 페이지에서 학습한 모델을 이 브라우저가 더 이상 갖고 있지 않습니다: 다시 학습하세요.",
+  not_training: "학습 중인 모델이 없습니다: 먼저 학습을 시작하세요.",
   diverged: "{step}단계에서 학습이 발산했습니다(손실 {loss}). 마지막으로 정상이던 가중치를 그대로 둡니다.",
   token_out_of_vocabulary: "토큰 번호 {id}이(가) 모델의 어휘 크기 {vocab}을(를) 벗어납니다.",
   tokenizer_failed: "토크나이저가 이 텍스트를 나누지 못했습니다.",
@@ -168,6 +170,15 @@ export const WORDS_KO = {
   small: "소형",
   base: "기본",
   "a whole number": "정수",
+  "learning rate": "학습률",
+  "batch size": "배치 크기",
+  length: "길이",
+  heads: "헤드 수",
+  vocabulary: "어휘 크기",
+  positions: "위치 수",
+  seed: "시드",
+  steps: "단계 수",
+  "a number above 0, at most 1": "0보다 크고 1 이하인 수",
   "a number": "숫자",
   "true or false": "참 또는 거짓",
   text: "문자열",
@@ -182,6 +193,16 @@ export const WORDS_KO = {
   "a mask these tokens allow (causal needs as many queries as keys)": "이 토큰들에 맞는 마스크(인과 마스크는 쿼리와 키의 수가 같아야 합니다)",
   "what docs/attention.schema.json describes": "docs/attention.schema.json이 설명하는 형식",
 };
+
+/**
+ * Values made of numbers that WORDS_KO cannot list one by one, as [pattern, Korean]: a
+ * training setting's range, the divisor heads must be.
+ */
+export const PATTERNS_KO = [
+  [/^(\d+) to (\d+)$/, "$1–$2 사이의 정수"],
+  [/^a divisor of d_model (\d+)$/, "d_model $1의 약수"],
+  [/^at least (\d+) for a span of (\d+) copied$/, "(구간 $2개를 복사하려면) $1 이상"],
+];
 
 /** English wording for the errors whose core message names places and masks by their codes. */
 export const ERRORS_EN = {

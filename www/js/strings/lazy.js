@@ -8,6 +8,7 @@ export const ERRORS_KO = {};
 export const ERRORS_EN = {};
 export const HINTS = { en: {}, ko: {} };
 export const WORDS_KO = {};
+export const PATTERNS_KO = [];
 
 const loading = {};
 
@@ -28,6 +29,7 @@ export function loadErrors() {
     Object.assign(ERRORS_EN, errors.ERRORS_EN);
     Object.assign(ERRORS_KO, errors.ERRORS_KO);
     Object.assign(WORDS_KO, errors.WORDS_KO);
+    PATTERNS_KO.push(...errors.PATTERNS_KO);
   });
   loading.errors.catch(() => delete loading.errors);
   return loading.errors;

@@ -1,0 +1,345 @@
+// The explorer's "heads that form" panel: a small attention-only GPT-2 trained from random
+// weights in the worker, a few dozen steps a message, while the page draws the loss, the copy
+// accuracy and every head's induction and previous-token scores (each the number `headmap
+// train` records for the same seed), and every head's attention on the probe. It pauses and
+// goes on, starts again, and keeps the model as one more in the picker — every view opens it
+// — with its files to download in GPT-2's layout.
+
+import { addStrings } from "../i18n.js";
+import { coded } from "../errors.js";
+import { RANGES } from "../settings.js";
+import { TRAIN } from "../strings/train.js";
+import { el, sizeCanvas } from "../views/dom.js";
+import { cssNumber } from "../views/sizes.js";
+import { drawCurves, headColor, thinned } from "../views/curves.js";
+
+addStrings(TRAIN);
+
+/** What the page trains: its limits, each refused by name past them (the core's are wider). */
+const LIMITS = { layers: [1, 3], dModel: [16, 64], heads: [1, 8], steps: [50, 10_000] };
+/** The rule `headmap train` marks the phase change by (src/train/timeline.rs). */
+const PHASE = { accuracy: 0.6, induction: 0.5 };
+
+export class Training {
+  #app;
+  #session = 0; // 0: none yet
+  #made = null; // the settings the session's trainer was made from
+  #signal = null;
+  #steps = { xs: [], loss: [] }; // every step's loss
+  #scores = []; // every scored step: { step, copyAccuracy, induction, previousToken }
+  #thumbs = [];
+  #probe = "";
+  #phase = null; // { step, seconds, accuracy, layer, head, score }
+  #ms = 0; // time spent training, pauses left out
+  #since = 0; // when the current stretch began
+  #rate = 0;
+  #until = 0;
+  #frame = 0;
+  #links = [];
+  #thumbsDrawn = ""; // the step and size the probe's heatmaps show
+
+  constructor(app) {
+    this.#app = app;
+  }
+
+  bind() {
+    const { $ } = this.#app;
+    $("train-start").addEventListener("click", () => this.#train());
+    $("train-pause").addEventListener("click", () => this.#signal?.abort());
+    $("train-reset").addEventListener("click", () => this.#reset());
+    $("train-keep").addEventListener("click", () => this.#keep());
+    addEventListener("resize", () => this.#schedule());
+    $("train-panel").querySelector(".train-settings").addEventListener("input", () => this.#label());
+  }
+
+  applyLanguage() {
+    const { $, T } = this.#app;
+    for (const option of $("train-task").options) option.textContent = T(`train.task.${option.value}`);
+    this.#label();
+    this.#draw();
+    this.#say();
+  }
+
+  /** The settings as typed, checked against the page's limits: { settings, until } or a coded error. */
+  #read() {
+    const { $ } = this.#app;
+    const whole = (id, name, [lo, hi], shown = name) => {
+      const raw = $(id).value.trim();
+      const n = Number(raw);
+      if (raw === "" || !Number.isInteger(n) || n < lo || n > hi) {
+        throw coded(`the training setting ${shown} is ${raw || "empty"}: it must be ${lo} to ${hi}`, "bad_train_setting", { setting: shown, value: raw || "—", expected: `${lo} to ${hi}` });
+      }
+      return n;
+    };
+    const layers = whole("train-layers", "layers", LIMITS.layers);
+    const dModel = whole("train-d", "d_model", LIMITS.dModel);
+    const heads = whole("train-heads", "heads", LIMITS.heads);
+    if (dModel % heads) {
+      throw coded(`the training setting heads is ${heads}: it must be a divisor of d_model ${dModel}`, "bad_train_setting", { setting: "heads", value: String(heads), expected: `a divisor of d_model ${dModel}` });
+    }
+    const seed = whole("train-seed", "seed", RANGES.seed);
+    const lrText = $("train-lr").value.trim();
+    const learningRate = Number(lrText);
+    if (!lrText || !Number.isFinite(learningRate) || learningRate <= 0 || learningRate > 1) {
+      throw coded(`the training setting learning rate is ${lrText || "empty"}: it must be a number above 0, at most 1`, "bad_train_setting", { setting: "learning rate", value: lrText || "—", expected: "a number above 0, at most 1" });
+    }
+    const steps = whole("train-steps", "steps", LIMITS.steps);
+    const settings = { task: $("train-task").value, layers, dModel, heads, learningRate, seed };
+    return { settings, until: Math.ceil(steps / 50) * 50 };
+  }
+
+  async #train() {
+    const { $, client } = this.#app;
+    let asked;
+    try {
+      asked = this.#read();
+    } catch (e) {
+      return this.#fail(e);
+    }
+    $("train-error").hidden = true;
+    const same = this.#made && JSON.stringify(this.#made) === JSON.stringify(asked.settings);
+    if (!same || this.#steps.xs.length >= asked.until) await this.#reset();
+    if (!this.#session) {
+      this.#session = Date.now() % 1e9;
+      this.#made = asked.settings;
+    }
+    this.#until = asked.until;
+    const signal = (this.#signal = new AbortController()).signal;
+    const session = this.#session;
+    this.#running(true);
+    this.#since = performance.now();
+    const thumb = Math.round(this.#thumbSize() * Math.min(globalThis.devicePixelRatio || 1, 3));
+    try {
+      await client.call("train", { session, settings: asked.settings, until: asked.until, thumb }, { signal, onProgress: (out) => session === this.#session && this.#progress(out) });
+    } catch (e) {
+      if (e.code !== "cancelled" && session === this.#session) this.#fail(e);
+    } finally {
+      if (session === this.#session) {
+        this.#stretch();
+        this.#signal = null;
+        this.#running(false);
+      }
+      this.#say();
+    }
+  }
+
+  /** Time trained so far, the stretch now running included. */
+  #elapsed() {
+    return this.#ms + (this.#since ? performance.now() - this.#since : 0);
+  }
+
+  #stretch() {
+    if (this.#since) this.#ms += performance.now() - this.#since;
+    this.#since = 0;
+  }
+
+  #progress({ step, reports, ms, scores, thumbs }) {
+    for (const r of reports) {
+      this.#steps.xs.push(r.step);
+      this.#steps.loss.push(r.loss);
+    }
+    if (reports.length && ms > 0) this.#rate = (reports.length / ms) * 1000;
+    if (scores) {
+      this.#scores.push(scores);
+      this.#probe = scores.probe;
+      this.#thumbs = thumbs ?? [];
+      this.#findPhase(scores);
+    }
+    const probe = this.#app.probe;
+    probe.trainingScores = this.#scores;
+    probe.training = { step, steps: this.#until, rate: this.#rate, phase: this.#phase, scores: this.#scores.at(-1), seconds: this.#elapsed() / 1000, losses: this.#steps.loss.length };
+    this.#schedule();
+  }
+
+  /** The first scored step past both thresholds (`headmap train`'s phase_change). */
+  #findPhase(s) {
+    if (this.#phase || s.copyAccuracy < PHASE.accuracy) return;
+    let best = { score: -1 };
+    s.induction.forEach((row, layer) => row.forEach((score, head) => score > best.score && (best = { layer, head, score })));
+    if (best.score < PHASE.induction) return;
+    this.#phase = { step: s.step, seconds: this.#elapsed() / 1000, accuracy: s.copyAccuracy, ...best };
+  }
+
+  #schedule() {
+    cancelAnimationFrame(this.#frame);
+    this.#frame = requestAnimationFrame(() => {
+      const started = performance.now();
+      this.#draw();
+      this.#say();
+      (this.#app.probe.trainingDraws ??= []).push([Math.round(started), Math.round(performance.now() - started)]);
+    });
+  }
+
+  #running(on) {
+    const { $ } = this.#app;
+    $("train-pause").hidden = !on;
+    $("train-start").disabled = on;
+    this.#label();
+    $("train-keep").disabled = on || !this.#session;
+  }
+
+  /** "Go on" where the settings are the session's and more steps are asked, else "Train". */
+  #label() {
+    const { $, T } = this.#app;
+    let resume = false;
+    try {
+      const { settings, until } = this.#read();
+      resume = !this.#since && Boolean(this.#made) && JSON.stringify(this.#made) === JSON.stringify(settings) && this.#steps.xs.length < until;
+    } catch {
+      // settings it would refuse: Train says why
+    }
+    $("train-start").textContent = T(resume ? "train.resume" : "train.start");
+  }
+
+  async #reset() {
+    this.#signal?.abort();
+    const { $, client } = this.#app;
+    if (this.#session) await client.call("endTraining", { session: this.#session }).catch(() => {});
+    this.#session = 0;
+    this.#made = null;
+    this.#steps = { xs: [], loss: [] };
+    this.#scores = [];
+    this.#thumbs = [];
+    this.#phase = null;
+    this.#thumbsDrawn = "";
+    this.#ms = 0;
+    this.#since = 0;
+    this.#rate = 0;
+    for (const url of this.#links) URL.revokeObjectURL(url);
+    this.#links = [];
+    $("train-files").replaceChildren();
+    $("train-download").hidden = true;
+    $("train-error").hidden = true;
+    this.#app.probe.training = null;
+    this.#running(false);
+    this.#draw();
+    this.#say();
+  }
+
+  #fail(e) {
+    const box = this.#app.$("train-error");
+    box.textContent = this.#app.errorText(e);
+    box.hidden = false;
+    this.#app.probe.errors.push(e.message);
+  }
+
+  /** The status line and the phase change, in the page's language. */
+  #say() {
+    const { $, T, lang } = this.#app;
+    const n = (v, digits = 2) => v.toLocaleString(lang, { minimumFractionDigits: digits, maximumFractionDigits: digits });
+    const step = this.#steps.xs.length;
+    if (!this.#session) {
+      $("train-status").textContent = "";
+      $("train-phase").textContent = T("train.phaseRule");
+      return;
+    }
+    const last = this.#scores.at(-1);
+    const running = Boolean(this.#since);
+    const parts = [T("train.status", { step: step.toLocaleString(lang), steps: this.#until.toLocaleString(lang), loss: step ? n(this.#steps.loss.at(-1)) : "—", accuracy: last ? n(last.copyAccuracy) : "—", rate: Math.round(this.#rate).toLocaleString(lang) })];
+    if (!running && step >= this.#until) parts.push(T("train.done", { steps: step.toLocaleString(lang), seconds: n(this.#ms / 1000, 1) }));
+    else if (!running && step) parts.push(T("train.paused", { step: step.toLocaleString(lang) }));
+    $("train-status").textContent = parts.join(" ");
+    const p = this.#phase;
+    $("train-phase").textContent = p
+      ? T("train.phase", { step: p.step.toLocaleString(lang), seconds: n(p.seconds, 1), accuracy: n(p.accuracy), layer: p.layer + 1, head: p.head + 1, score: n(p.score) })
+      : `${T("train.noPhase")} ${T("train.phaseRule")}`;
+  }
+
+  /** The CSS size of one head's probe heatmap: the heads of a layer side by side in the panel. */
+  #thumbSize() {
+    const heads = Number(this.#app.$("train-heads").value) || 4;
+    const room = (this.#app.$("train-panel").clientWidth || 600) - 40;
+    return Math.max(48, Math.min(120, Math.floor(room / heads) - 10));
+  }
+
+  #draw() {
+    const { $, T, lang } = this.#app;
+    $("train-charts").hidden = !this.#session;
+    const width = Math.max(240, ($("train-panel").clientWidth || 600) - 30);
+    const chartWidth = width >= 700 ? Math.floor(width / 2) - 8 : width;
+    const xMax = Math.max(this.#until, 50);
+    const marks = this.#phase ? [{ x: this.#phase.step, label: T("train.phaseMark"), color: "#b2182b" }] : [];
+    const steps = this.#scores.map((s) => s.step);
+    const chart = (id, title, series, options = {}) => {
+      const canvas = $(id);
+      drawCurves(canvas, { width: chartWidth, height: 150, xMax, series, marks, title, lang, ...options });
+      const ys = series[0]?.ys ?? [];
+      canvas.setAttribute("aria-label", ys.length ? T("train.chart", { title, from: ys[0].toFixed(2), first: series[0].xs[0].toLocaleString(lang), to: ys.at(-1).toFixed(2), step: series[0].xs.at(-1).toLocaleString(lang) }) : title);
+    };
+    const loss = thinned(this.#steps.xs, this.#steps.loss, 300);
+    const top = Math.max(1, Math.ceil(Math.max(...(loss.ys.length ? loss.ys : [1]))));
+    chart("train-loss", T("train.loss"), [{ ...loss, color: "#444" }], { yMax: top, yTicks: [0, top / 2, top] });
+    chart("train-accuracy", T("train.accuracy"), [{ xs: steps, ys: this.#scores.map((s) => s.copyAccuracy), color: "#222", width: 2 }]);
+    for (const [id, title, key] of [["train-induction", T("train.induction"), "induction"], ["train-previous", T("train.previous"), "previousToken"]]) {
+      const series = [];
+      const first = this.#scores[0]?.[key] ?? [];
+      first.forEach((row, layer) =>
+        row.forEach((_, head) => series.push({ xs: steps, ys: this.#scores.map((s) => s[key][layer][head]), color: headColor(layer, head, row.length), label: `L${layer + 1}H${head + 1}` })),
+      );
+      chart(id, title, series);
+    }
+    const layers = this.#scores[0]?.induction.length ?? 0;
+    $("train-legend").replaceChildren(
+      ...Array.from({ length: layers }, (_, layer) => el("span", { class: "train-key" }, el("span", { class: `train-swatch layer-${layer % 4}`, "aria-hidden": "true" }), T("train.lineLayer", { layer: layer + 1 }))),
+    );
+    this.#drawThumbs();
+  }
+
+  /** Every head's attention on the probe at the last scored step, a layer a row. */
+  #drawThumbs() {
+    const { $, T, lang } = this.#app;
+    const last = this.#scores.at(-1);
+    $("train-heads-out").hidden = !last;
+    if (!last) return $("train-thumbs").replaceChildren();
+    $("train-heads-title").textContent = T("train.heads.title", { step: last.step.toLocaleString(lang) });
+    $("train-heads-hint").textContent = T("train.heads.hint", { length: this.#probe.split(" ").length / 2 });
+    const heads = last.induction[0].length;
+    const size = this.#thumbSize();
+    if (this.#thumbsDrawn === `${last.step} ${size} ${lang}`) return;
+    this.#thumbsDrawn = `${last.step} ${size} ${lang}`;
+    const cells = [];
+    last.induction.forEach((row, layer) =>
+      row.forEach((score, head) => {
+        const bitmap = this.#thumbs[layer * heads + head];
+        const canvas = el("canvas");
+        const label = T("train.headLabel", { layer: layer + 1, head: head + 1, induction: score.toFixed(2), previous: last.previousToken[layer][head].toFixed(2) });
+        if (bitmap) {
+          const { ctx } = sizeCanvas(canvas, size, (size * bitmap.height) / bitmap.width);
+          ctx.imageSmoothingEnabled = false;
+          ctx.drawImage(bitmap, 0, 0, size, (size * bitmap.height) / bitmap.width);
+        }
+        canvas.setAttribute("role", "img");
+        canvas.setAttribute("aria-label", label);
+        cells.push(el("figure", { class: "train-head" }, canvas, el("figcaption", { text: `L${layer + 1} H${head + 1}` }), el("span", { class: "small-label", text: `${T("train.short.induction")} ${score.toFixed(2)}` }), el("span", { class: "small-label", text: `${T("train.short.previous")} ${last.previousToken[layer][head].toFixed(2)}` })));
+      }),
+    );
+    $("train-thumbs").replaceChildren(...cells);
+    cssNumber($("train-thumbs"), "heads", heads);
+  }
+
+  /** The model as it is now: one more choice in the picker, open in every view, and its files to download. */
+  async #keep() {
+    const { $, T, client, lang } = this.#app;
+    if (!this.#session) return;
+    try {
+      const { id, step, files } = await client.call("keep", { session: this.#session });
+      for (const url of this.#links) URL.revokeObjectURL(url);
+      this.#links = [];
+      const links = Object.entries(files).map(([name, bytes]) => {
+        const url = URL.createObjectURL(new Blob([bytes], { type: name.endsWith(".json") ? "application/json" : "application/octet-stream" }));
+        this.#links.push(url);
+        return el("a", { href: url, download: name, class: "small-button", text: name });
+      });
+      $("train-files").replaceChildren(...links);
+      $("train-download").hidden = false;
+      // it reads the numbers "0" to "31" only: the views open on the probe it was scored on,
+      // alone (a second sentence of words would not split)
+      $("text").value = this.#probe;
+      $("text2").value = "";
+      this.#app.set({ text: this.#probe, text2: "", row: 0 });
+      await this.#app.chooseModel(`kept:${id}`, { name: T("train.kept", { seed: this.#made.seed, step: step.toLocaleString(lang) }) });
+    } catch (e) {
+      this.#fail(e);
+    }
+  }
+}
