@@ -1,8 +1,8 @@
-// Runs worker.js once per thread count and keeps what each measured in globalThis.results.
-globalThis.measure = async (threadCounts, reps) => {
+// Runs a bench's worker (worker.js unless named) once per thread count and answers what each measured.
+globalThis.measure = async (threadCounts, reps, script = "worker.js") => {
   const results = [];
   for (const threads of threadCounts) {
-    const worker = new Worker(`worker.js?threads=${threads}&reps=${reps}`, { type: "module" });
+    const worker = new Worker(`${script}?threads=${threads}&reps=${reps}`, { type: "module" });
     results.push(
       await new Promise((ok, fail) => {
         worker.onmessage = ({ data }) => (data.error ? fail(new Error(data.error)) : ok(data));
