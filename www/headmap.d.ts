@@ -60,6 +60,8 @@ export class AttentionHeatmap extends HTMLElement {
   colormap: "viridis" | "magma" | "blues" | null;
   theme: "light" | "dark" | "auto" | null;
   seed: number | null;
+  /** A checkpoint of the trained models' training timeline (models/<name>/timeline/timeline.json lists them); null: the model as trained. */
+  step: number | null;
   /** What is drawn now, or null before the first figure. */
   readonly figure: Figure | null;
   /** The figure as a PNG. */

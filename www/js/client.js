@@ -107,7 +107,7 @@ class Connection {
  */
 export function sourceKey(source) {
   if (source.from === "toy") return `toy:${source.preset}:${source.seed}:${source.layers}`;
-  if (source.from === "url") return `url:${new URL(source.base, location.href).href}`;
+  if (source.from === "url") return `url:${new URL(source.base, location.href).href}${source.weights ? `:${source.weights}` : ""}`;
   if (source.from === "hub") return `hub:${source.hub ?? ""}:${source.id}`;
   if (source.from === "kept") return `kept:${source.id}`;
   return `files:${++pickedFiles}`;

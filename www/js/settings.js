@@ -16,17 +16,18 @@ export const TOY_PRESETS = { small: 2, base: 6 };
 
 /**
  * The models served with the page (in models/<name>/), by the word a link or an attribute
- * gives: the name the reader sees, the languages they read (their examples follow them) and
- * whether the widget's folder has them too.
+ * gives: the name the reader sees, the languages they read (their examples follow them),
+ * whether the widget's folder has them too and whether they ship a training timeline
+ * (models/<name>/timeline/: checkpoints a `step` opens).
  */
 export const FOLDERS = {
-  trained: { name: "headmap-tiny-ko-en", languages: ["ko"], widget: true },
-  induction: { name: "headmap-tiny-induction", languages: ["ko", "en"], widget: true },
+  trained: { name: "headmap-tiny-ko-en", languages: ["ko"], widget: true, timeline: true },
+  induction: { name: "headmap-tiny-induction", languages: ["ko", "en"], widget: true, timeline: true },
   minilm: { name: "all-MiniLM-L6-v2" },
 };
 
 /** The whole numbers a link or an attribute may give, [lowest, highest]. */
-export const RANGES = { layer: [0, 63], head: [0, 127], seed: [0, 2 ** 31 - 1], layers: [1, 12], row: [0, 7], "max-new-tokens": [1, 200] };
+export const RANGES = { layer: [0, 63], head: [0, 127], seed: [0, 2 ** 31 - 1], layers: [1, 12], row: [0, 7], "max-new-tokens": [1, 200], step: [0, 10_000_000] };
 
 /** The place each mask belongs to: a mask named without a place shows there. */
 export const PLACE_OF_MASK = { padding: "encoder_self", none: "encoder_self", causal: "decoder_self", cross: "cross" };
@@ -111,14 +112,24 @@ export const textsOf = (text, text2) => [text, ...(text2?.trim() ? [text2] : [])
 
 /**
  * The source the worker loads for `model`: "toy" (`toy`: { preset, seed, layers? }), the name of
- * a folder in FOLDERS (found from `base`, the page's or the widget's folder), or a source as it
- * is ({ from: "url", base } | { from: "hub", id, hub? } | { from: "files", files }).
+ * a folder in FOLDERS (found from `base`, the page's or the widget's folder; `step`, a checkpoint
+ * of its timeline in place of its weights), or a source as it is ({ from: "url", base } |
+ * { from: "hub", id, hub? } | { from: "files", files }).
  */
-export function sourceOf(model, base, toy) {
+export function sourceOf(model, base, toy, step = null) {
   if (model === "toy") return { from: "toy", preset: toy.preset, seed: toy.seed, layers: toy.layers ?? TOY_PRESETS[toy.preset] };
-  if (Object.hasOwn(FOLDERS, model)) return { from: "url", base: new URL(`models/${FOLDERS[model].name}/`, base).href };
+  if (Object.hasOwn(FOLDERS, model)) {
+    const folder = { from: "url", base: new URL(`models/${FOLDERS[model].name}/`, base).href };
+    return step !== null && FOLDERS[model].timeline ? { ...folder, weights: checkpointFile(step) } : folder;
+  }
   return model;
 }
+
+/** A training timeline's checkpoint at `step`, in its model's folder. */
+export const checkpointFile = (step) => `timeline/step-${step}.safetensors`;
+
+/** Whether `weights` names a checkpoint file as checkpointFile writes it: the only other weights a folder source may name. */
+export const isCheckpointFile = (weights) => /^timeline\/step-\d{1,8}\.safetensors$/.test(weights);
 
 /**
  * The place `choice` ({ place, mask }) shows on a model described by `info`: the place named if

@@ -37,6 +37,7 @@ export const DEFAULTS = Object.freeze({
   qk: "", // the query–key picture of the example sentences drawn: "layer,head" (from 0)
   off: "", // heads turned off: "1.0,1.3", each optionally after a place ("cross:0.2")
   offMean: false, // turned off by their mean output, not zeros
+  step: null, // a checkpoint of the model's training timeline; null: the model as trained
   lang: null, // null: follow the browser
 });
 
@@ -94,7 +95,7 @@ export async function decodeState(search, hash = "") {
   if (s.place && s.mask && !masksFor(s.place).includes(s.mask)) s.mask = null;
   s.scale = read("scale", flagOf) ?? s.scale;
   s.preset = read("preset", (v) => (Object.hasOwn(TOY_PRESETS, v) ? v : undefined)) ?? s.preset;
-  for (const key of ["layers", "seed", "layer", "head", "row"]) s[key] = read(key, (v) => intOf(key, v)) ?? s[key];
+  for (const key of ["layers", "seed", "layer", "head", "row", "step"]) s[key] = read(key, (v) => intOf(key, v)) ?? s[key];
   s.range = read("range", (v) => oneOf(["max", "one"], v)) ?? s.range;
   s.norm = read("norm", flagOf) ?? s.norm;
   s.find = read("find", (v) => oneOf([...SCORES, "mass"], v)) ?? s.find;

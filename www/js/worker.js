@@ -39,7 +39,11 @@ async function filesOf(source, id) {
     // lets no link name one
     const base = new URL(source.base, self.location.href);
     if (base.protocol !== "https:" && base.protocol !== "http:") throw coded(`not a model folder: ${base.href}`, "bad_source", {});
-    return fetchModelFiles((f) => new URL(f, base).href, { onProgress });
+    // a timeline's checkpoint stands in for the folder's weights; no other file may
+    const { isCheckpointFile } = await import("./settings.js");
+    if (source.weights !== undefined && !isCheckpointFile(source.weights)) throw coded(`not a checkpoint: ${source.weights}`, "bad_source", {});
+    const named = (f) => (f === "model.safetensors" && source.weights ? source.weights : f);
+    return fetchModelFiles((f) => new URL(named(f), base).href, { onProgress });
   }
   if (source.from === "hub") {
     if (!validModelId(source.id)) throw coded(`\`${source.id}\` is not a model id`, "bad_model_id", { id: source.id });

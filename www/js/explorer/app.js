@@ -17,6 +17,7 @@ import { Predictor } from "./predict.js";
 import { QueryKeys } from "./qk.js";
 import { EXPLORER_STRINGS } from "./strings.js";
 import { Store } from "./store.js";
+import { TimelinePanel } from "./timeline.js";
 import { Training } from "./train.js";
 import { Viewer } from "./viewer.js";
 
@@ -65,6 +66,9 @@ const app = {
   },
   get qk() {
     return qk;
+  },
+  get timeline() {
+    return timeline;
   },
   chooseModel: (choice, options) => picker.choose(choice, options),
   /** Opens head `head` of layer `layer` in the main view. */
@@ -121,6 +125,7 @@ const qk = new QueryKeys(app, { onOpen: openSentence });
 const predictor = new Predictor(app);
 const generator = new Generator(app);
 const training = new Training(app);
+const timeline = new TimelinePanel(app);
 const controls = new Controls(app);
 const picker = new ModelPicker(app, { onLoaded: afterModelChange });
 const exporter = new Exporter(app);
@@ -236,6 +241,7 @@ function afterModelChange() {
   qk.afterModelChange();
   predictor.afterModelChange();
   generator.afterModelChange();
+  timeline.afterModelChange();
   return recompute();
 }
 
@@ -250,6 +256,7 @@ function setLang(lang) {
   predictor.applyLanguage();
   generator.applyLanguage();
   training.applyLanguage();
+  timeline.applyLanguage();
   viewer.applyLanguage();
   if (lastError) showStatus(app.errorText(lastError), "error");
   else if (!app.result) recompute();
@@ -269,6 +276,7 @@ async function main() {
   generator.bind();
   training.bind();
   training.applyLanguage();
+  timeline.bind();
   exporter.bind();
   try {
     const { examples } = await app.client.call("start");

@@ -131,7 +131,12 @@ export class ModelPicker {
   source(choice, files = null, name = null) {
     const s = this.app.state;
     if (choice === "toy") return { source: sourceOf("toy", location.href, s), name: this.app.T("model.toy"), where: null };
-    if (Object.hasOwn(FOLDERS, choice)) return { source: sourceOf(choice, location.href), name: FOLDERS[choice].name, where: "site" };
+    if (Object.hasOwn(FOLDERS, choice)) {
+      // a step of its training timeline: its checkpoint in place of its weights
+      const step = FOLDERS[choice].timeline ? s.step : null;
+      const name = step === null ? FOLDERS[choice].name : this.app.T("timeline.named", { model: FOLDERS[choice].name, step: step.toLocaleString(this.app.lang) });
+      return { source: sourceOf(choice, location.href, null, step), name, where: "site" };
+    }
     if (choice === "local") return { source: { from: "files", files }, name: name ?? this.app.T("localName"), where: "local" };
     if (choice.startsWith("kept:")) return { source: { from: "kept", id: choice.slice(5) }, name: name ?? this.app.T("keptName"), where: "page" };
     const id = choice.slice(4);
@@ -143,9 +148,13 @@ export class ModelPicker {
    * to whether it loaded. The toy's settings are part of its source, so changing them loads
    * another toy model.
    */
-  async choose(choice, { files = null, name = null, fromLink = false, keepError = false } = {}) {
+  async choose(choice, { files = null, name = null, fromLink = false, keepError = false, keepHead = false } = {}) {
     const app = this.app;
     const $ = app.$;
+    // a training step belongs to its model's timeline: another model starts as trained, and a
+    // step a link asks for becomes its nearest checkpoint
+    if (app.model && app.model.choice !== choice && app.state.step !== null) app.set({ step: null });
+    if (app.state.step !== null) app.set({ step: await app.timeline.resolve(choice, app.state.step) });
     const { source, name: label, where } = this.source(choice, files, name);
     const progress = $("model-progress");
     const loadStart = performance.now();
@@ -164,7 +173,7 @@ export class ModelPicker {
       });
       // another model: the head shown is again the one it suggests (the trained model's
       // showcase head comes back), not the one picked on the last model
-      const another = app.model && app.model.key !== key;
+      const another = app.model && app.model.key !== key && !keepHead;
       // the languages a model reads, where known: the examples it is offered follow them
       app.model = { key, info, choice, name: label, where, fromLink, languages: FOLDERS[choice]?.languages ?? null };
       app.set({ model: choice, ...(another && { layer: null, head: null }) }, { step: app.state.model !== choice });

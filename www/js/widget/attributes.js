@@ -15,7 +15,7 @@ export const THEMES = ["light", "dark", "auto"];
 export const COLORMAP_NAMES = ["viridis", "magma", "blues"];
 
 /** Every attribute the element reads, kebab-case as authors write them. */
-export const ATTRIBUTES = ["text", "text2", "texts", "target", "mask", "place", "model", "layer", "head", "scale", "lang", "controls", "view", "colormap", "theme", "seed", "score", "fusion", "src", "ablate", "norm", "prompt", "max-new-tokens", "temperature", "start"];
+export const ATTRIBUTES = ["text", "text2", "texts", "target", "mask", "place", "model", "layer", "head", "scale", "lang", "controls", "view", "colormap", "theme", "seed", "score", "fusion", "src", "ablate", "norm", "prompt", "max-new-tokens", "temperature", "start", "step"];
 
 export const DEFAULTS = Object.freeze({
   texts: ["동물이 길을 건너지 않았다. 그것은 너무 피곤했다."],
@@ -42,6 +42,7 @@ export const DEFAULTS = Object.freeze({
   maxNewTokens: 20, // view="generate": at most this many tokens
   temperature: null, // view="generate": null writes greedily; above 0 samples (with `seed`)
   start: "visible", // view="generate" writes when it comes into view, or "tap" on its button
+  step: null, // a checkpoint of a trained model's training timeline (models/<name>/timeline/); null: as trained
 });
 
 /** A list written as a JSON array, or one item per line. */
@@ -182,13 +183,18 @@ export function parseAttributes(attrs, base) {
     if (STARTS.includes(attrs.start)) s.start = attrs.start;
     else bad("start", STARTS.join(" | "));
   }
+  if (has("step")) {
+    const n = intOf("step", attrs.step);
+    if (n === undefined || !FOLDERS[s.model.from]?.timeline) bad("step", "a checkpoint's step of the trained models' timelines (model=\"trained\" or \"induction\"), a whole number");
+    else s.step = n;
+  }
   if (s.head === "all" && s.view === "heatmap") s.view = "grid";
   return { settings: s, problems };
 }
 
-/** The model source the worker loads for `model` settings; `assets` is the widget's folder. */
-export function sourceOf(model, seed, assets) {
-  return model.from === "toy" ? sourceFor("toy", assets, { preset: model.preset, seed }) : sourceFor(model.from === "url" ? model : model.from, assets);
+/** The model source the worker loads for `model` settings; `assets` is the widget's folder; `step` a checkpoint of its timeline. */
+export function sourceOf(model, seed, assets, step = null) {
+  return model.from === "toy" ? sourceFor("toy", assets, { preset: model.preset, seed }) : sourceFor(model.from === "url" ? model : model.from, assets, null, step);
 }
 
 /**

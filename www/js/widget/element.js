@@ -196,7 +196,7 @@ export class AttentionHeatmap extends HTMLElement {
   }
 
   async #ensureModel() {
-    const source = sourceOf(this.#settings.model, this.#settings.seed, ASSETS);
+    const source = sourceOf(this.#settings.model, this.#settings.seed, ASSETS, this.#settings.step);
     const sourceKey = JSON.stringify(source);
     if (this.#model?.sourceKey === sourceKey) return;
     this.#status(this.T("loading", { model: source.from === "toy" ? this.T("model.toy") : decodeURIComponent(source.base.split("/").filter(Boolean).pop()) }));

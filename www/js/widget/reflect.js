@@ -6,6 +6,7 @@ const TYPED = {
   layer: (v) => (v === null ? null : Number(v)),
   head: (v) => (v === null ? null : v === "all" ? "all" : Number(v)),
   seed: (v) => (v === null ? null : Number(v)),
+  step: (v) => (v === null ? null : Number(v)),
   scale: (v) => v === null || !["false", "0", "off", "no"].includes(v.toLowerCase()),
   texts: (v) => (v === null ? null : v.trim().startsWith("[") ? JSON.parse(v) : v.split("\n").filter((s) => s.trim())),
   controls: (v) => (v === null ? null : v.split(/[\s,]+/).filter(Boolean)),
