@@ -171,10 +171,11 @@ def thinned(points, lo, hi, last, grid=50):
             if lo <= p["step"] <= hi or p["step"] % grid == 0 or p["step"] == last]
 
 
-def card_section(model_dir, script, scored, accuracy):
+def card_section(model_dir, script, scored, accuracy, note=""):
     """The model card's "Training timeline" section (markdown lines), from the folder's
     timeline/timeline.json; none when there is no timeline. `scored` says what the heads'
-    scores are, `accuracy` what the curve's accuracy is, each a phrase."""
+    scores are and `accuracy` what the curve's accuracy is, each a phrase; `note`, a sentence
+    or more on them."""
     path = pathlib.Path(model_dir) / "timeline" / "timeline.json"
     if not path.exists():
         return []
@@ -183,7 +184,7 @@ def card_section(model_dir, script, scored, accuracy):
     size = sum(f.stat().st_size for f in folder.iterdir())
     steps = [p["step"] for p in doc["curve"]]
     dense = [s for s in steps if s % 50 and s != doc["steps"]]
-    where = f", every 10 from step {min(dense):,} to {max(dense):,}," if dense else ""
+    where = f" (every 10 from step {min(dense):,} to {max(dense):,})" if dense else ""
     kept = [c["step"] for c in doc["checkpoints"]]
     phase = doc["phaseChange"]
     rule = phase["en"][0].lower() + phase["en"][1:]
@@ -193,11 +194,11 @@ def card_section(model_dir, script, scored, accuracy):
         f"`timeline.json`, and {len(kept)} checkpoints `step-N.safetensors`, the weights after N steps in float16 "
         "with `model.safetensors`'s tensor names, so that each opens in its place beside this folder's "
         "`config.json` and `tokenizer.json`. Steps kept: " + ", ".join(f"{s:,}" for s in kept) + ".\n",
-        f"`timeline.json` gives, every 50 steps{where} the loss (the mean training loss of the steps since the "
+        f"`timeline.json` gives, every 50 steps{where}, the loss (the mean training loss of the steps since the "
         f"point before; at step 0 the first batch's) and {accuracy}; at the same steps, per head, {scored}, "
         "computed on the weights rounded to float16, so that at a checkpoint they are what `headmap heads` "
         "gives for its file (`tests/timelines.rs` holds them to it within 1e-4). "
-        f"The phase change, {rule}, is step {phase['step']:,}.\n",
+        f"{note}The phase change, {rule}, is step {phase['step']:,}.\n",
         f"```sh\npython3 training/{script}/train.py --timeline   # trains as above, recording as it goes\n```\n",
         "The recording reads a copy of the model and draws no random numbers, so it leaves the training as "
         "it was. `--rewrite-timeline` writes `timeline/` again from the run's record (every 10th step's "
