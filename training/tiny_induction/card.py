@@ -7,8 +7,13 @@ paragraphs in NOTES were written by hand after reading those numbers.
 
 import hashlib
 import json
+import pathlib
+import sys
 
 import corpus
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+import timeline  # noqa: E402  (training/timeline.py)
 
 FILES = ["config.json", "generation_config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
          "training.json",
@@ -265,6 +270,15 @@ def write(model_dir, ev, heads):
         w(f"| `{c['text']}` | {copy} | {pc} | `{c['next'][0]['token']}` {c['next'][0]['probability']:.2f} | {on} |")
     w("")
     for line in notes(ev, heads, training):
+        w(line)
+
+    scored = ("the `induction` score on headmap's induction probe (`headmap heads --probe induction`: `<bos>`, "
+              "then 50 random words twice, seed 0; its second 50 rows) and the `previous_token` score on the same "
+              "text (every row)")
+    note = ("The probe's 101 tokens run past the 96 positions training used, which keeps its induction scores below "
+            "the card's above. ")
+    for line in timeline.card_section(model_dir, "tiny_induction", scored=scored, note=note,
+                                      accuracy="the second-r accuracy of train.py's check"):
         w(line)
 
     w("## Files\n")

@@ -19,6 +19,11 @@ The loss is next-word cross-entropy and nothing else. No attention weight is in 
 no head is set up or singled out: which heads come to look at the previous word, and which
 at the word after an earlier occurrence of the current one, is found afterwards by measuring.
 
+With --timeline it also records, every 10 steps, the heads' scores and an accuracy on the
+weights rounded to f16, and writes OUT/timeline/ (timeline.json and f16 checkpoints, chosen
+by write_timeline below; see training/timeline.py). The recording reads a copy of the model
+and draws no random numbers, so the weights come out as without it.
+
 Everything is seeded: the text stream, the initial weights, the order. With one PyTorch thread
 (the default) a rerun on the same software gives the same weights.
 """
@@ -42,8 +47,10 @@ logging.set_verbosity_error()  # the padding warning: pads only follow real word
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 import corpus  # noqa: E402  (the generator sits beside this script)
+import timeline  # noqa: E402  (training/timeline.py, shared with tiny_ko_en)
 
 OUT = ROOT / "www" / "models" / "headmap-tiny-induction"
 SPECIALS = ["<unk>", "<pad>", "<bos>"]  # ids 0, 1, 2
@@ -148,6 +155,100 @@ def repeat_accuracy(model, tok, probe):
     return float((pred[:, rows] == ids[:, rows + 1]).float().mean())
 
 
+# --- the training timeline (--timeline): see training/timeline.py ---
+
+def headmap_probe_ids(tok, length=50, seed=0):
+    """The ids `headmap heads --probe induction` runs (src/heads/probe.rs, its defaults): <bos>,
+    then r — `length` ids drawn by SplitMix64(seed) from the ordinary ids (every id but the
+    special tokens), as ordinary[next % count] — then r again."""
+    special = {tok.token_to_id(s) for s in SPECIALS}
+    ordinary = [i for i in range(tok.get_vocab_size()) if i not in special]
+    state, r = seed, []
+    mask = (1 << 64) - 1
+    for _ in range(length):
+        state = (state + 0x9E3779B97F4A7C15) & mask
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        r.append(ordinary[(z ^ (z >> 31)) % len(ordinary)])
+    return [BOS] + r + r
+
+
+def timeline_info(tok):
+    ids = headmap_probe_ids(tok)
+    text = " ".join(tok.id_to_token(i) for i in ids[1:])
+    assert tok.encode(text).ids == ids, "the probe's text must read back as its ids"
+    return {
+        "probe": {"text": text, "place": "decoder_self", "queries": None, "keys": None},
+        "scores": [{"name": "induction", "en": "induction", "ko": "유도"},
+                   {"name": "previous_token", "en": "previous token", "ko": "이전 토큰"}],
+        "accuracy": {
+            "en": "next-word accuracy on the second r of 64 sequences <bos> r r (r: 25 different random words, "
+                  "random.Random(100 + n)): the words only copying can predict",
+            "ko": "<bos> r r 꼴의 64개 열(r: 서로 다른 무작위 단어 25개, random.Random(100 + n))에서 두 번째 r의 "
+                  "다음 단어 정확도: 베껴 와야만 맞힐 수 있는 단어들",
+        },
+    }
+
+
+def pattern_score(attn, rows, pattern):
+    """headmap's pattern score (src/heads/cells.rs, metric mul, nothing excluded) of each head
+    of one causal layer, attn (H, T, T): Σ over `rows` of the weight on the pattern's keys,
+    over Σ of the rows' weight on the keys they see (j ≤ i). In f64, as headmap adds rows."""
+    a = attn.double()
+    on = sum(a[:, i, pattern(i)].sum(-1) for i in rows if pattern(i))
+    total = sum(a[:, i, :i + 1].sum(-1) for i in rows)
+    return (on / total).tolist()
+
+
+def timeline_measure(tok, probe):
+    """The recorder's measure: the probe's second-r accuracy, and per layer and head the
+    induction score over the headmap probe's second r and the previous-token score over all
+    its rows (<bos> included), as `headmap heads --probe induction` and `headmap heads --text
+    PROBE --score previous_token` give them."""
+    ids = headmap_probe_ids(tok)
+    n = (len(ids) - 1) // 2
+    second = range(1 + n, len(ids))
+    induction = lambda i: [j for j in range(1, i + 1) if ids[j - 1] == ids[i]]  # noqa: E731
+    previous = lambda i: [i - 1] if i > 0 else []  # noqa: E731
+    x = torch.tensor([ids])
+
+    def measure(shadow):
+        attentions = shadow(input_ids=x, output_attentions=True).attentions  # L × (1, H, T, T)
+        scores = {"induction": [pattern_score(a[0], second, induction) for a in attentions],
+                  "previous_token": [pattern_score(a[0], range(len(ids)), previous) for a in attentions]}
+        return repeat_accuracy(shadow, tok, probe), scores
+    return measure
+
+
+# what the phase change asks of a scored step (headmap train's rule, src/train/timeline.rs)
+PHASE_ACCURACY, PHASE_INDUCTION = 0.6, 0.5
+
+
+def write_timeline(record, folder, out):
+    """OUT/timeline/ from the record. The curve: every 10 steps from where second-r accuracy
+    first reaches 0.05 to where it reaches 0.95 (or to the phase change, if later), every 50
+    elsewhere. 20 checkpoints: step 0, the last step, the phase change, the first steps at
+    which accuracy reaches 1/12, 2/12 … 11/12, and 3 evenly before that stretch and 3 after."""
+    points, last = record["points"], record["steps"]
+    acc = lambda level: timeline.first_step(points, lambda p: p["accuracy"] >= level)  # noqa: E731
+    phase = timeline.first_step(points, lambda p: p["accuracy"] >= PHASE_ACCURACY
+                                and timeline.best(p["scores"], "induction") >= PHASE_INDUCTION)
+    lo, hi = acc(0.05), max(acc(0.95), phase)
+    steps = timeline.thinned(points, lo, hi, last)
+    rising = [acc(k / 12) for k in range(1, 12)]
+    checkpoints = sorted({0, last, phase, *rising, *timeline.evenly(0, rising[0], 3),
+                          *timeline.evenly(phase, last, 3)})
+    timeline.write(record, folder, out, model="headmap-tiny-induction",
+                   written_by="python3 training/tiny_induction/train.py --timeline",
+                   points=steps, checkpoints=checkpoints,
+                   phase_change={"step": phase,
+                                 "en": f"the first scored step at which second-r accuracy is at least {PHASE_ACCURACY} "
+                                       f"and the best head's induction score at least {PHASE_INDUCTION}",
+                                 "ko": f"두 번째 r 정확도가 {PHASE_ACCURACY} 이상이고 가장 높은 헤드의 유도 점수가 "
+                                       f"{PHASE_INDUCTION} 이상이 되는 첫 측정 단계"})
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=pathlib.Path, default=OUT)
@@ -159,7 +260,17 @@ def main():
     ap.add_argument("--log-every", type=int, default=250)
     ap.add_argument("--threads", type=int, default=int(os.environ.get("TINY_INDUCTION_THREADS", "1")))
     ap.add_argument("--no-eval", action="store_true", help="skip evaluate.py after saving")
+    ap.add_argument("--timeline", action="store_true",
+                    help="also record the heads and loss as it trains and write OUT/timeline/ (see timeline_info)")
+    ap.add_argument("--timeline-every", type=int, default=10, help="steps between recorded points")
+    ap.add_argument("--timeline-record", type=pathlib.Path, default=pathlib.Path("/tmp/headmap-timeline-tiny-induction"),
+                    help="scratch folder for every recorded point's f16 weights and record.json")
+    ap.add_argument("--rewrite-timeline", action="store_true",
+                    help="no training: write OUT/timeline/ again from --timeline-record")
     args = ap.parse_args()
+    if args.rewrite_timeline:
+        write_timeline(timeline.load(args.timeline_record), args.timeline_record, args.out)
+        return
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -181,12 +292,19 @@ def main():
     n_params = sum(p.numel() for p in model.parameters())
     print(f"model: {n_params} parameters")
 
+    recorder = None
+    if args.timeline:
+        recorder = timeline.Recorder(model, args.timeline_record, args.timeline_every, args.steps,
+                                     timeline_measure(tok, probe), timeline_info(tok))
+        recorder.shadow.set_attn_implementation("eager")  # the shadow's weights are read out
     opt = torch.optim.Adam(model.parameters(), lr=args.lr, betas=(0.9, 0.98))
     data = batches(stream(rng, skip), args.batch, rng)
     log, running, count, seen = [], 0.0, 0, {k: 0 for k, _ in corpus.MIX}
     t0 = time.time()
     model.train()
     for step in range(args.steps):
+        if recorder and recorder.due(step):
+            recorder.take(step, model)
         seqs = next(data)
         for s in seqs:
             seen[s["kind"]] += 1
@@ -198,7 +316,10 @@ def main():
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-        running, count = running + loss.item(), count + 1
+        value = loss.item()
+        running, count = running + value, count + 1
+        if recorder:
+            recorder.loss(value)
         if (step + 1) % args.log_every == 0 or step + 1 == args.steps:
             acc = repeat_accuracy(model, tok, probe)
             entry = {"step": step + 1, "loss": round(running / count, 4), "second_r_accuracy": round(acc, 4),
@@ -207,6 +328,8 @@ def main():
             print(f"step {step + 1}: loss {entry['loss']:.4f}, second-r accuracy {acc:.3f}, {entry['seconds']:.0f} s",
                   flush=True)
             running, count = 0.0, 0
+    if recorder:
+        recorder.take(args.steps, model)
     train_seconds, cpu_seconds = time.time() - started, time.process_time() - cpu_started
     load = round(os.getloadavg()[1], 2)  # other work on the machine slows training: say how busy it was
 
@@ -237,6 +360,8 @@ def main():
     (args.out / "training.json").write_text(json.dumps(info, ensure_ascii=False, indent=1) + "\n")
     size = (args.out / "model.safetensors").stat().st_size
     print(f"saved {args.out} (model.safetensors {size} bytes) after {train_seconds:.0f} s")
+    if recorder:
+        write_timeline(timeline.load(recorder.save()), args.timeline_record, args.out)
     if not args.no_eval:
         import evaluate
         evaluate.main(["--model", str(args.out)])

@@ -20,6 +20,11 @@ model.safetensors (f16), tokenizer.json and training.json (the loss curve, time 
 then runs evaluate.py, which measures the saved weights and writes the rest (heldout.json,
 headmap.json, the model card and the parity reference in tests/fixtures/hf/tiny-ko-en/).
 
+With --timeline it also records, every 10 steps, the heads' scores and an accuracy on the
+weights rounded to f16, and writes OUT/timeline/ (timeline.json and f16 checkpoints, chosen
+by write_timeline below; see training/timeline.py). The recording reads a copy of the model
+and draws no random numbers, so the weights come out as without it.
+
 Everything is seeded. With one thread (the default) a rerun gives the same weights; more
 threads may change the last bits of the sums and so, slightly, the weights.
 """
@@ -40,8 +45,10 @@ from transformers import MarianConfig, MarianMTModel, PreTrainedTokenizerFast
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 import corpus  # noqa: E402  (the generator sits beside this script)
+import timeline  # noqa: E402  (training/timeline.py, shared with tiny_induction)
 
 OUT = ROOT / "www" / "models" / "headmap-tiny-ko-en"
 SPECIALS = ["<pad>", "<unk>", "<s>", "</s>"]  # ids 0, 1, 2, 3
@@ -169,6 +176,72 @@ def lr_at(step, total, peak, warmup):
     return peak * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * progress)))
 
 
+# --- the training timeline (--timeline): see training/timeline.py ---
+
+def seed_positions(fast):
+    """The seed sentence's ids, and the positions of 그것's tokens (queries) and 동물's (keys):
+    the stems, not their particles, as evaluate.py measures coreference."""
+    enc = fast(corpus.SEED_ANIMAL_KO)
+    tokens = fast.convert_ids_to_tokens(enc["input_ids"])
+    queries = [i for i, t in enumerate(tokens) if t == "그것"]
+    keys = [i for i, t in enumerate(tokens) if t == "동물"]
+    assert queries and keys, tokens
+    return enc["input_ids"], queries, keys
+
+
+def timeline_info(fast, steps_per_epoch):
+    _, queries, keys = seed_positions(fast)
+    return {
+        "steps_per_epoch": steps_per_epoch,  # for write_timeline; timeline.json leaves it out
+        "probe": {"text": corpus.SEED_ANIMAL_KO, "place": "encoder", "queries": queries, "keys": keys},
+        "scores": [{"name": "mass", "en": "그것 → 동물", "ko": "그것 → 동물"}],
+        "accuracy": {
+            "en": "teacher-forced next-token accuracy on 200 held-out pairs (the reference's tokens, </s> included, "
+                  "that the decoder ranks first given the source and the reference before them)",
+            "ko": "학습에 쓰지 않은 문장 쌍 200개에서 교사 강요(teacher forcing)로 잰 다음 토큰 정확도: 원문과 앞선 "
+                  "정답 토큰을 주었을 때 정답 토큰(</s> 포함)을 1순위로 고른 비율",
+        },
+    }
+
+
+def timeline_measure(fast, check):
+    """The recorder's measure: held-out teacher-forced accuracy, and per encoder layer and head
+    the mean over 그것's tokens of the weight on 동물's tokens in the seed sentence, as `headmap
+    heads --text SEED --queries Q --keys K` gives it (src/heads/mod.rs, mass)."""
+    ids, queries, keys = seed_positions(fast)
+    x = torch.tensor([ids])
+
+    def measure(shadow):
+        attentions = shadow.get_encoder()(input_ids=x, output_attentions=True).attentions  # L × (1, H, T, T)
+        mass = [a[0][:, queries][:, :, keys].double().sum(-1).mean(-1).tolist() for a in attentions]  # (L, H)
+        return teacher_forced_accuracy(shadow, fast, check), {"mass": mass}
+    return measure
+
+
+def write_timeline(record, folder, out):
+    """OUT/timeline/ from the record, where everything happens in the first epoch: the curve
+    every 10 steps through it, every 50 after. 9 checkpoints (f16, ≈ 620 KB each: as many as
+    fit in 6 MB): step 0, the last step, and 7 over the first epoch, evenly on a log scale
+    from where the training loss (the mean of 10 steps) is first below 3/4 of the first step's
+    to the epoch's end, the one nearest the phase change moved onto it."""
+    points, last, epoch = record["points"], record["steps"], record["info"]["steps_per_epoch"]
+    final = timeline.best(points[-1]["scores"], "mass")
+    phase = timeline.first_step(points, lambda p: timeline.best(p["scores"], "mass") >= final / 2)
+    losses = record["losses"]
+    falling = next(s for s in range(10, last, 10) if sum(losses[s - 10:s]) / 10 < 0.75 * losses[0])
+    end = 10 * round(epoch / 10)
+    spread = [10 * round(falling * (end / falling) ** (k / 6) / 10) for k in range(7)]
+    spread[min(range(7), key=lambda k: abs(spread[k] - phase))] = phase
+    steps = timeline.thinned(points, 0, end, last)
+    timeline.write(record, folder, out, model="headmap-tiny-ko-en",
+                   written_by="python3 training/tiny_ko_en/train.py --timeline",
+                   points=steps, checkpoints=sorted({0, last, *spread}),
+                   phase_change={"step": phase,
+                                 "en": "the first scored step at which the best encoder head's 그것 → 동물 mass reaches "
+                                       "half of its value at the last step",
+                                 "ko": "가장 높은 인코더 헤드의 그것 → 동물 질량이 처음으로 마지막 단계 값의 절반에 이르는 측정 단계"})
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=pathlib.Path, default=OUT)
@@ -181,7 +254,17 @@ def main():
                     help="weight of the encoder's word-gloss loss (0: translation loss only)")
     ap.add_argument("--threads", type=int, default=int(os.environ.get("TINY_KO_EN_THREADS", "1")))
     ap.add_argument("--no-eval", action="store_true", help="skip evaluate.py after saving")
+    ap.add_argument("--timeline", action="store_true",
+                    help="also record the heads and loss as it trains and write OUT/timeline/ (see timeline_info)")
+    ap.add_argument("--timeline-every", type=int, default=10, help="steps between recorded points")
+    ap.add_argument("--timeline-record", type=pathlib.Path, default=pathlib.Path("/tmp/headmap-timeline-tiny-ko-en"),
+                    help="scratch folder for every recorded point's f16 weights and record.json")
+    ap.add_argument("--rewrite-timeline", action="store_true",
+                    help="no training: write OUT/timeline/ again from --timeline-record")
     args = ap.parse_args()
+    if args.rewrite_timeline:
+        write_timeline(timeline.load(args.timeline_record), args.timeline_record, args.out)
+        return
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -212,12 +295,19 @@ def main():
     steps_per_epoch = math.ceil(len(train) / args.batch)
     total = steps_per_epoch * args.epochs
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.98), weight_decay=0.01)
+    recorder = None
+    if args.timeline:
+        recorder = timeline.Recorder(model, args.timeline_record, args.timeline_every, total,
+                                     timeline_measure(fast, check), timeline_info(fast, steps_per_epoch))
+        recorder.shadow.set_attn_implementation("eager")  # the shadow's weights are read out
     loss_fn = torch.nn.CrossEntropyLoss(ignore_index=-100)
     log, step = [], 0
     model.train()
     for epoch in range(args.epochs):
         t0, running, count = time.time(), 0.0, 0
         for idx in batches(len(train), args.batch, rng):
+            if recorder and recorder.due(step):
+                recorder.take(step, model)
             src, mask = trim(src_all[idx], mask_all[idx])
             labels = trim(labels_all[idx])
             gloss = gloss_all[idx][:, :src.size(1)]
@@ -235,12 +325,17 @@ def main():
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step()
-            running, count, step = running + loss.item(), count + 1, step + 1
+            value = loss.item()
+            running, count, step = running + value, count + 1, step + 1
+            if recorder:
+                recorder.loss(value)
         acc = teacher_forced_accuracy(model, fast, check)
         entry = {"epoch": epoch + 1, "loss": running / count, "heldout_token_accuracy": acc,
                  "seconds": time.time() - t0}
         log.append(entry)
         print(f"epoch {epoch + 1}: loss {entry['loss']:.4f}, held-out token accuracy {acc:.4f}, {entry['seconds']:.0f} s", flush=True)
+    if recorder:
+        recorder.take(step, model)
     train_seconds = time.time() - started
     # other work on the machine slows training down: say how busy it was
     load = round(os.getloadavg()[1], 2)
@@ -267,6 +362,8 @@ def main():
     (args.out / "training.json").write_text(json.dumps(info, ensure_ascii=False, indent=1) + "\n")
     size = (args.out / "model.safetensors").stat().st_size
     print(f"saved {args.out} (model.safetensors {size} bytes) after {train_seconds:.0f} s")
+    if recorder:
+        write_timeline(timeline.load(recorder.save()), args.timeline_record, args.out)
     if not args.no_eval:
         import evaluate
         evaluate.main(["--model", str(args.out)])
