@@ -25,6 +25,7 @@ const TABLE = {
   layer: ["0", "5", "63", "64", "-1", "05", "5.0", "1e1", "+5", " 5", "", "x", "0x5", "NaN", "99999999999999999999"],
   head: ["0", "3", "127", "128", "-0", "1.5", "3 ", "٣"],
   seed: ["0", "1", "42", String(2 ** 31 - 1), String(2 ** 31), "-1", "1e3", "7.0"],
+  step: ["0", "4090", "10000000", "10000001", "-1", "4090.0", "x", ""],
   scale: ["1", "0", "true", "false", "FALSE", " no ", "off", "on", "yes", ""],
   lang: ["ko", "en", "fr", "KO", ""],
   mask: ["none", "padding", "causal", "cross", "diagonal", "Causal"],
@@ -43,6 +44,20 @@ describe("the link and the attributes", () => {
       }
     });
   }
+
+  it("open a step of a trained model's timeline from the same checkpoint file, and no other file", async () => {
+    const link = sourceOf("induction", BASE, null, 4090);
+    assert.deepEqual(link, { from: "url", base: `${BASE}models/headmap-tiny-induction/`, weights: "timeline/step-4090.safetensors" });
+    const { settings } = parseAttributes({ model: "induction", step: "4090" }, BASE);
+    assert.deepEqual(widgetSource(settings.model, settings.seed, BASE, settings.step), link);
+    assert.deepEqual(sourceOf("induction", BASE, null, null), { from: "url", base: `${BASE}models/headmap-tiny-induction/` });
+    // a model without a timeline has no step: the widget says so
+    const { problems } = parseAttributes({ model: "minilm", step: "4090" }, BASE);
+    assert.deepEqual(problems.map((p) => p.attribute), ["step"]);
+    const { isCheckpointFile } = await import("../../www/js/settings.js");
+    for (const name of ["timeline/step-0.safetensors", "timeline/step-12345678.safetensors"]) assert.ok(isCheckpointFile(name), name);
+    for (const name of ["model.safetensors", "../x/step-1.safetensors", "timeline/step-1.safetensors/../../a", "https://x/timeline/step-1.safetensors", "timeline/step-.safetensors"]) assert.ok(!isCheckpointFile(name), name);
+  });
 
   it("take the ends of every range and refuse one past them", () => {
     for (const [name, [lo, hi]] of Object.entries(RANGES)) {
