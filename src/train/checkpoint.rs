@@ -28,6 +28,9 @@ fn inner(layout: &Layout) -> usize {
 impl CheckpointFiles {
     /// The files of `weights` (laid out by `layout`), the weights in f32.
     pub fn new(layout: &Layout, weights: &[f32]) -> Result<Self> {
+        if weights.len() != layout.len {
+            return Err(Error::shape("the trainer's weights", &[weights.len()], &[layout.len]));
+        }
         Ok(CheckpointFiles {
             config: config(layout),
             weights: safetensors(layout, weights)?,
@@ -163,6 +166,18 @@ mod tests {
             }
             let unknown = model.run(&Request { texts: vec!["3 x 5".into()], ..Request::default() });
             assert!(unknown.is_err(), "a word that is no token is refused");
+        }
+    }
+
+    #[test]
+    fn weights_of_another_layout_are_refused_not_read_past() {
+        let trainer = Trainer::new(TrainSettings::default()).unwrap();
+        for len in [0, trainer.weights.len() - 1, trainer.weights.len() + 1] {
+            let weights = vec![0.0; len];
+            assert!(
+                matches!(CheckpointFiles::new(&trainer.layout, &weights), Err(Error::Shape { .. })),
+                "{len} weights"
+            );
         }
     }
 }
