@@ -263,7 +263,8 @@ def main():
     ap.add_argument("--timeline", action="store_true",
                     help="also record the heads and loss as it trains and write OUT/timeline/ (see timeline_info)")
     ap.add_argument("--timeline-every", type=int, default=10, help="steps between recorded points")
-    ap.add_argument("--timeline-record", type=pathlib.Path, default=pathlib.Path("/tmp/headmap-timeline-tiny-induction"),
+    ap.add_argument("--timeline-record", type=pathlib.Path,
+                    default=pathlib.Path("/tmp/headmap-timeline-tiny-induction"),
                     help="scratch folder for every recorded point's f16 weights and record.json")
     ap.add_argument("--rewrite-timeline", action="store_true",
                     help="no training: write OUT/timeline/ again from --timeline-record")

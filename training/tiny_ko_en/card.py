@@ -6,8 +6,13 @@ headmap.json as just written, so the card cannot drift from the files it describ
 
 import hashlib
 import json
+import pathlib
+import sys
 
 import corpus
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+import timeline  # noqa: E402  (training/timeline.py)
 
 FILES = ["config.json", "generation_config.json", "model.safetensors", "tokenizer.json",
          "training.json", "heldout.json", "headmap.json"]
@@ -239,6 +244,12 @@ def write(model_dir, fixture_dir, header, records, heads):
         w(f"- `{r['source']}` → `{r['target']}`: {v:.3f}")
     w("")
     for line in NOTES:
+        w(line)
+
+    scored = ("the encoder self-attention's `mass` from 그것 to 동물 in the seed sentence (`headmap heads --text "
+              "SEED --place encoder_self --queries 7 --keys 0`)")
+    for line in timeline.card_section(model_dir, "tiny_ko_en", scored=scored,
+                                      accuracy="the teacher-forced next-token accuracy on 200 held-out pairs"):
         w(line)
 
     w("## Files\n")
