@@ -180,7 +180,7 @@ def timeline_info(tok):
     assert tok.encode(text).ids == ids, "the probe's text must read back as its ids"
     return {
         "probe": {"text": text, "place": "decoder_self", "queries": None, "keys": None},
-        "scores": [{"name": "induction", "en": "induction", "ko": "유도"},
+        "scores": [{"name": "induction", "en": "induction", "ko": "인덕션"},
                    {"name": "previous_token", "en": "previous token", "ko": "이전 토큰"}],
         "accuracy": {
             "en": "next-word accuracy on the second r of 64 sequences <bos> r r (r: 25 different random words, "
@@ -245,7 +245,7 @@ def write_timeline(record, folder, out):
                    phase_change={"step": phase,
                                  "en": f"the first scored step at which second-r accuracy is at least {PHASE_ACCURACY} "
                                        f"and the best head's induction score at least {PHASE_INDUCTION}",
-                                 "ko": f"두 번째 r 정확도가 {PHASE_ACCURACY} 이상이고 가장 높은 헤드의 유도 점수가 "
+                                 "ko": f"두 번째 r 정확도가 {PHASE_ACCURACY} 이상이고 가장 높은 헤드의 인덕션 점수가 "
                                        f"{PHASE_INDUCTION} 이상이 되는 첫 측정 단계"})
 
 
