@@ -140,6 +140,12 @@ const twice = async (entry, name) => {
   return eagerOf((await bundle(entry, inputs)).metafile, name);
 };
 const eager = [...(await twice("headmap.js", "/headmap.js")), ...(await twice("js/worker.js", "/js/worker.js"))];
+// the packages' glue is imported by a path from js/: a chunk one folder down that imported it
+// (a module of the core's shared with a lazily loaded one) would ask for js/pkg/… and fail
+for (const chunk of await readdir(join(OUT, "js", "chunks"))) {
+  const code = await readFile(join(OUT, "js", "chunks", chunk), "utf8");
+  if (/["']\.\.\/pkg[\w-]*\/headmap\.js["']/.test(code)) throw new Error(`js/chunks/${chunk} imports a wasm package by a path from js/: keep the core (core.js) in the worker's bundle alone`);
+}
 await writeFile(join(OUT, "js", "chunks", "eager.json"), `${JSON.stringify(eager.map((f) => relative(OUT, f)).sort())}\n`);
 for (const pkg of ["pkg", "pkg-hf", "pkg-hf-relaxed"]) {
   await build({ entryPoints: [join(WWW, pkg, "headmap.js")], outfile: join(OUT, pkg, "headmap.js"), format: "esm", minify: true, target: "es2022", logLevel: "warning", allowOverwrite: true });

@@ -1,9 +1,10 @@
 // Training in the worker: the trainers of the page's "heads that form" panel, one per session
 // (a reset starts another), a few dozen steps between two messages so the page redraws and a
 // pause lands between them; and the models kept from them, whose files stay in the worker (and
-// in the browser's cache, so a link to one opens in another tab of this site).
+// in the browser's cache, so a link to one opens in another tab of this site). It imports no
+// core: the worker hands it the wasm package, so the widget's bundle keeps one copy of the core
+// (and its path to the package) in the worker alone.
 
-import * as core from "./core.js";
 import { coded } from "./errors.js";
 
 /** Every head is scored this often, as `headmap train` scores it (training.json's scores). */
@@ -19,15 +20,14 @@ const kept = new Map(); // id → { "config.json": bytes, … }
 
 /**
  * Trains session `session` up to step `until`, making its trainer from `settings` (the wasm
- * Trainer's) the first time. `progress({ step, reports, ms, scores? })` after every chunk —
+ * Trainer's, of package `pkg`) the first time. `progress({ step, reports, ms, scores? })` after every chunk —
  * `scores` (every head's, on the probe) at step 0 and every SCORE_EVERY steps — and `stopped()`
  * is asked between two chunks. Answers { step }. A diverging loss rejects `diverged` and the
  * trainer keeps the weights before it.
  */
-export async function train(session, settings, until, progress, stopped) {
+export async function train(pkg, session, settings, until, progress, stopped) {
   let trainer = trainers.get(session);
   if (!trainer) {
-    const pkg = await core.realPackage();
     trainer = new pkg.Trainer(settings);
     trainers.set(session, trainer);
     await progress({ step: 0, reports: [], ms: 0, scores: trainer.scores() });
@@ -47,18 +47,15 @@ export async function train(session, settings, until, progress, stopped) {
   return { step };
 }
 
-/** The model session `session` has now, loaded under a key of its own (the one before it goes); its key. */
-export async function trainedModel(session) {
-  const key = `trainer:${session}`;
-  core.adopt(key, trainerOf(session).model(), await core.realPackage());
-  return key;
+/** The model session `session` has now (a wasm Model). */
+export function trainedModel(session) {
+  return trainerOf(session).model();
 }
 
 /** Lets session `session`'s trainer go. */
 export function endTraining(session) {
   trainers.get(session)?.free();
   trainers.delete(session);
-  core.forget(`trainer:${session}`);
 }
 
 function trainerOf(session) {

@@ -229,11 +229,13 @@ const OWN = {
     }
   },
   async train(session, settings, until, thumb, { id }) {
-    const { train, trainedModel } = await training();
+    const [{ train, trainedModel }, pkg] = await Promise.all([training(), core.realPackage()]);
     // every head on the probe, painted 0–1 as the model is at each scored step
     const progress = async (out) => {
       if (out.scores) {
-        const r = core.run(await trainedModel(session), { texts: [out.scores.probe] });
+        const key = `trainer:${session}`;
+        core.adopt(key, trainedModel(session), pkg);
+        const r = core.run(key, { texts: [out.scores.probe] });
         try {
           out.thumbs = view(r.id, { place: r.info.places[0].place, row: 0, layer: 0, head: 0 }, null, { size: thumb }, "one").thumbs;
         } finally {
@@ -244,13 +246,16 @@ const OWN = {
     };
     const stopped = async () => (await breathe(), cancelled.has(id));
     try {
-      return await train(session, settings, until, progress, stopped);
+      return await train(pkg, session, settings, until, progress, stopped);
     } finally {
       cancelled.delete(id);
     }
   },
   keep: async (session) => (await training()).keep(session),
-  endTraining: async (session) => (await training()).endTraining(session),
+  async endTraining(session) {
+    (await training()).endTraining(session);
+    core.forget(`trainer:${session}`);
+  },
   queryKeysTsne: (corpus, head, { id }) => core.queryKeysTsne(corpus, head, (done, total) => self.postMessage({ id, progress: { done, total } })),
 };
 
