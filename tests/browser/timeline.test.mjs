@@ -114,6 +114,7 @@ describe("the widget's step, on a strict-CSP blog", () => {
     const late = await weights("late");
     assert.notDeepEqual(early, late, "step 1000's head is not the trained model's");
     assert.equal(await page.evaluate(() => document.getElementById("early").step), 1000);
+    assert.match(await inShadow(page, "early", (e) => e.shadowRoot.textContent), /gpt2 · 학습 1,000단계/, "the figure says its step");
     await page.locator("#early").screenshot({ path: join(SHOTS, "widget-step-ko.png") });
     await page.locator("#bad").scrollIntoViewIfNeeded();
     await page.waitForFunction(() => globalThis.__events.some((e) => e.id === "bad" && e.type === "error" && e.detail.attribute === "step"));

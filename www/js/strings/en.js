@@ -116,6 +116,7 @@ export const EN = {
   generate: "Fill in the model's own output (greedy)",
   loading: "Loading {model}…",
   "arch.toy": "toy",
+  "trainingStep": "training step {step}",
   widgetLabel: "Attention heatmap: {place}, layer {layer}, head {head}, of “{text}”",
   badAttribute: "Attribute {attribute}=\"{value}\" cannot be read, so the widget uses its default. Allowed: {expected}.",
   "expected.texts": "a JSON array of sentences, or one sentence per line",

@@ -115,6 +115,7 @@ export const KO = {
   generate: "모델의 출력으로 채우기 (탐욕적 디코딩)",
   loading: "{model} 불러오는 중…",
   "arch.toy": "토이",
+  "trainingStep": "학습 {step}단계",
   widgetLabel: "어텐션 히트맵: ‘{text}’의 {place}, {layer}층, {head}번 헤드",
   badAttribute: "속성 {attribute}=\"{value}\"을(를) 읽을 수 없어 기본값으로 그립니다. 쓸 수 있는 값: {expected}.",
   "expected.texts": "문장들의 JSON 배열, 또는 한 줄에 한 문장",

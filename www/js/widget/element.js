@@ -313,7 +313,9 @@ export class AttentionHeatmap extends HTMLElement {
     const tokens = r.tokens[sel.place][sel.row];
     const info = this.#model.info;
     const architecture = info.architecture === "toy" ? T("arch.toy") : info.architecture === "unknown" ? null : info.architecture; // a file may not say
-    const title = figureTitle(T, sel, architecture, this.#settings.view);
+    // a checkpoint of the training timeline says which step it is
+    const step = this.#settings.step === null ? null : T("trainingStep", { step: this.#settings.step.toLocaleString("en") });
+    const title = figureTitle(T, sel, [architecture, step].filter(Boolean).join(" · ") || null, this.#settings.view);
     const notes = frameNotes({ T, info, place, sel, tokens, architecture: architecture ?? info.architecture, settings: this.#settings });
     this.#parts.note.textContent = notes.join(" ");
     this.#parts.note.hidden = !notes.length;
