@@ -347,6 +347,8 @@ fn every_refused_switch_is_named() {
         ("qwen2", Box::new(|c| c["layer_types"] = json!(["full_attention", "chunked_attention"])), "`layer_types` = chunked_attention is not supported"),
         ("gpt_neox", Box::new(|c| c["rope_scaling"] = json!({"type": "su"})), "`rope_scaling.rope_type` = su is not supported"),
         ("gpt_neox", Box::new(|c| c["rotary_pct"] = 1.5.into()), "`partial_rotary_factor` = 1.5 is impossible: it would turn 24 of a head's 16 dimensions"),
+        // so large its width overflows: refused, not a panic (found by tests/loaders.rs)
+        ("gpt_neox", Box::new(|c| c["rotary_pct"] = 1e300.into()), "it would turn 18446744073709551615 of a head's 16 dimensions"),
         ("llama", Box::new(|c| c["num_key_value_heads"] = 3.into()), "`num_key_value_heads` = 3 is impossible: it must divide num_attention_heads = 4"),
         ("t5", Box::new(|c| c["feed_forward_proj"] = "gated-mish".into()), "`feed_forward_proj` = mish is not supported"),
         ("t5", Box::new(|c| c["feed_forward_proj"] = "gated-gelu-new".into()), "`feed_forward_proj` = gated-gelu-new is impossible"),

@@ -101,7 +101,8 @@ pub(crate) fn rotary(settings: &RopeSettings, head_dim: usize) -> Result<Rotary>
     // transformers: dim = int(head_dim * partial_rotary_factor), ⌈dim/2⌉ frequencies over dim,
     // turning 2·⌈dim/2⌉ dimensions (an odd dim turns one more; 0 turns none)
     let dim = (head_dim as f64 * partial) as usize;
-    let turned = 2 * dim.div_ceil(2);
+    // a factor of 1e300 saturates `dim`: the count saturates too, and is refused below
+    let turned = dim.div_ceil(2).saturating_mul(2);
     if turned > head_dim {
         let reason = format!("it would turn {turned} of a head's {head_dim} dimensions");
         return Err(impossible("partial_rotary_factor", partial, &reason));
