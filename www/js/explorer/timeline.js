@@ -8,7 +8,7 @@ import { addStrings } from "../i18n.js";
 import { FOLDERS } from "../settings.js";
 import { FIND } from "../strings/find.js";
 import { TRAIN } from "../strings/train.js";
-import { drawCurves, headColor } from "../views/curves.js";
+import { chartWidth, drawCurves, headColor, layerKeys } from "../views/curves.js";
 import { el } from "../views/dom.js";
 
 addStrings(FIND);
@@ -140,14 +140,13 @@ export class TimelinePanel {
     if (!t || !$("timeline-charts").open) return;
     const chosen = step ?? t.checkpoints[this.#index()].step;
     const width = Math.max(240, ($("timeline").clientWidth || 600) - 24);
-    const chartWidth = width >= 700 ? Math.floor(width / 2) - 8 : width;
     const marks = [{ x: chosen, color: "#222", dash: [] }, ...(t.phaseChange ? [{ x: t.phaseChange.step, label: T("train.phaseMark"), color: "#b2182b" }] : [])];
     const xs = t.curve.map((c) => c.step);
     const top = Math.ceil(Math.max(...t.curve.map((c) => c.loss)));
     const canvases = [];
     const chart = (title, series, options = {}) => {
       const canvas = el("canvas", { role: "img", "aria-label": title });
-      drawCurves(canvas, { width: chartWidth, height: 150, xMax: t.steps, series, marks, title, lang, ...options });
+      drawCurves(canvas, { width: chartWidth(width), height: 150, xMax: t.steps, series, marks, title, lang, ...options });
       canvases.push(canvas);
     };
     chart(T("train.loss"), [{ xs, ys: t.curve.map((c) => c.loss), color: "#444" }], { yMax: top, yTicks: [0, top / 2, top] });
@@ -162,7 +161,7 @@ export class TimelinePanel {
     $("timeline-curves").replaceChildren(...canvases);
     const layers = t.heads[0]?.scores[t.scores?.[0]?.name]?.length ?? 0;
     $("timeline-legend").replaceChildren(
-      ...Array.from({ length: layers }, (_, layer) => el("span", { class: "train-key" }, el("span", { class: `train-swatch layer-${layer % 4}`, "aria-hidden": "true" }), T("train.lineLayer", { layer: layer + 1 }))),
+      ...layerKeys(layers, (layer) => T("train.lineLayer", { layer: layer + 1 })),
     );
   }
 }

@@ -11,7 +11,7 @@ import { RANGES } from "../settings.js";
 import { TRAIN } from "../strings/train.js";
 import { el, sizeCanvas } from "../views/dom.js";
 import { cssNumber } from "../views/sizes.js";
-import { drawCurves, headColor, thinned } from "../views/curves.js";
+import { chartWidth, drawCurves, headColor, layerKeys, thinned } from "../views/curves.js";
 
 addStrings(TRAIN);
 
@@ -256,13 +256,12 @@ export class Training {
     const { $, T, lang } = this.#app;
     $("train-charts").hidden = !this.#session;
     const width = Math.max(240, ($("train-panel").clientWidth || 600) - 30);
-    const chartWidth = width >= 700 ? Math.floor(width / 2) - 8 : width;
     const xMax = Math.max(this.#until, 50);
     const marks = this.#phase ? [{ x: this.#phase.step, label: T("train.phaseMark"), color: "#b2182b" }] : [];
     const steps = this.#scores.map((s) => s.step);
     const chart = (id, title, series, options = {}) => {
       const canvas = $(id);
-      drawCurves(canvas, { width: chartWidth, height: 150, xMax, series, marks, title, lang, ...options });
+      drawCurves(canvas, { width: chartWidth(width), height: 150, xMax, series, marks, title, lang, ...options });
       const ys = series[0]?.ys ?? [];
       canvas.setAttribute("aria-label", ys.length ? T("train.chart", { title, from: ys[0].toFixed(2), first: series[0].xs[0].toLocaleString(lang), to: ys.at(-1).toFixed(2), step: series[0].xs.at(-1).toLocaleString(lang) }) : title);
     };
@@ -280,7 +279,7 @@ export class Training {
     }
     const layers = this.#scores[0]?.induction.length ?? 0;
     $("train-legend").replaceChildren(
-      ...Array.from({ length: layers }, (_, layer) => el("span", { class: "train-key" }, el("span", { class: `train-swatch layer-${layer % 4}`, "aria-hidden": "true" }), T("train.lineLayer", { layer: layer + 1 }))),
+      ...layerKeys(layers, (layer) => T("train.lineLayer", { layer: layer + 1 })),
     );
     this.#drawThumbs();
   }

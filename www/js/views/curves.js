@@ -2,7 +2,7 @@
 // one line per head, coloured by its layer. The page's live training and a shipped timeline
 // draw through the same function; the chosen step and the phase change are marked.
 
-import { sizeCanvas } from "./dom.js";
+import { el, sizeCanvas } from "./dom.js";
 
 const FONT = "system-ui, 'Noto Sans CJK KR', sans-serif";
 const INK = "#333";
@@ -136,3 +136,10 @@ export function thinned(xs, ys, points) {
   }
   return out;
 }
+
+/** The width of one chart in a panel `width` CSS pixels wide: two side by side from 700 px, else one. */
+export const chartWidth = (width) => (width >= 700 ? Math.floor(width / 2) - 8 : width);
+
+/** The key to the layers' colours: a swatch and `name(layer)` for each of `layers`. */
+export const layerKeys = (layers, name) =>
+  Array.from({ length: layers }, (_, layer) => el("span", { class: "train-key" }, el("span", { class: `train-swatch layer-${layer % 4}`, "aria-hidden": "true" }), name(layer)));
