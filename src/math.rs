@@ -108,6 +108,16 @@ mod x86 {
     }
 
     #[target_feature(enable = "avx512f")]
+    pub fn exp_total_avx512(xs: &[f32], shift: f32) -> f64 {
+        super::exp_total_each(xs, shift)
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub fn exp_total_avx2(xs: &[f32], shift: f32) -> f64 {
+        super::exp_total_each(xs, shift)
+    }
+
+    #[target_feature(enable = "avx512f")]
     pub fn gelu_avx512(xs: &mut [f32]) {
         super::gelu_each(xs)
     }
@@ -150,6 +160,34 @@ fn exp_sum_each(xs: &mut [f32], shift: f32) -> f32 {
         *x = exp_neg(*x - shift);
     }
     sum(xs)
+}
+
+/// The sum of e^(x − `shift`) over `xs` (x ≤ `shift`), each exp in f32, runs of 256 of them
+/// summed in f32 and those sums in f64: a softmax's denominator over a whole vocabulary, which
+/// one f32 sum would round, without writing the exps anywhere.
+pub fn exp_total(xs: &[f32], shift: f32) -> f64 {
+    #[cfg(target_arch = "x86_64")]
+    match x86::widest() {
+        // SAFETY: widest() found these instructions on this CPU
+        x86::Simd::Avx512 => return unsafe { x86::exp_total_avx512(xs, shift) },
+        x86::Simd::Avx2 => return unsafe { x86::exp_total_avx2(xs, shift) },
+        x86::Simd::Sse2 => {}
+    }
+    exp_total_each(xs, shift)
+}
+
+#[inline(always)]
+fn exp_total_each(xs: &[f32], shift: f32) -> f64 {
+    // blocks of 256 exps written to the stack by a plain loop (which vectorises, as in
+    // exp_sum) and summed in f32; the blocks' sums added in f64
+    let mut exps = [0.0f32; 256];
+    xs.chunks(exps.len()).fold(0.0, |total, block| {
+        let exps = &mut exps[..block.len()];
+        for (e, &x) in exps.iter_mut().zip(block) {
+            *e = exp_neg(x - shift);
+        }
+        total + sum(exps) as f64
+    })
 }
 
 /// GELU in place, x·Φ(x) = x/2 · (1 + erf(x/√2)), with [`erf`].
@@ -249,6 +287,20 @@ mod tests {
         assert!(worst.0 <= 5e-7, "erf({}) is {:e} off", worst.1, worst.0);
         assert_eq!((erf(0.0), erf(10.0), erf(-10.0), erf(f32::INFINITY)), (0.0, 1.0, -1.0, 1.0));
         assert!(erf(f32::NAN).is_nan(), "a NaN stays a NaN for the finite checks to find");
+    }
+
+    #[test]
+    fn a_vocabulary_sized_exp_total_is_within_3e_7_of_the_exact_sum() {
+        // 250,002 logits (XLM-R's vocabulary) spread over −40..0, in any length's remainder
+        for n in [0usize, 3, 250_002] {
+            let xs: Vec<f32> = (0..n).map(|i| -((i * 7919 % 4001) as f32) * 0.01).collect();
+            let want: f64 = xs.iter().map(|&x| (x as f64).exp()).sum();
+            let got = exp_total(&xs, 0.0);
+            assert!((got - want).abs() <= 2.5e-7 * want.max(1.0), "{n} terms: {got} vs {want}");
+            let each: f64 = xs.iter().map(|&x| exp_neg(x) as f64).sum();
+            assert!((got - each).abs() <= 2e-7 * want.max(1.0), "the same exps as one by one");
+        }
+        assert_eq!(exp_total(&[0.0, f32::NEG_INFINITY], 0.0), 1.0, "a hidden token adds 0");
     }
 
     #[test]

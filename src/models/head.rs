@@ -114,7 +114,8 @@ pub fn softmax(logits: ArrayView1<f32>) -> Array1<f32> {
 }
 
 /// One position's softmax over the vocabulary without the array of it: the largest logit and
-/// the denominator, summed in one pass (each exp in f32, the sum in f64), so that a token's
+/// the denominator (each exp in f32 by [`crate::math::exp_neg`], whose loop vectorises where
+/// libm's `expf` is a call per token; the sum in f64), so that a token's
 /// probability is one exp away and the most probable tokens are the largest logits.
 pub struct Softmax<'a> {
     logits: ArrayView1<'a, f32>,
@@ -124,8 +125,16 @@ pub struct Softmax<'a> {
 
 impl<'a> Softmax<'a> {
     pub fn of(logits: ArrayView1<'a, f32>) -> Self {
-        let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        let sum = logits.iter().map(|&l| (l - max).exp() as f64).sum();
+        let (max, sum) = match logits.as_slice() {
+            Some(xs) => {
+                let max = crate::math::max(xs);
+                (max, crate::math::exp_total(xs, max))
+            }
+            None => {
+                let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                (max, logits.iter().map(|&l| crate::math::exp_neg(l - max) as f64).sum())
+            }
+        };
         Softmax { logits, max, sum }
     }
 
