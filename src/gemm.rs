@@ -30,6 +30,10 @@ const HEIGHTS: [usize; 3] = [MR, 2, 1];
 const NR: usize = 8;
 /// `k` per block: a packed strip of `w`, KC × NR floats, is 8 KiB.
 const KC: usize = 256;
+/// Products at least this wide (an output head over the vocabulary) take `k` in blocks of up to
+/// [`KC_WIDE`]: each block reads and writes all of `y` again, rows n floats apart.
+const WIDE: usize = 8192;
+const KC_WIDE: usize = 1024;
 
 /// `y = x · w`, with `x` (m, k), `w` (k, n) and `y` (m, n). `x` and `w` may have any layout
 /// (a transposed view, GPT-NeoX's column-major weights): both are copied into the tiles' order
@@ -74,9 +78,10 @@ fn product_rows(x: ArrayView2<f32>, w: ArrayView2<f32>, y: &mut [f32]) {
             return;
         }
     }
-    let (mut xp, mut wp) = (vec![0.0f32; m * KC.min(k)], vec![0.0f32; KC.min(k) * NR]);
-    for k0 in (0..k).step_by(KC) {
-        let kc = KC.min(k - k0);
+    let block = if n >= WIDE { k.min(KC_WIDE) } else { KC.min(k) };
+    let (mut xp, mut wp) = (vec![0.0f32; m * block], vec![0.0f32; block * NR]);
+    for k0 in (0..k).step_by(block) {
+        let kc = block.min(k - k0);
         let tiles = pack_rows(x, (k0, kc), &mut xp);
         for j0 in (0..n).step_by(NR) {
             let cols = NR.min(n - j0);

@@ -28,32 +28,39 @@ impl MultiHeadBench {
 }
 
 /// One product `x · w` of MiniLM's shapes for `scripts/bench/gemm.mjs`: headmap's own kernel
-/// ([`crate::gemm`]) against ndarray's (matrixmultiply's), on the same random matrices.
+/// ([`crate::gemm`]) against ndarray's (matrixmultiply's), on the same random matrices. With
+/// `transposed`, `w` is kept as its transpose (n, k) and read as a view, as an output head's
+/// (V, D) weight is.
 #[wasm_bindgen]
 pub struct GemmBench {
     x: Array2<f32>,
     w: Array2<f32>,
+    transposed: bool,
     y: Array2<f32>,
 }
 
 #[wasm_bindgen]
 impl GemmBench {
     #[wasm_bindgen(constructor)]
-    pub fn new(m: usize, k: usize, n: usize) -> GemmBench {
+    pub fn new(m: usize, k: usize, n: usize, transposed: Option<bool>) -> GemmBench {
         let mut rng = crate::rng::SplitMix64::new(7);
         let mut random = |r, c| Array2::from_shape_fn((r, c), |_| rng.next_signed());
-        GemmBench { x: random(m, k), w: random(k, n), y: Array2::zeros((m, n)) }
+        let transposed = transposed.unwrap_or(false);
+        let w = if transposed { random(n, k) } else { random(k, n) };
+        GemmBench { x: random(m, k), w, transposed, y: Array2::zeros((m, n)) }
     }
 
     /// Our kernel once; returns a value so the work cannot be skipped.
     pub fn ours(&mut self) -> f32 {
-        crate::gemm::product_into(self.x.view(), self.w.view(), &mut self.y.view_mut());
+        let w = if self.transposed { self.w.t() } else { self.w.view() };
+        crate::gemm::product_into(self.x.view(), w, &mut self.y.view_mut());
         self.y[[0, 0]]
     }
 
     /// matrixmultiply's once.
     pub fn matrixmultiply(&mut self) -> f32 {
-        ndarray::linalg::general_mat_mul(1.0, &self.x, &self.w, 0.0, &mut self.y);
+        let w = if self.transposed { self.w.t() } else { self.w.view() };
+        ndarray::linalg::general_mat_mul(1.0, &self.x, &w, 0.0, &mut self.y);
         self.y[[0, 0]]
     }
 
