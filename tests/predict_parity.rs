@@ -143,6 +143,51 @@ fn models_without_a_head_are_refused_by_name_and_their_attention_still_runs() {
     }
 }
 
+#[test]
+fn a_view_run_that_keeps_its_output_predicts_what_predict_does() {
+    for name in WITH_HEADS {
+        let model = load(&root().join("tests/fixtures/hf").join(name));
+        let doc: Value =
+            serde_json::from_slice(&read(&root().join("tests/fixtures/hf").join(name).join("predict.json"))).unwrap();
+        let spec = doc["ablate"].as_str().unwrap().to_string();
+        for ablate in [None, Some(spec)] {
+            let request = Request { ablate: ablate.clone(), output: true, ..request(&doc) };
+            let run = model.run_weights(&request).unwrap();
+            let heads = ablate.as_deref().map(|s| model.heads(s).unwrap()).unwrap_or_default();
+            let options = PredictOptions { top_k: 5, ablate: heads, ..PredictOptions::default() };
+            let want = model.predict(&request, &options).unwrap();
+            assert_eq!(model.predictions_of(&run, 5).unwrap(), want, "{name}, {ablate:?} off: the same bits");
+        }
+        // a batch: the first text's positions are its own; the longer second's pad the first
+        let mut two = request(&doc);
+        two.texts.push(format!("{} And so on.", two.texts[0]));
+        two.targets =
+            two.targets.iter().cloned().chain(two.targets.iter().map(|t| format!("{t} And so on."))).collect();
+        let batch =
+            model.predictions_of(&model.run_weights(&Request { output: true, ..two.clone() }).unwrap(), 3).unwrap();
+        let first =
+            Request { texts: two.texts[..1].to_vec(), targets: two.targets.iter().take(1).cloned().collect(), ..two };
+        let alone = model.predict(&first, &PredictOptions { top_k: 3, ..PredictOptions::default() }).unwrap();
+        // natively matrixmultiply's sums may round apart with the rows around them: 1e-5
+        let (row, want) = (&batch.rows[0], &alone.rows[0]);
+        for (t, (got, want)) in row.predictions.iter().zip(&want.predictions).enumerate() {
+            let (got, want) = (got.as_ref().unwrap(), want.as_ref().unwrap());
+            let close = got.iter().zip(want).all(|(g, w)| g.id == w.id && (g.p - w.p).abs() <= 1e-5);
+            assert!(close, "{name}: row 0 of a batch, position {t}: {got:?} alone {want:?}");
+        }
+        // (an encoder–decoder's shorter target, shifted right behind the start token, keeps
+        // one more position in a batch: the one after its last token, as transformers' labels)
+        let pad = &row.predictions[want.predictions.len() + usize::from(model.info().encoder_decoder)..];
+        assert!(pad.iter().all(Option::is_none), "{name}: none at PAD");
+    }
+    // without a head, a run asked for its output is a view's run, and predicting is refused
+    let bert = load(&root().join("tests/fixtures/hf/bert"));
+    let request = Request { texts: vec!["The animal was tired.".into()], output: true, ..Request::default() };
+    let run = bert.run_weights(&request).unwrap();
+    assert!(run.hidden.iter().all(|h| h.encoder.is_none()), "no output kept for nothing to read it");
+    assert!(matches!(bert.predictions_of(&run, 5), Err(Error::NoOutputHead { .. })));
+}
+
 fn induction() -> Model {
     load(&root().join("www/models/headmap-tiny-induction"))
 }

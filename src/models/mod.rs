@@ -130,8 +130,14 @@ impl Model {
 
     /// The same run for the attention weights alone, what a view draws: a stack whose output
     /// nothing else reads stops at its last layer's weights (no V, W_O or feed-forward there),
-    /// and [`Run::hidden`] holds `None` for it. Traces and on-demand layers are unchanged.
+    /// and [`Run::hidden`] holds `None` for it. Traces and on-demand layers are unchanged. With
+    /// `request.output`, a model with an output head runs to the end and keeps its output, for
+    /// [`Model::predictions_of`].
     pub fn run_weights(&self, request: &Request) -> Result<Run> {
+        #[cfg(feature = "hf")]
+        if request.output && self.output_head().is_ok() {
+            return self.run_with(request, true);
+        }
         self.run_with(request, false)
     }
 

@@ -142,17 +142,38 @@ impl Model {
     pub fn predict(&self, request: &Request, options: &PredictOptions) -> Result<Predictions> {
         let head = self.output_head()?;
         let edits = self.ablation(request, &options.ablate, options.ablation)?;
-        let ablated = edits.heads().map(|at| at.name()).collect();
         let settings =
             Settings { edits, residuals: options.lens.is_some(), store: Store::OnDemand, ..Settings::trained() };
         let run = self.run_batch_of(request, settings)?;
+        self.predictions_from(&run, head, (options.top_k, options.lens), options.ablation)
+    }
+
+    /// The top `top_k` tokens at every position of a run made with [`Request::output`], read
+    /// from the output it kept instead of running again: the same numbers as [`Model::predict`]
+    /// of its texts with its heads off. No lens: that needs every layer's residual stream.
+    pub fn predictions_of(&self, run: &Run, top_k: usize) -> Result<Predictions> {
+        self.predictions_from(run, self.output_head()?, (top_k, None), run.edits.ablation())
+    }
+
+    fn predictions_from(
+        &self,
+        run: &Run,
+        head: &OutputHead,
+        (top_k, lens): (usize, Option<Option<usize>>),
+        ablation: Ablation,
+    ) -> Result<Predictions> {
         let place = run.places.last().ok_or(Error::EmptyText)?; // the decoder's, or the encoder's
         let rows = run
             .hidden
             .iter()
             .zip(&place.rows)
             .map(|(hidden, row)| {
-                let h = hidden.decoder.as_ref().or(hidden.encoder.as_ref()).ok_or(Error::NeedsModel)?; // (T, D)
+                // an encoder–decoder's head reads its decoder's output, never its encoder's
+                let h = match self.info.encoder_decoder {
+                    true => hidden.decoder.as_ref(),
+                    false => hidden.decoder.as_ref().or(hidden.encoder.as_ref()),
+                };
+                let h = h.ok_or(Error::NeedsModel)?; // (T, D)
                 let logits = head.logits(h.view())?; // (T, V)
                 let probs: Vec<Option<Softmax>> = logits
                     .rows()
@@ -160,9 +181,8 @@ impl Model {
                     .zip(&row.query_valid)
                     .map(|(l, &valid)| valid.then(|| Softmax::of(l)))
                     .collect();
-                let predictions =
-                    probs.iter().map(|p| p.as_ref().map(|p| self.candidates(p.top(options.top_k)))).collect();
-                let lens = match options.lens {
+                let predictions = probs.iter().map(|p| p.as_ref().map(|p| self.candidates(p.top(top_k)))).collect();
+                let lens = match lens {
                     Some(at) => {
                         let tops: Vec<Option<u32>> = probs
                             .iter()
@@ -179,8 +199,8 @@ impl Model {
             format: "headmap.predictions",
             version: 1,
             model_type: self.info.architecture.clone(),
-            ablated,
-            ablation: options.ablation,
+            ablated: run.edits.heads().map(|at| at.name()).collect(),
+            ablation,
             rows,
         })
     }

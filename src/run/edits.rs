@@ -76,6 +76,14 @@ impl HeadEdits {
         self.0.is_empty()
     }
 
+    /// How the heads are turned off: by their mean output if any is given a constant.
+    pub fn ablation(&self) -> Ablation {
+        match self.0.iter().any(|(_, e)| matches!(e, HeadEdit::Constant(_))) {
+            true => Ablation::Mean,
+            false => Ablation::Zero,
+        }
+    }
+
     /// The heads edited, in the order given.
     pub fn heads(&self) -> impl Iterator<Item = HeadAt> + '_ {
         self.0.iter().map(|(at, _)| *at)

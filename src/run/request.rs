@@ -47,6 +47,12 @@ pub struct Request {
     #[cfg(feature = "hf")]
     #[serde(default)]
     pub ablation: Ablation,
+    /// Keep the model's output (the last hidden state, through every layer) so that the run's
+    /// predictions can be read from it afterwards without running again: a view's run
+    /// otherwise stops at the last layer's weights.
+    #[cfg(feature = "hf")]
+    #[serde(default)]
+    pub output: bool,
 }
 
 /// One padded row of a batch, as a model takes it.

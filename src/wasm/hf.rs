@@ -16,7 +16,7 @@ use js_sys::{Array, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::{js_error, Model};
+use super::{js_error, Model, Run};
 use crate::error::Error;
 use crate::models::hf::ModelFiles;
 use crate::models::patch::PatchRequest;
@@ -228,5 +228,27 @@ impl Patcher {
     /// The document `headmap patch` writes, heads not yet patched at 0.
     pub fn result(&self) -> Result<PatchingJs, JsValue> {
         super::typed(&self.patcher.result)
+    }
+}
+
+#[wasm_bindgen]
+impl Run {
+    /// What the model predicts at every position of batch row `row`, `topK` each, read from the
+    /// output this run kept (asked with `output: true` of a model with an output head) instead
+    /// of running the model again: the document `predict` gives for that row's text with the
+    /// run's heads off, the row's padding left out.
+    pub fn predictions(&self, row: usize, top_k: usize) -> Result<PredictionsJs, JsValue> {
+        if top_k == 0 || top_k > MAX_TOP_K {
+            return Err(js_error(Error::OutOfRange { setting: "topK".into(), value: top_k, min: 1, max: MAX_TOP_K }));
+        }
+        let model = self.model.as_ref().ok_or_else(|| js_error(Error::NeedsModel))?;
+        let mut doc = model.predictions_of(&self.run, top_k).map_err(js_error)?;
+        Error::check_index("row", row, doc.rows.len()).map_err(js_error)?;
+        let mut kept = doc.rows.swap_remove(row);
+        let real = kept.predictions.iter().rposition(Option::is_some).map_or(0, |at| at + 1);
+        kept.tokens.truncate(real);
+        kept.predictions.truncate(real);
+        doc.rows = vec![kept];
+        super::typed(&doc)
     }
 }

@@ -71,6 +71,8 @@ export interface ToySettings { preset?: "small" | "base"; seed?: number; layers?
 export interface RunRequest {
   texts: string[]; targets?: string[]; place?: Place; mask?: MaskKind; scale?: boolean; throughLayer?: number;
   ablate?: string; ablation?: "zero" | "mean";
+  /** keep the model's output, for the run's `predictions` (a model with an output head) */
+  output?: boolean;
 }
 /**
  * One attention place. `kvHeads` < `heads` in grouped-query attention: query head h shares the

@@ -36,6 +36,7 @@ describe("what the model predicts, and what a head does to it", () => {
     const page = await openExplorer(h, `?model=induction&lang=en&text=${encodeURIComponent(REPEAT)}`, { locale: "en-US", width: 1280, height: 900 });
     await predicted(page);
     assert.equal(await copying(page), 1, "every word of the second copy is predicted");
+    assert.equal(await page.evaluate(() => globalThis.__headmap.predictions.fromRun), true, "read from the run on show: no second run");
     assert.equal(await page.locator("#predict-strip .predict-cell").count(), 21, "one cell per token, <bos> included");
     assert.ok(await page.locator("#off-note").isHidden(), "no heads off, no note");
     await page.locator("#predict-panel").screenshot({ path: join(SHOTS, "predict-en-1280.png") });
@@ -44,6 +45,7 @@ describe("what the model predicts, and what a head does to it", () => {
     await page.locator("#off").dispatchEvent("change");
     await predicted(page, "1.0,1.1,1.3");
     assert.equal(await copying(page), 0, "the induction heads off: no word is copied");
+    assert.equal(await page.evaluate(() => globalThis.__headmap.predictions.fromRun), true, "the run with the heads off gives the after");
     assert.match(await page.locator("#off-note").textContent(), /Heads off: Layer 2, head 1; Layer 2, head 2; Layer 2, head 4 \(written 1\.0,1\.1,1\.3 in a link/);
     assert.ok((await page.locator("#predict-strip s.predict-was").count()) >= 9, "what each position predicted before is struck through");
     await page.waitForFunction(() => location.search.includes("off=1.0%2C1.1%2C1.3"));

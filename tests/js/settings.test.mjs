@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { RANGES, TOY_PRESETS, intOf, offAt, offHeads, offNames, offOf, sourceOf, toggleOff } from "../../www/js/settings.js";
+import { RANGES, TOY_PRESETS, intOf, offAt, offHeads, offNames, offOf, predictsFromRun, sourceOf, toggleOff } from "../../www/js/settings.js";
 import { decodeState, requestFor } from "../../www/js/state.js";
 import { parseAttributes, requestOf, sourceOf as widgetSource } from "../../www/js/widget/attributes.js";
 
@@ -96,6 +96,21 @@ describe("the link and the attributes", () => {
     assert.equal(widget.ablate, "1.0,1.3");
     assert.equal(requestOf(parseAttributes({ text: "a b" }, BASE).settings, gpt2).ablate, undefined, "no heads off: none asked");
     assert.deepEqual(parseAttributes({ ablate: "1.x" }, BASE).problems.map((p) => p.attribute), ["ablate"]);
+  });
+
+  it("read the predictions from the run on show only when that run is the model's own", async () => {
+    const gpt2 = { encoderDecoder: false, places: [{ place: "decoder_self", mask: "causal", masks: ["causal", "none"] }] };
+    const bart = { encoderDecoder: true, places: [{ place: "encoder_self", mask: "padding" }, { place: "decoder_self", mask: "causal" }, { place: "cross", mask: "cross" }] };
+    const reads = async (query, info) => predictsFromRun(requestFor(await decodeState(query), info), info);
+    assert.equal(await reads("?text=a+b", gpt2), true);
+    assert.equal(await reads("?text=a+b&off=1.0", gpt2), true, "heads off: the run has them off as the predictions do");
+    assert.equal(await reads("?text=a+b&off=1.0&offMean=1", gpt2), false, "a mean over two texts (the second by default) is not the first text's mean");
+    assert.equal(await reads("?text=a+b&text2=&off=1.0&offMean=1", gpt2), true);
+    assert.equal(await reads("?text=a+b&mask=none", gpt2), false, "a what-if mask predicts something else");
+    assert.equal(await reads("?text=a+b&scale=0", gpt2), false, "so does a what-if scaling");
+    assert.equal(await reads("?text=a&target=x&place=cross", bart), true);
+    assert.equal(await reads("?text=a&target=x&place=encoder_self", bart), false, "the encoder's run has no decoder output");
+    assert.equal(predictsFromRun({ texts: ["a"] }, { fromFile: true, places: [] }), false, "weights from a file: no model");
   });
 
   it("name the heads off the way the grid counts them, and toggle one at the place on show", () => {

@@ -407,6 +407,19 @@ export function predict(key, request) {
 }
 
 /**
+ * What the model predicts at every position of batch row `row` of run `id`, from the output the
+ * run kept (it was asked with `output: true`): `predict`'s document for that row, without a
+ * second run. The toy has no head.
+ */
+export function runPredictions(id, row, topK = 5) {
+  const { run: r } = runAt(id);
+  if (typeof r.predictions !== "function") {
+    throw coded("toy has no output head: the toy model is untrained and predicts nothing; choose a trained model", "no_output_head", { architecture: "toy", missing: "an output head" });
+  }
+  return r.predictions(row, topK);
+}
+
+/**
  * Activation patching of every head (the document `headmap patch` writes): `request` { clean,
  * corrupt, target?, answer, wrong, position?, place? }; `progress(done, total)` after each
  * layer's worth of heads, and `stopped()` asked between them (a stop rejects `cancelled`).

@@ -26,7 +26,7 @@ export const OPERATIONS = {
   start: { args: "" },
   /** → model info. `source`: { from: "toy", preset, seed, layers } | { from: "url", base } | { from: "hub", id, hub? } | { from: "files", files } (handed over) | { from: "kept", id } (a model trained on the page) */
   load: { args: "key source", transfer: ({ source }) => (source.from === "files" ? Object.values(source.files).map((b) => b.buffer) : []) },
-  /** → { id, info, tokens, ms }. `request`: { texts, targets?, place?, mask?, scale?, ablate?, ablation? } */
+  /** → { id, info, tokens, ms }. `request`: { texts, targets?, place?, mask?, scale?, ablate?, ablation?, output? } */
   run: { args: "key request", needs: "model", newest: true },
   /** → { id, info, tokens, model, key }: weights computed elsewhere (docs/attention.schema.json), a run with no model. `file`: { bytes } | { url } | { base64, encoding } */
   openFile: { args: "name file", newest: true },
@@ -58,6 +58,8 @@ export const OPERATIONS = {
   freeQueryKeys: { args: "corpus" },
   /** → the predictions document (`headmap predict`'s): the top k at every position, the lens on request, heads off. `request`: { texts, targets?, topK?, lens?, ablate?, ablation? } */
   predict: { args: "key request", needs: "model" },
+  /** → the same document for batch row `row` of run `run`, read from the output the run kept (a run asked with `output: true`), `topK` each: no second run of the model */
+  runPredictions: { args: "run row topK", needs: "run" },
   /** → the patching document (`headmap patch`'s): every head's share of the clean logit difference; progress per layer; a signal stops it. `request`: { clean, corrupt, target?, answer, wrong, position?, place? } */
   patch: { args: "key request", needs: "model" },
   /** → { id, info, tokens, generation }: text the model writes token by token over its KV cache, the whole text's run (a run of its own the caller frees) and the document `headmap generate` writes; progress per token: { token, rows, cross, kept, cacheBytes, ms }; a signal stops it, keeping what was written. `request`: { prompt, maxNewTokens?, temperature?, topK?, topP?, seed?, ablate?, ablation? }; `watch`: { layer, head } whose cache each token reports */

@@ -158,3 +158,15 @@ export function requestFor({ texts, target = null, place, mask, scale, off = "",
   if (decoderSide && target !== null) request.targets = [target];
   return request;
 }
+
+/**
+ * Whether the predictions under a run of `request` can be read from that run — asked to keep its
+ * output (`output: true`) — instead of running the model a second time: the model's own mask and
+ * scaling, the place predictions are made at (an encoder–decoder's decoder, on its target), and
+ * no head's mean taken over more texts than the one predicted at.
+ */
+export function predictsFromRun(request, info) {
+  if (info.fromFile || request.mask || request.scale === false) return false;
+  if (info.encoderDecoder && (request.place === "encoder_self" || !request.targets)) return false;
+  return request.texts.length === 1 || request.ablation !== "mean";
+}

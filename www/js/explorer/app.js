@@ -6,6 +6,7 @@
 
 import { AttentionClient } from "../client.js";
 import { addStrings, browserLang, errorText, tf } from "../i18n.js";
+import { predictsFromRun } from "../settings.js";
 import { decodeState, encodeState, requestFor } from "../state.js";
 import { adoptSizes } from "../views/sizes.js";
 import { Controls } from "./controls.js";
@@ -193,6 +194,7 @@ async function run() {
   controls.refresh();
   if (app.model.info.fromFile) return showFile();
   const request = requestFor(store.state, app.model.info);
+  if (predictsFromRun(request, app.model.info)) request.output = true; // the predictions come from this run
   const empty = request.texts.some((text) => !text.trim()) || (request.targets ?? []).some((text) => !text.trim());
   if (!request.texts[0].trim() || empty) {
     app.result = null;

@@ -140,9 +140,11 @@ export class Predictor {
     const ablation = state.offMean ? { ablation: "mean" } : {};
     try {
       const call = (extra) => this.#app.client.call("predict", { key: model.key, request: { ...base, topK: TOP, ...extra } });
-      const [after, before] = await Promise.all([call(off ? { ablate: off, ...ablation } : {}), off ? call({}) : null]);
+      // with the heads off as the run has them: from the run itself when it kept its output
+      const ofRun = result.request.output ? this.#app.client.call("runPredictions", { run: result.id, row: 0, topK: TOP }) : call(off ? { ablate: off, ...ablation } : {});
+      const [after, before] = await Promise.all([ofRun, off ? call({}) : null]);
       this.#shown = { after, before };
-      this.#app.probe.predictions = { after, before, off }; // for the tests
+      this.#app.probe.predictions = { after, before, off, fromRun: Boolean(result.request.output) }; // for the tests
       $("predict-status").hidden = true;
       this.#draw();
       if ($("lens-details").open) this.#drawLens();

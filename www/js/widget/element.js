@@ -15,6 +15,7 @@
 import { AttentionClient } from "../client.js";
 import { chunkFailed, coded } from "../errors.js";
 import { browserLang, loadLanguage, tf } from "../i18n.js";
+import { predictsFromRun } from "../settings.js";
 import { offer } from "../views/dom.js";
 import { adoptSizes, reserveHeight } from "../views/sizes.js";
 import { ATTRIBUTES, DEFAULTS, parseAttributes, selectionOf, sourceOf, widgetRequest, withReader } from "./attributes.js";
@@ -222,6 +223,8 @@ export class AttentionHeatmap extends HTMLElement {
         return this.#targets.get(text);
       },
     });
+    // view="predict" reads its predictions from this run (the whole last layer kept), not a second
+    if (this.#settings.view === "predict" && predictsFromRun(request, info)) request.output = true;
     const result = await this.#client.call("run", { key: model.key, request });
     if (!result) return; // a newer run of this widget superseded this one
     if (!this.isConnected) return this.#client.free(result.id); // the figure left the page meanwhile

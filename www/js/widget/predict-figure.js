@@ -57,7 +57,9 @@ export async function predictFigure(figure, view, { r, sel }) {
     figure.shown = { ...sel, predictions: doc };
     return;
   }
-  const [after, before] = await Promise.all([call({ topK: 10, ...off }), settings.off ? call({ topK: 10 }) : null]);
+  // with the heads off as the run has them: from the run itself when it kept its output
+  const ofRun = r.request.output ? client.call("runPredictions", { run: r.id, row: 0, topK: 10 }) : call({ topK: 10, ...off });
+  const [after, before] = await Promise.all([ofRun, settings.off ? call({ topK: 10 }) : null]);
   if (r !== figure.run) return;
   const detail = el("div", { "aria-live": "polite" });
   let chosen = null;
