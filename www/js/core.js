@@ -394,6 +394,10 @@ export function freeQueryKeys(id) {
   corpora.delete(id);
 }
 
+/** The toy-only build's answer to anything that needs an output head. */
+const toyHasNoHead = () =>
+  coded("toy has no output head: the toy model is untrained and predicts nothing; choose a trained model", "no_output_head", { architecture: "toy", missing: "an output head" });
+
 /**
  * What the model predicts at every position (the document `headmap predict` writes):
  * `request` { texts, targets?, topK?, lens?, ablate?, ablation? }. The toy has no head.
@@ -401,7 +405,7 @@ export function freeQueryKeys(id) {
 export function predict(key, request) {
   const { model } = modelAt(key);
   if (typeof model.predict !== "function") {
-    throw coded("toy has no output head: the toy model is untrained and predicts nothing; choose a trained model", "no_output_head", { architecture: "toy", missing: "an output head" });
+    throw toyHasNoHead();
   }
   return model.predict(request);
 }
@@ -414,7 +418,7 @@ export function predict(key, request) {
 export function runPredictions(id, row, topK = 5) {
   const { run: r } = runAt(id);
   if (typeof r.predictions !== "function") {
-    throw coded("toy has no output head: the toy model is untrained and predicts nothing; choose a trained model", "no_output_head", { architecture: "toy", missing: "an output head" });
+    throw toyHasNoHead();
   }
   return r.predictions(row, topK);
 }
@@ -427,7 +431,7 @@ export function runPredictions(id, row, topK = 5) {
 export async function patch(key, request, progress, stopped) {
   const { model } = modelAt(key);
   if (typeof model.patcher !== "function") {
-    throw coded("toy has no output head: the toy model is untrained and predicts nothing; choose a trained model", "no_output_head", { architecture: "toy", missing: "an output head" });
+    throw toyHasNoHead();
   }
   const patcher = model.patcher(request);
   try {
