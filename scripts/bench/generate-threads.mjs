@@ -4,36 +4,19 @@
 // warm-up, and 2 threads ÷ 1. The build is the relaxed-SIMD twin the page loads in a Chromium
 // that has it; GENERATE_PKG=www/pkg-hf-threads times the plain one.
 // Run after scripts/build/all:  node scripts/bench/generate-threads.mjs [repetitions]
-import { fileURLToPath } from "node:url";
+import { onThreads } from "./threads.mjs";
 
-import { launchChromium } from "../browser.mjs";
-import { serve } from "../serve.mjs";
-
-const repo = (p) => fileURLToPath(new URL(`../../${p}`, import.meta.url));
 const reps = Number(process.argv[2] ?? 3);
 const build = process.env.GENERATE_PKG ?? "www/pkg-hf-threads-relaxed";
-const server = await serve(repo("scripts/bench/threads-page"), 0, {
-  mounts: { "/pkg-hf-threads/": repo(build), "/bench/": repo("scripts/bench"), "/fixture/": repo("tests/fixtures/hf/llama") },
-});
-const browser = await launchChromium();
-try {
-  const page = await browser.newPage();
-  page.on("pageerror", (e) => console.error(`page error: ${e.message}`));
-  await page.goto(`http://127.0.0.1:${server.address().port}/`);
-  await page.waitForFunction(() => globalThis.ready);
-  const results = await page.evaluate((n) => globalThis.measure([1, 2], n, "generate-worker.js"), reps);
-  console.log(`generation over the KV cache, ${build}, ${browser.version()}, ${reps} repetitions of 8 steps after a warm-up`);
-  const median = {};
-  for (const { threads, rows } of results) {
-    for (const { shape, keys, steps } of rows) {
-      const s = [...steps].sort((a, b) => a - b);
-      const m = s[s.length >> 1];
-      median[`${shape} ${keys}`] = { ...median[`${shape} ${keys}`], [threads]: m };
-      console.log(`  ${shape}, context ${keys}, ${threads} thread${threads > 1 ? "s" : ""}: a step ${m.toFixed(1)} ms (min ${s[0].toFixed(1)}, max ${s.at(-1).toFixed(1)}): ${(1000 / m).toFixed(1)} tokens/s`);
-    }
+const { results, version } = await onThreads({ pkg: build, script: "generate-worker.js", reps });
+console.log(`generation over the KV cache, ${build}, ${version}, ${reps} repetitions of 8 steps after a warm-up`);
+const median = {};
+for (const { threads, rows } of results) {
+  for (const { shape, keys, steps } of rows) {
+    const s = [...steps].sort((a, b) => a - b);
+    const m = s[s.length >> 1];
+    median[`${shape} ${keys}`] = { ...median[`${shape} ${keys}`], [threads]: m };
+    console.log(`  ${shape}, context ${keys}, ${threads} thread${threads > 1 ? "s" : ""}: a step ${m.toFixed(1)} ms (min ${s[0].toFixed(1)}, max ${s.at(-1).toFixed(1)}): ${(1000 / m).toFixed(1)} tokens/s`);
   }
-  for (const [name, t] of Object.entries(median)) console.log(`  ${name}: 2 threads ÷ 1 thread ${(t[2] / t[1]).toFixed(2)}`);
-} finally {
-  await browser.close();
-  server.close();
 }
+for (const [name, t] of Object.entries(median)) console.log(`  ${name}: 2 threads ÷ 1 thread ${(t[2] / t[1]).toFixed(2)}`);

@@ -9,8 +9,7 @@
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
-import { launchChromium } from "../browser.mjs";
-import { serve } from "../serve.mjs";
+import { onThreads } from "./threads.mjs";
 
 const repo = (p) => fileURLToPath(new URL(`../../${p}`, import.meta.url));
 const reps = Number(process.argv[2] ?? 5);
@@ -31,25 +30,14 @@ try {
   console.error(`PyTorch's baseline did not run (set PYTHON to a Python with torch and transformers): ${String(e.stderr ?? e.message).trim().split("\n").at(-1)}`);
   process.exit(1);
 }
-const server = await serve(repo("scripts/bench/threads-page"), 0, { mounts: { "/pkg-hf-threads/": repo(pkgDir) } });
-const browser = await launchChromium();
-try {
-  const page = await browser.newPage();
-  page.on("pageerror", (e) => console.error(`page error: ${e.message}`));
-  await page.goto(`http://127.0.0.1:${server.address().port}/`);
-  await page.waitForFunction(() => globalThis.ready);
-  const results = await page.evaluate((n) => globalThis.measure([1, 2], n, "train-worker.js"), reps);
-  const base = rates(torch.steps, torch.ms);
-  console.log(`training the page's default model (${torch.parameters.toLocaleString("en")} parameters, batch 32 × 33 tokens), ${reps} repetitions of 100 steps:`);
-  console.log(`  PyTorch ${torch.torch} eager, 1 thread: ${show(base)}`);
-  const median = {};
-  for (const { threads, steps, ms } of results) {
-    const r = rates(steps, ms);
-    median[threads] = r.median;
-    console.log(`  headmap in ${browser.version()}, ${threads} thread${threads > 1 ? "s" : ""}: ${show(r)}; ${(r.median / base.median).toFixed(2)}× PyTorch's steps/s`);
-  }
-  console.log(`  2 threads ÷ 1 thread: ${(median[2] / median[1]).toFixed(2)}× the steps/s (${pkgDir})`);
-} finally {
-  await browser.close();
-  server.close();
+const { results, version } = await onThreads({ pkg: pkgDir, script: "train-worker.js", reps });
+const base = rates(torch.steps, torch.ms);
+console.log(`training the page's default model (${torch.parameters.toLocaleString("en")} parameters, batch 32 × 33 tokens), ${reps} repetitions of 100 steps:`);
+console.log(`  PyTorch ${torch.torch} eager, 1 thread: ${show(base)}`);
+const median = {};
+for (const { threads, steps, ms } of results) {
+  const r = rates(steps, ms);
+  median[threads] = r.median;
+  console.log(`  headmap in ${version}, ${threads} thread${threads > 1 ? "s" : ""}: ${show(r)}; ${(r.median / base.median).toFixed(2)}× PyTorch's steps/s`);
 }
+console.log(`  2 threads ÷ 1 thread: ${(median[2] / median[1]).toFixed(2)}× the steps/s (${pkgDir})`);
