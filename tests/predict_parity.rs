@@ -156,15 +156,18 @@ fn a_view_run_that_keeps_its_output_predicts_what_predict_does() {
             let heads = ablate.as_deref().map(|s| model.heads(s).unwrap()).unwrap_or_default();
             let options = PredictOptions { top_k: 5, ablate: heads, ..PredictOptions::default() };
             let want = model.predict(&request, &options).unwrap();
-            assert_eq!(model.predictions_of(&run, 5).unwrap(), want, "{name}, {ablate:?} off: the same bits");
+            assert_eq!(model.predictions_of(&run, None, 5).unwrap(), want, "{name}, {ablate:?} off: the same bits");
         }
         // a batch: the first text's positions are its own; the longer second's pad the first
         let mut two = request(&doc);
         two.texts.push(format!("{} And so on.", two.texts[0]));
         two.targets =
             two.targets.iter().cloned().chain(two.targets.iter().map(|t| format!("{t} And so on."))).collect();
-        let batch =
-            model.predictions_of(&model.run_weights(&Request { output: true, ..two.clone() }).unwrap(), 3).unwrap();
+        let two_run = model.run_weights(&Request { output: true, ..two.clone() }).unwrap();
+        let batch = model.predictions_of(&two_run, None, 3).unwrap();
+        let first_only = model.predictions_of(&two_run, Some(0), 3).unwrap();
+        assert_eq!(first_only.rows, batch.rows[..1], "{name}: one row asked, the same row");
+        assert!(matches!(model.predictions_of(&two_run, Some(2), 3), Err(Error::NoSuch { .. })), "{name}: no row 2");
         let first =
             Request { texts: two.texts[..1].to_vec(), targets: two.targets.iter().take(1).cloned().collect(), ..two };
         let alone = model.predict(&first, &PredictOptions { top_k: 3, ..PredictOptions::default() }).unwrap();
@@ -185,7 +188,7 @@ fn a_view_run_that_keeps_its_output_predicts_what_predict_does() {
     let request = Request { texts: vec!["The animal was tired.".into()], output: true, ..Request::default() };
     let run = bert.run_weights(&request).unwrap();
     assert!(run.hidden.iter().all(|h| h.encoder.is_none()), "no output kept for nothing to read it");
-    assert!(matches!(bert.predictions_of(&run, 5), Err(Error::NoOutputHead { .. })));
+    assert!(matches!(bert.predictions_of(&run, None, 5), Err(Error::NoOutputHead { .. })));
 }
 
 fn induction() -> Model {

@@ -145,21 +145,25 @@ impl Model {
         let settings =
             Settings { edits, residuals: options.lens.is_some(), store: Store::OnDemand, ..Settings::trained() };
         let run = self.run_batch_of(request, settings)?;
-        self.predictions_from(&run, head, (options.top_k, options.lens), options.ablation)
+        self.predictions_from(&run, head, (None, options.top_k, options.lens), options.ablation)
     }
 
-    /// The top `top_k` tokens at every position of a run made with [`Request::output`], read
-    /// from the output it kept instead of running again: the same numbers as [`Model::predict`]
-    /// of its texts with its heads off. No lens: that needs every layer's residual stream.
-    pub fn predictions_of(&self, run: &Run, top_k: usize) -> Result<Predictions> {
-        self.predictions_from(run, self.output_head()?, (top_k, None), run.edits.ablation())
+    /// The top `top_k` tokens at every position of a run made with [`Request::output`] — of
+    /// batch row `row` alone, or of every row — read from the output it kept instead of running
+    /// again: the same numbers as [`Model::predict`] of its texts with its heads off. No lens:
+    /// that needs every layer's residual stream.
+    pub fn predictions_of(&self, run: &Run, row: Option<usize>, top_k: usize) -> Result<Predictions> {
+        if let Some(r) = row {
+            Error::check_index("row", r, run.batch())?;
+        }
+        self.predictions_from(run, self.output_head()?, (row, top_k, None), run.edits.ablation())
     }
 
     fn predictions_from(
         &self,
         run: &Run,
         head: &OutputHead,
-        (top_k, lens): (usize, Option<Option<usize>>),
+        (only, top_k, lens): (Option<usize>, usize, Option<Option<usize>>),
         ablation: Ablation,
     ) -> Result<Predictions> {
         let place = run.places.last().ok_or(Error::EmptyText)?; // the decoder's, or the encoder's
@@ -167,7 +171,9 @@ impl Model {
             .hidden
             .iter()
             .zip(&place.rows)
-            .map(|(hidden, row)| {
+            .enumerate()
+            .filter(|&(at, _)| only.is_none_or(|r| r == at))
+            .map(|(_, (hidden, row))| {
                 // an encoder–decoder's head reads its decoder's output, never its encoder's
                 let h = match self.info.encoder_decoder {
                     true => hidden.decoder.as_ref(),

@@ -242,13 +242,12 @@ impl Run {
             return Err(js_error(Error::OutOfRange { setting: "topK".into(), value: top_k, min: 1, max: MAX_TOP_K }));
         }
         let model = self.model.as_ref().ok_or_else(|| js_error(Error::NeedsModel))?;
-        let mut doc = model.predictions_of(&self.run, top_k).map_err(js_error)?;
-        Error::check_index("row", row, doc.rows.len()).map_err(js_error)?;
-        let mut kept = doc.rows.swap_remove(row);
-        let real = kept.predictions.iter().rposition(Option::is_some).map_or(0, |at| at + 1);
-        kept.tokens.truncate(real);
-        kept.predictions.truncate(real);
-        doc.rows = vec![kept];
+        let mut doc = model.predictions_of(&self.run, Some(row), top_k).map_err(js_error)?;
+        for kept in &mut doc.rows {
+            let real = kept.predictions.iter().rposition(Option::is_some).map_or(0, |at| at + 1);
+            kept.tokens.truncate(real);
+            kept.predictions.truncate(real);
+        }
         super::typed(&doc)
     }
 }
