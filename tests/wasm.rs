@@ -1,6 +1,7 @@
 //! The wasm API as JavaScript sees it: shapes, values and errors crossing the boundary.
-//! Run by `wasm-pack test --node` and, with WASM_BINDGEN_USE_BROWSER=1,
-//! `wasm-pack test --headless --chrome`.
+//! Run by `cargo test --target wasm32-unknown-unknown` with wasm-bindgen-test-runner as the
+//! target's runner, in Node and, with WASM_BINDGEN_USE_BROWSER=1, in headless Chromium (see
+//! scripts/test).
 #![cfg(target_arch = "wasm32")]
 
 mod common;
