@@ -165,6 +165,9 @@ pub enum FileProblem {
     #[error("the file is missing")]
     Missing,
 
+    #[error("cannot be read: {reason}")]
+    Unreadable { reason: String },
+
     #[error("not valid JSON (line {line}, column {column})")]
     NotJson { line: usize, column: usize },
 

@@ -50,6 +50,48 @@ impl Probe {
 }
 
 impl Model {
+    /// Loads a real model from a folder as it comes from the Hub: config.json, model.safetensors
+    /// (or model.safetensors.index.json and the shards it names) and tokenizer.json (or
+    /// source.spm and vocab.json). What the command line and the Python package open; an error
+    /// about a file names its path.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn from_dir(dir: &std::path::Path) -> Result<Self> {
+        use super::weights::{shard_names, INDEX};
+        let read = |name: &str| {
+            std::fs::read(dir.join(name)).map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => Error::file(name, FileProblem::Missing),
+                _ => Error::file(name, FileProblem::Unreadable { reason: e.kind().to_string() }),
+            })
+        };
+        let optional = |name: &str| dir.join(name).exists().then(|| read(name)).transpose();
+        let load = || {
+            let config = read("config.json")?;
+            let index = optional(INDEX)?;
+            let shard_files = match &index {
+                Some(index) => shard_names(index)?,
+                None => Vec::new(),
+            };
+            let shards = shard_files.iter().map(|name| read(name)).collect::<Result<Vec<_>>>()?;
+            let weights = if index.is_some() { Vec::new() } else { read("model.safetensors")? };
+            let (tokenizer, source_spm, vocab) =
+                (optional("tokenizer.json")?, optional("source.spm")?, optional("vocab.json")?);
+            Model::from_files(&ModelFiles {
+                config: &config,
+                weights: &weights,
+                tokenizer: tokenizer.as_deref(),
+                source_spm: source_spm.as_deref(),
+                vocab: vocab.as_deref(),
+                index: index.as_deref(),
+                shards: shard_files.iter().map(String::as_str).zip(shards.iter().map(Vec::as_slice)).collect(),
+            })
+        };
+        // a file's problem names its path, as the reader typed the folder
+        load().map_err(|e| match e {
+            Error::File { file, problem } => Error::File { file: dir.join(file).display().to_string(), problem },
+            e => e,
+        })
+    }
+
     /// Loads a real model from its files, refusing a config that is malformed, unsupported or
     /// impossible with an error that names the file and the setting.
     pub fn from_files(files: &ModelFiles) -> Result<Self> {

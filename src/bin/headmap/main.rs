@@ -24,8 +24,6 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use headmap::export::{csv, export};
 use headmap::heads::{Metric, Score, PROBE_LENGTH};
-use headmap::models::hf::ModelFiles;
-use headmap::models::weights::{shard_names, INDEX};
 use headmap::rollout::Fusion;
 use headmap::run::Ablation;
 use headmap::svg::{heatmap_svg, Heatmap};
@@ -339,29 +337,10 @@ pub(crate) fn write(out: Option<&Path>, bytes: &[u8]) -> Result<(), String> {
 }
 
 pub(crate) fn load(dir: &Path) -> Result<Model, String> {
-    let read = |name: &str| std::fs::read(dir.join(name)).map_err(|e| format!("{}: {e}", dir.join(name).display()));
-    let optional = |name: &str| dir.join(name).exists().then(|| read(name)).transpose();
-    let config = read("config.json")?;
-    // a sharded checkpoint: its index and the shards it names, else model.safetensors
-    let index = optional(INDEX)?;
-    let shard_files = match &index {
-        Some(index) => shard_names(index).map_err(|e| format!("{}: {e}", dir.display()))?,
-        None => Vec::new(),
-    };
-    let shards = shard_files.iter().map(|name| read(name)).collect::<Result<Vec<_>, _>>()?;
-    let weights = if index.is_some() { Vec::new() } else { read("model.safetensors")? };
-    let (tokenizer, source_spm, vocab) =
-        (optional("tokenizer.json")?, optional("source.spm")?, optional("vocab.json")?);
-    Model::from_files(&ModelFiles {
-        config: &config,
-        weights: &weights,
-        tokenizer: tokenizer.as_deref(),
-        source_spm: source_spm.as_deref(),
-        vocab: vocab.as_deref(),
-        index: index.as_deref(),
-        shards: shard_files.iter().map(String::as_str).zip(shards.iter().map(Vec::as_slice)).collect(),
+    Model::from_dir(dir).map_err(|e| match e {
+        headmap::Error::File { .. } => e.to_string(),
+        e => format!("{}: {e}", dir.display()),
     })
-    .map_err(|e| format!("{}: {e}", dir.display()))
 }
 
 /// The figure of one head: the run keeps only the place to draw.

@@ -89,6 +89,7 @@ export const ERRORS_KO = {
   "file.row_sum": "{file}: ‘{at}’의 층 {layer}, 헤드 {head}에서 쿼리 {query}의 가중치를 더하면 {sum}(으)로, 1이 아닙니다(허용 오차 0.001).",
   "file.masked_weight": "{file}: ‘{at}’의 층 {layer}, 헤드 {head}에서 쿼리 {query}이(가) {mask}이(가) 가리는 키 {key}에 가중치 {value}을(를) 둡니다.",
   "file.missing": "{file}: 파일이 없습니다.",
+  "file.unreadable": "{file}: 파일을 읽을 수 없습니다({reason}).",
   "file.not_json": "{file}: 올바른 JSON이 아닙니다 ({line}행 {column}열).",
   "file.not_an_object": "{file}: JSON으로는 올바르지만 설정을 담은 객체가 있어야 할 자리에 {found}이(가) 있습니다.",
   "file.wrong_type": "{file}: ‘{field}’의 형식이 틀렸습니다: {expected}이어야 합니다.",
