@@ -46,6 +46,8 @@ pub mod math;
 pub mod models;
 pub mod nn;
 pub mod par;
+#[cfg(all(feature = "python", not(target_arch = "wasm32")))]
+mod python;
 #[cfg(feature = "hf")]
 pub mod qk;
 pub mod rng;

@@ -11,6 +11,16 @@ self-contained HTML file.
 
 The weights travel once, as float16 in a compressed safetensors file inside the HTML; the
 widget's script, its worker and its wasm come inline, so nothing is fetched.
+
+headmap's own attention core runs here too, natively, exact to the command line:
+
+    model = headmap.load("models/all-MiniLM-L6-v2")                  # a folder from the Hub
+    run = model.run(["The animal didn't cross the street.", "It was tired."])
+    run.weights(row=0)                       # float32 (L, H, Tq, Tk)
+    run.tokens(row=0)["queries"]
+    run.heads()["previous_token"]            # (L, H), every score headmap has
+    run.rollout(fusion="mean")               # (L, Tq, Tq)
+    headmap.show(run)                        # the widget draws a run directly
 """
 
 from ._bertviz import head_view, model_view
@@ -18,4 +28,21 @@ from ._figure import Figure
 from ._show import save, show
 
 __version__ = "0.1.0"
-__all__ = ["Figure", "head_view", "model_view", "save", "show"]
+__all__ = ["Figure", "HeadmapError", "Model", "Run", "head_view", "load", "model_view", "save", "show"]
+
+_NATIVE = ("HeadmapError", "Model", "Run", "load")
+
+
+def __getattr__(name):
+    # The native module loads on first use, so the figure code imports from a checkout where
+    # it is not built (the pure-Python tests); the wheel always carries it.
+    if name not in _NATIVE:
+        raise AttributeError(f"module 'headmap' has no attribute {name!r}")
+    try:
+        from . import _native
+    except ImportError as e:
+        raise ImportError(
+            f"headmap.{name} needs the native module headmap._native, which this copy of the package "
+            "lacks: install the wheel (scripts/build/wheel builds it) or `pip install ./python`"
+        ) from e
+    return getattr(_native, name)

@@ -5,6 +5,7 @@ imports them from headmap instead of bertviz keeps working. BertViz's head view 
 from __future__ import annotations
 
 from ._build import make_figure, make_place
+from ._run import is_run, place_of
 from ._show import _check_action, deliver
 from ._tokens import check_tokens
 from ._weights import stack_layers
@@ -32,6 +33,8 @@ def head_view(attention=None, tokens=None, sentence_b_start=None, prettify_token
     The keyword-only rest are headmap.show's.
     """
     _check_action(html_action)
+    if is_run(attention) and model_type is None:
+        model_type = attention.model_type
     places, kept = _places(attention, tokens, sentence_b_start, encoder_attention, decoder_attention,
                            cross_attention, encoder_tokens, decoder_tokens, include_layers, None,
                            prettify_tokens, special_tokens)
@@ -58,6 +61,8 @@ def model_view(attention=None, tokens=None, sentence_b_start=None, prettify_toke
     layer shown first.
     """
     _check_action(html_action)
+    if is_run(attention) and model_type is None:
+        model_type = attention.model_type
     if display_mode not in (None, "light", "dark", "auto"):
         raise ValueError(f"display_mode={display_mode!r}: expected 'light' or 'dark' (or headmap's 'auto')")
     places, kept = _places(attention, tokens, sentence_b_start, encoder_attention, decoder_attention,
@@ -74,7 +79,13 @@ def _places(attention, tokens, sentence_b_start, encoder_attention, decoder_atte
     """The figure's places in BertViz's order (encoder, decoder, cross) and the layers kept."""
     pair = (encoder_attention, decoder_attention, cross_attention, encoder_tokens, decoder_tokens)
     sources = []  # (place or None to infer, weights, queries, keys, the three arguments' names)
-    if attention is not None:
+    if is_run(attention):  # headmap's own run: its places, their tokens, its first batch row
+        if tokens is not None or any(x is not None for x in pair):
+            raise ValueError("a headmap run carries its tokens and places: give it alone")
+        for place in attention.places:
+            weights, queries, keys, _ = place_of(attention, place, 0)
+            sources.append((place, weights, queries, keys, ("attention", "tokens", "tokens")))
+    elif attention is not None:
         if tokens is None:
             raise ValueError("'tokens' is required with attention=")
         if any(x is not None for x in pair):

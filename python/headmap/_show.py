@@ -6,20 +6,23 @@ import os
 
 from ._build import make_figure, make_place
 from ._figure import Figure
+from ._run import is_run, place_of
 from ._tokens import check_tokens
 from ._weights import stack_layers
 
 HTML_ACTIONS = ("view", "return")
 
 
-def show(attention, tokens, *, place=None, key_tokens=None, view="heatmap", layer=0, head=0,
+def show(attention, tokens=None, *, place=None, key_tokens=None, view="heatmap", layer=0, head=0,
          lang=None, colormap=None, height=None, html_action="view", sentence_b_start=None,
-         model_type=None, precision="f16", special_tokens=None):
+         model_type=None, precision="f16", special_tokens=None, row=0):
     """Draws attention weights in a notebook with the <attention-heatmap> widget.
 
     attention: (L, H, Tq, Tk) weights — a NumPy array, a torch tensor, or transformers'
         `outputs.attentions` (a tuple of per-layer (1, H, Tq, Tk) or (H, Tq, Tk)). Each query's
-        row sums to 1 (a row of zeros is a fully masked query).
+        row sums to 1 (a row of zeros is a fully masked query). Or a run of headmap's own core
+        (`headmap.load(dir).run(texts)`), which carries its tokens: batch row `row` at `place`
+        (default its first), the batch's padding left out.
     tokens: the Tq query tokens (list of str); the keys too unless `key_tokens` names Tk others.
         A key no query attends to in any layer or head is marked PAD (the mask hid it), and so
         is a query whose weights are all 0.
@@ -38,6 +41,15 @@ def show(attention, tokens, *, place=None, key_tokens=None, view="heatmap", laye
     special_tokens: tokens to mark special (default: [CLS], [SEP], <s>, </s>, <pad>, … ).
     """
     _check_action(html_action)
+    if is_run(attention):
+        if tokens is not None or key_tokens is not None:
+            raise TypeError("a headmap run carries its tokens: show(run) takes no tokens")
+        model_type = attention.model_type if model_type is None else model_type
+        attention, tokens, key_tokens, place = place_of(attention, place, row)
+    elif tokens is None:
+        raise TypeError("show needs the tokens of the weights: show(attention, tokens)")
+    elif row != 0:
+        raise TypeError("row picks a batch row of a headmap run; slice your own weights instead")
     weights = stack_layers(attention)  # (L, H, Tq, Tk)
     queries = check_tokens(tokens, "tokens")
     keys = queries if key_tokens is None else check_tokens(key_tokens, "key_tokens")

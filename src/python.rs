@@ -1,0 +1,337 @@
+//! The Python package's native module, `headmap._native` (python/, built by maturin): a model
+//! loaded once from its folder, runs of it, and every number as the command line computes it —
+//! the same functions, so the same bits. The GIL is released while the core computes; rayon's
+//! threads do the work (`threads=` at load, else `HEADMAP_THREADS` or every core).
+//!
+//! Arrays cross as NumPy arrays that take over the core's own buffer: `weights` assembles one
+//! `[layers, heads, Tq, Tk]` array from the run's layers and hands it over without a copy.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use ndarray::{Array2, Array3, Axis};
+use numpy::{IntoPyArray, PyArray2, PyArray3, PyArray4};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use crate::heads::{self, Metric, Score, ScoreOptions};
+use crate::rollout::{rollout, Fusion};
+use crate::run::Ablation;
+use crate::{Error, MaskKind, Model, Place, PlaceRun, Request, Run};
+
+pyo3::create_exception!(
+    headmap,
+    HeadmapError,
+    PyValueError,
+    "What headmap refuses, worded as the command line words it: empty text, text past the model's positions, a broken model file, a head or place the model does not have."
+);
+
+fn refused(e: Error) -> PyErr {
+    HeadmapError::new_err(e.to_string())
+}
+
+/// Runs `f` on the model's own pool when it has one, else on rayon's global pool.
+fn on_pool<R: Send>(pool: &Option<rayon::ThreadPool>, f: impl FnOnce() -> R + Send) -> R {
+    match pool {
+        Some(pool) => pool.install(f),
+        None => f(),
+    }
+}
+
+/// A real model, loaded once: `headmap.load(dir)`.
+#[pyclass(frozen, module = "headmap._native", name = "Model")]
+pub struct PyModel {
+    model: Arc<Model>,
+    pool: Arc<Option<rayon::ThreadPool>>,
+}
+
+/// Loads a model folder as it comes from the Hugging Face Hub (config.json, model.safetensors
+/// or its shards, tokenizer.json). `threads`: the threads its runs use (default
+/// `HEADMAP_THREADS`, else every core).
+#[pyfunction]
+#[pyo3(signature = (dir, threads = None))]
+fn load(py: Python<'_>, dir: PathBuf, threads: Option<usize>) -> PyResult<PyModel> {
+    let pool = match threads {
+        Some(0) => return Err(PyValueError::new_err("threads must be at least 1")),
+        Some(n) => Some(crate::par::pool(n).map_err(refused)?),
+        None => None,
+    };
+    let model = py.detach(|| Model::from_dir(&dir)).map_err(|e| match e {
+        Error::File { .. } => refused(e),
+        e => HeadmapError::new_err(format!("{}: {e}", dir.display())),
+    })?;
+    Ok(PyModel { model: Arc::new(model), pool: Arc::new(pool) })
+}
+
+/// Text or texts: one string is a batch of one.
+fn texts(value: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Vec<String>> {
+    let Some(value) = value else { return Ok(Vec::new()) };
+    if let Ok(one) = value.extract::<String>() {
+        return Ok(vec![one]);
+    }
+    value
+        .extract::<Vec<String>>()
+        .map_err(|_| PyValueError::new_err(format!("{what} must be a string or a list of strings")))
+}
+
+fn place_of(name: Option<&str>) -> PyResult<Option<Place>> {
+    name.map(Place::parse).transpose().map_err(refused)
+}
+
+#[pymethods]
+impl PyModel {
+    /// The model's architecture, places (each with its mask, layers, heads, key–value heads
+    /// and d_k), the most tokens a text may have and d_model.
+    #[getter]
+    fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let info = self.model.info();
+        let doc = PyDict::new(py);
+        doc.set_item("architecture", &info.architecture)?;
+        doc.set_item("encoder_decoder", info.encoder_decoder)?;
+        doc.set_item("max_tokens", info.max_tokens)?;
+        doc.set_item("d_model", info.d_model)?;
+        let places = PyList::empty(py);
+        for p in &info.places {
+            let place = PyDict::new(py);
+            place.set_item("place", p.place.name())?;
+            place.set_item("mask", p.mask.name())?;
+            place.set_item("layers", p.layers)?;
+            place.set_item("heads", p.heads)?;
+            place.set_item("kv_heads", p.kv_heads)?;
+            place.set_item("d_k", p.d_k)?;
+            places.append(place)?;
+        }
+        doc.set_item("places", places)?;
+        Ok(doc)
+    }
+
+    /// Runs the model on `texts` (a string or a list: a padded batch) and keeps the attention
+    /// of `place` (default every place). `targets`: an encoder–decoder's decoder input, one per
+    /// text. `mask`: run `place` with another mask (a what-if). `ablate`: heads turned off,
+    /// `"L.H,..."` as the command line's --ablate; `mean_ablation`: by their mean output.
+    #[pyo3(signature = (texts, targets = None, place = None, mask = None, ablate = None, mean_ablation = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        &self,
+        py: Python<'_>,
+        texts: &Bound<'_, PyAny>,
+        targets: Option<&Bound<'_, PyAny>>,
+        place: Option<&str>,
+        mask: Option<&str>,
+        ablate: Option<String>,
+        mean_ablation: bool,
+    ) -> PyResult<PyRun> {
+        let request = Request {
+            texts: self::texts(Some(texts), "texts")?,
+            targets: self::texts(targets, "targets")?,
+            place: place_of(place)?,
+            mask: mask.map(MaskKind::parse).transpose().map_err(refused)?,
+            ablate,
+            ablation: if mean_ablation { Ablation::Mean } else { Ablation::Zero },
+            ..Request::default()
+        };
+        let (model, pool) = (&self.model, &self.pool);
+        let run = py.detach(|| on_pool(pool, || model.run_weights(&request))).map_err(refused)?;
+        let architecture = self.model.info().architecture.clone();
+        Ok(PyRun { run: Arc::new(run), architecture, pool: Arc::clone(&self.pool) })
+    }
+
+    fn __repr__(&self) -> String {
+        let info = self.model.info();
+        let places: Vec<String> =
+            info.places.iter().map(|p| format!("{} {}×{}", p.place.name(), p.layers, p.heads)).collect();
+        format!("<headmap.Model {}: {}>", info.architecture, places.join(", "))
+    }
+}
+
+/// One run of a model: its attention at every place kept, for every batch row.
+#[pyclass(frozen, module = "headmap._native", name = "Run")]
+pub struct PyRun {
+    run: Arc<Run>,
+    architecture: String,
+    pool: Arc<Option<rayon::ThreadPool>>,
+}
+
+impl PyRun {
+    /// `place` of the run, or the first it kept.
+    fn kept(&self, place: Option<&str>) -> PyResult<&PlaceRun> {
+        match place_of(place)? {
+            Some(place) => self.run.place(place).map_err(refused),
+            None => self.run.places.first().ok_or_else(|| HeadmapError::new_err("the run kept no attention")),
+        }
+    }
+}
+
+#[pymethods]
+impl PyRun {
+    /// The model's architecture (config.json's model_type).
+    #[getter]
+    fn model_type(&self) -> &str {
+        &self.architecture
+    }
+
+    /// The places the run kept, in order.
+    #[getter]
+    fn places(&self) -> Vec<&'static str> {
+        self.run.places.iter().map(|p| p.place.name()).collect()
+    }
+
+    /// The batch's rows.
+    #[getter]
+    fn batch(&self) -> usize {
+        self.run.batch()
+    }
+
+    /// Every weight of one batch row at `place` (default the first kept): float32
+    /// `[layers, heads, Tq, Tk]`, padded rows and columns included (see `tokens`).
+    #[pyo3(signature = (place = None, row = 0))]
+    fn weights<'py>(&self, py: Python<'py>, place: Option<&str>, row: usize) -> PyResult<Bound<'py, PyArray4<f32>>> {
+        let row = self.kept(place)?.row(row).map_err(refused)?;
+        let weights = py.detach(|| on_pool(&self.pool, || row.weights())).map_err(refused)?;
+        Ok(weights.into_pyarray(py))
+    }
+
+    /// One batch row's tokens at `place`: `{"queries", "keys"}` (labels as the figures show
+    /// them), with `query_valid` and `key_valid` (false for padding) and the mask.
+    #[pyo3(signature = (place = None, row = 0))]
+    fn tokens<'py>(&self, py: Python<'py>, place: Option<&str>, row: usize) -> PyResult<Bound<'py, PyDict>> {
+        let kept = self.kept(place)?;
+        let row = kept.row(row).map_err(refused)?;
+        let labels = |tokens: &[crate::tokenize::Token]| tokens.iter().map(|t| t.label.clone()).collect::<Vec<_>>();
+        let doc = PyDict::new(py);
+        doc.set_item("queries", labels(&row.queries))?;
+        doc.set_item("keys", labels(&row.keys))?;
+        doc.set_item("query_valid", row.query_valid.clone())?;
+        doc.set_item("key_valid", row.key_valid.clone())?;
+        doc.set_item("mask", kept.mask.name())?;
+        doc.set_item("what_if", kept.what_if)?;
+        Ok(doc)
+    }
+
+    /// Every head's scores for one batch row at `place`: `{score: float32 [layers, heads]}` —
+    /// all the place takes by default, or those named in `scores`. `queries` with `keys`
+    /// (positions) add `"mass"`: the weight from those queries to those keys.
+    #[pyo3(signature = (scores = None, place = None, row = 0, metric = "mul", exclude_bos = false, exclude_current_token = false, queries = None, keys = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn heads<'py>(
+        &self,
+        py: Python<'py>,
+        scores: Option<Vec<String>>,
+        place: Option<&str>,
+        row: usize,
+        metric: &str,
+        exclude_bos: bool,
+        exclude_current_token: bool,
+        queries: Option<Vec<usize>>,
+        keys: Option<Vec<usize>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let kept = self.kept(place)?;
+        let at = kept.place;
+        let row = kept.row(row).map_err(refused)?;
+        let options = ScoreOptions {
+            metric: Metric::parse(metric).map_err(refused)?,
+            exclude_bos,
+            exclude_current_token,
+            queries: None,
+        };
+        let wanted = scores
+            .map(|names| names.iter().map(|n| Score::parse(n)).collect::<Result<Vec<_>, _>>())
+            .transpose()
+            .map_err(refused)?;
+        let mass_at = match (queries, keys) {
+            (Some(q), Some(k)) => Some((q, k)),
+            (None, None) => None,
+            _ => return Err(PyValueError::new_err("queries and keys go together")),
+        };
+        let (table, mass) = py
+            .detach(|| {
+                on_pool(&self.pool, || {
+                    let table: Vec<(Score, Array2<f32>)> = match &wanted {
+                        None => heads::all_scores(row, at, &options)?,
+                        Some(wanted) => wanted
+                            .iter()
+                            .map(|&s| Ok((s, heads::scores(row, at, s, &options)?)))
+                            .collect::<Result<_, Error>>()?,
+                    };
+                    let mass = mass_at.as_ref().map(|(q, k)| heads::mass(row, q, k)).transpose()?;
+                    Ok::<_, Error>((table, mass))
+                })
+            })
+            .map_err(refused)?;
+        let doc = PyDict::new(py);
+        for (score, values) in table {
+            doc.set_item(score.name(), values.into_pyarray(py))?;
+        }
+        if let Some(mass) = mass {
+            doc.set_item("mass", mass.into_pyarray(py))?;
+        }
+        Ok(doc)
+    }
+
+    /// Attention rollout of one batch row at a self-attention `place`: float32
+    /// `[layers, Tq, Tk]`, layer l being what each token draws on each input token after it.
+    /// `fusion`: how a layer's heads become one matrix (mean, max or min).
+    #[pyo3(signature = (fusion = "mean", place = None, row = 0))]
+    fn rollout<'py>(
+        &self,
+        py: Python<'py>,
+        fusion: &str,
+        place: Option<&str>,
+        row: usize,
+    ) -> PyResult<Bound<'py, PyArray3<f32>>> {
+        let kept = self.kept(place)?;
+        let fusion = Fusion::parse(fusion).map_err(refused)?;
+        let row = kept.row(row).map_err(refused)?;
+        let layers = py.detach(|| on_pool(&self.pool, || rollout(row, kept.place, fusion))).map_err(refused)?;
+        let views: Vec<_> = layers.iter().map(|l| l.view()).collect();
+        let stacked: Array3<f32> = ndarray::stack(Axis(0), &views).map_err(|e| HeadmapError::new_err(e.to_string()))?;
+        Ok(stacked.into_pyarray(py))
+    }
+
+    /// One head's query and key vectors in `layer` for one batch row, as its scores use them:
+    /// `{"queries": [Tq, d_k], "keys": [Tk, d_k], "divisor"}`, QKᵀ ÷ divisor being what the
+    /// mask and softmax get (√d_k, or 1 for a model that folds it into its weights).
+    #[pyo3(signature = (layer, head, place = None, row = 0))]
+    fn vectors<'py>(
+        &self,
+        py: Python<'py>,
+        layer: usize,
+        head: usize,
+        place: Option<&str>,
+        row: usize,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let row = self.kept(place)?.row(row).map_err(refused)?;
+        let (q, k, divisor) = py.detach(|| on_pool(&self.pool, || row.queries_keys(layer))).map_err(refused)?;
+        Error::check_index("head", head, q.len_of(Axis(0))).map_err(refused)?;
+        let doc = PyDict::new(py);
+        let one =
+            |a: &Array3<f32>| -> Bound<'py, PyArray2<f32>> { a.index_axis(Axis(0), head).to_owned().into_pyarray(py) };
+        doc.set_item("queries", one(&q))?;
+        doc.set_item("keys", one(&k))?;
+        doc.set_item("divisor", divisor)?;
+        Ok(doc)
+    }
+
+    fn __repr__(&self) -> String {
+        let places: Vec<String> = self
+            .run
+            .places
+            .iter()
+            .map(|p| {
+                let (_, tq, tk) = p.shape();
+                format!("{} {}×{} · {} row(s) · {tq}×{tk}", p.place.name(), p.layers(), p.heads(), p.batch())
+            })
+            .collect();
+        format!("<headmap.Run {}>", places.join("; "))
+    }
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(load, m)?)?;
+    m.add_class::<PyModel>()?;
+    m.add_class::<PyRun>()?;
+    m.add("HeadmapError", m.py().get_type::<HeadmapError>())?;
+    Ok(())
+}
