@@ -16,7 +16,7 @@ type Graph = BTreeMap<Module, BTreeSet<Module>>;
 
 /// The top-level modules in the order data flows through them (lib.rs's map): each imports only
 /// from modules before it.
-const LAYERS: [&str; 22] = [
+const LAYERS: [&str; 23] = [
     "math",
     "rng",
     "cost",
@@ -39,6 +39,7 @@ const LAYERS: [&str; 22] = [
     "train",
     "bench",
     "wasm",
+    "python",
 ];
 
 fn src() -> PathBuf {
