@@ -128,11 +128,29 @@ fn row_sums(a: &[f32], keys: &Keys, i: usize, spread: bool) -> (f32, f32, f32) {
         (sum + p, h, far + p * i.abs_diff(j) as f32)
     };
     match (keys, spread) {
-        (Keys::Range(lo, hi), false) => (a[*lo..*hi].iter().sum(), 0.0, 0.0),
+        // summed as spread_range sums, so a head's score does not depend on the others asked
+        (Keys::Range(lo, hi), false) => (lane_sum(&a[*lo..*hi]), 0.0, 0.0),
         (Keys::Range(lo, hi), true) => spread_range(&a[*lo..*hi], *lo, i),
         (Keys::List(list), false) => (list.iter().map(|&j| a[j as usize]).sum(), 0.0, 0.0),
         (Keys::List(list), true) => list.iter().map(|&j| (j as usize, a[j as usize])).fold((0.0, 0.0, 0.0), one),
     }
+}
+
+/// Σ a in [`spread_range`]'s order, to the same bits: four lanes, the rest into the first.
+fn lane_sum(a: &[f32]) -> f32 {
+    const LANES: usize = 4;
+    let mut sum = [0.0f32; LANES];
+    let chunks = a.chunks_exact(LANES);
+    let rest = chunks.remainder();
+    for chunk in chunks {
+        for l in 0..LANES {
+            sum[l] += chunk[l];
+        }
+    }
+    for &p in rest {
+        sum[0] += p;
+    }
+    sum.iter().sum()
 }
 
 /// [`row_sums`] over the contiguous keys `lo..` (the weights `a`), in four lanes the compiler
@@ -356,6 +374,29 @@ mod tests {
         let got = score_of(&["a", "b", "c", "d"], &w, &[Score::Broad, Score::Distance], &ScoreOptions::default());
         assert_eq!(got[0], vec![0.0, (0.0 + 1.0 + 2.0 + 3.0) / 4.0]);
         assert!((got[1][0] - 1.0).abs() < 1e-6, "{got:?}");
+    }
+
+    #[test]
+    fn a_score_asked_alone_has_the_bits_it_has_among_all() {
+        // 13 keys: rows past four keys sum in lanes, with a remainder; irregular weights round
+        let n = 13;
+        let words: Vec<String> = (0..n).map(|i| format!("w{}", i % 5)).collect();
+        let words: Vec<&str> = words.iter().map(String::as_str).collect();
+        let w = Array3::from_shape_fn((3, n, n), |(h, i, j)| {
+            if j > i {
+                0.0
+            } else {
+                (1.0 + ((h * 31 + i * 7 + j * 13) % 17) as f32).ln() / (i + 1) as f32
+            }
+        });
+        let o = ScoreOptions::default();
+        let together = score_of(&words, &w, &Score::ALL, &o);
+        for (k, &score) in Score::ALL.iter().enumerate() {
+            let alone = score_of(&words, &w, &[score], &o);
+            for h in 0..3 {
+                assert_eq!(alone[h][0].to_bits(), together[h][k].to_bits(), "{} head {h}", score.name());
+            }
+        }
     }
 
     #[test]
