@@ -9,7 +9,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use ndarray::{Array2, Array3, Axis};
+use ndarray::{s, Array1, Array2, Array3, Array4, Axis};
+use rayon::prelude::*;
 use numpy::{IntoPyArray, PyArray2, PyArray3, PyArray4};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -135,6 +136,80 @@ impl PyModel {
         let run = py.detach(|| on_pool(pool, || model.run_weights(&request))).map_err(refused)?;
         let architecture = self.model.info().architecture.clone();
         Ok(PyRun { run: Arc::new(run), architecture, pool: Arc::clone(&self.pool) })
+    }
+
+    /// Every head's scores for each text run alone (a batch of one, so exactly what
+    /// `run(text).heads(...)` gives), the texts spread over the threads: what a corpus needs.
+    /// A text the model refuses (empty, past its positions) is no failure of the call: its row
+    /// is NaN and its error says why. Returns `{"scores": names, "values": float32 [texts,
+    /// scores, layers, heads], "tokens": int64 [texts] (the text's tokens at `place`, 0 where
+    /// it erred), "errors": [str or None]}`.
+    #[pyo3(signature = (texts, scores = None, place = None, metric = "mul", exclude_bos = false, exclude_current_token = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn scores<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<String>,
+        scores: Option<Vec<String>>,
+        place: Option<&str>,
+        metric: &str,
+        exclude_bos: bool,
+        exclude_current_token: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let info = self.model.info();
+        let at = match place_of(place)? {
+            Some(place) => info.places.iter().find(|p| p.place == place),
+            None => info.places.first(),
+        }
+        .ok_or_else(|| HeadmapError::new_err(format!("the model has no place {}", place.unwrap_or("to score"))))?;
+        let wanted: Vec<Score> = match scores {
+            Some(names) => names.iter().map(|n| Score::parse(n)).collect::<Result<_, _>>().map_err(refused)?,
+            None => Score::ALL.into_iter().filter(|s| at.place != Place::Cross || !s.positional()).collect(),
+        };
+        if let Some(s) = wanted.iter().find(|s| at.place == Place::Cross && s.positional()) {
+            return Err(refused(Error::ScoreNeedsSelf { score: s.name().into(), place: at.place.name().into() }));
+        }
+        let options = ScoreOptions {
+            metric: Metric::parse(metric).map_err(refused)?,
+            exclude_bos,
+            exclude_current_token,
+            queries: None,
+        };
+        let (layers, heads) = (at.layers, at.heads);
+        let one = |text: &String| -> Result<(usize, Vec<Array2<f32>>), Error> {
+            let request = Request { texts: vec![text.clone()], place: Some(at.place), ..Request::default() };
+            let run = self.model.run_weights(&request)?;
+            let row = run.place(at.place)?.row(0)?;
+            let table: Vec<Array2<f32>> =
+                wanted.iter().map(|&s| heads::scores(row, at.place, s, &options)).collect::<Result<_, _>>()?;
+            if let Some(t) = table.iter().find(|t| t.dim() != (layers, heads)) {
+                let got = t.shape().to_vec();
+                return Err(Error::Shape { what: "a text's head scores".into(), got, expected: vec![layers, heads] });
+            }
+            Ok((row.query_valid.iter().filter(|&&v| v).count(), table))
+        };
+        let results: Vec<_> = py.detach(|| on_pool(&self.pool, || texts.par_iter().map(one).collect()));
+        let mut values = Array4::<f32>::from_elem((texts.len(), wanted.len(), layers, heads), f32::NAN);
+        let mut tokens = Array1::<i64>::zeros(texts.len());
+        let errors = PyList::empty(py);
+        for (i, result) in results.into_iter().enumerate() {
+            match result {
+                Ok((count, table)) => {
+                    tokens[i] = count as i64;
+                    for (k, scores) in table.into_iter().enumerate() {
+                        values.slice_mut(s![i, k, .., ..]).assign(&scores);
+                    }
+                    errors.append(py.None())?;
+                }
+                Err(e) => errors.append(e.to_string())?,
+            }
+        }
+        let doc = PyDict::new(py);
+        doc.set_item("scores", wanted.iter().map(|s| s.name()).collect::<Vec<_>>())?;
+        doc.set_item("values", values.into_pyarray(py))?;
+        doc.set_item("tokens", tokens.into_pyarray(py))?;
+        doc.set_item("errors", errors)?;
+        Ok(doc)
     }
 
     fn __repr__(&self) -> String {

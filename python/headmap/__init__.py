@@ -21,6 +21,9 @@ headmap's own attention core runs here too, natively, exact to the command line:
     run.heads()["previous_token"]            # (L, H), every score headmap has
     run.rollout(fusion="mean")               # (L, Tq, Tq)
     headmap.show(run)                        # the widget draws a run directly
+
+Over a corpus (pyarrow): headmap.corpus.scores(model, "corpus.parquet") on one machine,
+headmap.ray.scores(dataset, model_dir) on a Ray cluster.
 """
 
 from ._bertviz import head_view, model_view

@@ -1,0 +1,214 @@
+"""headmap.corpus on one machine: a corpus's table equals the texts' single runs bit for bit,
+every source (a list, a generator, Parquet, JSONL, a text file, an Arrow table) gives the same
+rows, every text is accounted for (a row with its error, never dropped), the source is read in
+batches, and the summary is the table's.
+
+Run by scripts/test-python against the wheel it installs."""
+
+import json
+import pathlib
+import random
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import headmap
+import headmap.corpus as corpus
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+GPT2 = REPO / "tests" / "fixtures" / "hf" / "gpt2"  # a tiny GPT-2 fixture: quick to run 2,000 times
+MINILM = REPO / "models" / "all-MiniLM-L6-v2"  # the default model, fetched by scripts/setup
+TRANSLATOR = REPO / "www" / "models" / "headmap-tiny-ko-en"
+
+WORDS = ("the animal didn't cross street because it was too tired wide she said that he "
+         "went home , . ! ? and then again the cat sat on mat 동물이 길을 그것은 피곤했다 "
+         "1 2 3 4 5 6 7 8 9 0 ☃ é").split()
+
+
+def sentences(n: int, seed: int = 7, longest: int = 12) -> list:
+    rng = random.Random(seed)
+    return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(1, longest))) for _ in range(n)]
+
+
+def single(model, text, names=None):
+    return model.run(text).heads(scores=names)
+
+
+def test_two_thousand_texts_equal_two_thousand_single_runs_bit_for_bit():
+    model = headmap.load(GPT2)
+    texts = sentences(2000)
+    result = corpus.scores(model, texts, batch_size=300, progress=False)
+    table = result.table
+    assert table.num_rows == result.texts == 2000 and result.erred == 0
+    assert table.column("id").to_pylist() == list(range(2000))
+    assert table.column("error").null_count == 2000
+    names = sorted({n.rsplit(".", 2)[0] for n in corpus.score_columns(table)})
+    one = single(model, texts[0])
+    assert names == sorted(one), "the table has every score a single run has"
+    matrices = {name: corpus.matrix(table, name) for name in names}
+    tokens = table.column("tokens").to_pylist()
+    for i, text in enumerate(texts):
+        run = model.run(text)
+        expected = run.heads()
+        for name in names:
+            assert np.array_equal(matrices[name][i], expected[name], equal_nan=True), (i, name)
+        assert tokens[i] == sum(run.tokens()["query_valid"])
+
+
+def test_the_default_model_and_the_translator_too():
+    for folder, texts in ((MINILM, sentences(8, seed=1, longest=30)), (TRANSLATOR, ["동물이 길을 건너지 않았다.", "그것은 너무 피곤했다."] * 3)):
+        model = headmap.load(folder)
+        result = corpus.scores(model, texts, scores=["previous_token", "first_token"], progress=False)
+        assert [n.rsplit(".", 2)[0] for n in corpus.score_columns(result.table)][0] == "previous_token"
+        place = model.info["places"][0]
+        assert len(corpus.score_columns(result.table)) == 2 * place["layers"] * place["heads"]
+        for i, text in enumerate(texts):
+            expected = single(model, text, ["previous_token", "first_token"])
+            for name in ("previous_token", "first_token"):
+                assert np.array_equal(corpus.matrix(result.table, name)[i], expected[name]), (folder.name, i)
+
+
+def test_every_source_gives_the_same_rows(tmp_path):
+    model = headmap.load(GPT2)
+    texts = sentences(97, seed=3)
+    want = corpus.scores(model, texts, batch_size=10, progress=False).table
+    columns = corpus.score_columns(want)
+
+    def same(result, ids=None):
+        table = result.table
+        assert table.num_rows == len(texts)
+        assert table.column("id").to_pylist() == (ids if ids is not None else list(range(len(texts))))
+        for c in columns + ["tokens", "error"]:
+            assert table.column(c).equals(want.column(c)), c
+
+    # a generator, read without knowing its length
+    same(corpus.scores(model, (t for t in texts), batch_size=8, progress=False))
+    # Parquet in several row groups, with its own ids
+    ids = [f"doc-{i}" for i in range(len(texts))]
+    pq.write_table(pa.table({"id": ids, "body": texts, "other": list(range(len(texts)))}), tmp_path / "c.parquet", row_group_size=13)
+    same(corpus.scores(model, tmp_path / "c.parquet", column="body", id_column="id", batch_size=16, progress=False), ids)
+    # JSONL: objects with the field
+    (tmp_path / "c.jsonl").write_text("".join(json.dumps({"text": t}, ensure_ascii=False) + "\n" for t in texts), encoding="utf-8")
+    same(corpus.scores(model, str(tmp_path / "c.jsonl"), batch_size=7, progress=False))
+    # a text file, a text per line
+    (tmp_path / "c.txt").write_text("".join(t + "\n" for t in texts), encoding="utf-8")
+    same(corpus.scores(model, tmp_path / "c.txt", progress=False))
+    # an Arrow table in memory
+    same(corpus.scores(model, pa.table({"text": texts}), batch_size=50, progress=False))
+
+
+def test_every_text_is_accounted_for_with_its_error(tmp_path):
+    model = headmap.load(GPT2)
+    too_long = " ".join(["cat"] * (model.info["max_tokens"] + 5))
+    source = ["The cat sat.", "", None, 42, too_long, "é\u0301 \u200b ☃ 🐈‍⬛", "Again."]
+    result = corpus.scores(model, source, batch_size=3, progress=False)
+    table = result.table
+    assert table.num_rows == len(source) == result.texts
+    errors = table.column("error").to_pylist()
+    assert errors[0] is None and errors[5] is None and errors[6] is None
+    assert "empty" in errors[1]
+    assert errors[2] == "not a string: nothing (null)"
+    assert errors[3] == "not a string: a int"
+    assert str(model.info["max_tokens"]) in errors[4], errors[4]
+    assert result.erred == 4 == int(result.summary.schema.metadata[b"erred"])
+    first = corpus.score_columns(table)[0]
+    assert table.column(first).is_null().to_pylist() == [e is not None for e in errors]
+    assert table.column("tokens").to_pylist()[1:5] == [0, 0, 0, 0]
+    assert not np.isnan(corpus.matrix(table, "first_token")[[0, 5, 6]]).any()
+    # the summary counts only the texts that did not err
+    assert set(result.summary.column("count").to_pylist()) == {3}
+
+    # a JSONL line without the field, one that is no JSON, a bare string, a number
+    lines = [json.dumps({"text": "The cat."}), json.dumps({"title": "no text"}), "{broken", json.dumps("A bare string."), "3"]
+    (tmp_path / "bad.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    errors = corpus.scores(model, tmp_path / "bad.jsonl", progress=False).table.column("error").to_pylist()
+    assert errors[0] is None and errors[3] is None
+    assert errors[1] == "line 2 has no field 'text'"
+    assert errors[2].startswith("line 3 is not JSON")
+    assert errors[4] == "not a string: a int"
+
+    # a Parquet file without the column: every row says so, none is dropped
+    pq.write_table(pa.table({"body": ["a", "b", "c"]}), tmp_path / "other.parquet")
+    table = corpus.scores(model, tmp_path / "other.parquet", progress=False).table
+    assert table.column("error").to_pylist() == ["no column 'text' (the columns: body)"] * 3
+    # a Parquet column of numbers: every row is "not a string"
+    pq.write_table(pa.table({"text": [1, 2]}), tmp_path / "numbers.parquet")
+    assert corpus.scores(model, tmp_path / "numbers.parquet", progress=False).table.column("error").to_pylist() == ["not a string: a int"] * 2
+
+
+def test_a_whole_batch_of_errors_and_an_empty_corpus_keep_their_columns():
+    model = headmap.load(GPT2)
+    full = corpus.scores(model, ["The cat."], progress=False).table
+    for source in ([], ["", None]):
+        table = corpus.scores(model, source, progress=False).table
+        assert table.schema.names == full.schema.names
+        assert table.num_rows == len(source)
+
+
+def test_bad_arguments_are_refused_before_any_work(tmp_path):
+    model = headmap.load(GPT2)
+    with pytest.raises(FileNotFoundError, match="no corpus file"):
+        corpus.scores(model, tmp_path / "missing.parquet")
+    with pytest.raises(TypeError, match="a corpus is texts"):
+        corpus.scores(model, 12)
+    with pytest.raises(ValueError, match="batch_size"):
+        corpus.scores(model, ["a"], batch_size=0)
+    with pytest.raises(headmap.HeadmapError, match="score"):
+        corpus.scores(model, ["a"], scores=["prev"])
+    pq.write_table(pa.table({"text": ["a"]}), tmp_path / "c.parquet")
+    with pytest.raises(ValueError, match="no id column 'id'"):
+        corpus.scores(model, tmp_path / "c.parquet", id_column="id")
+
+
+def test_the_source_is_read_a_batch_at_a_time():
+    model = headmap.load(GPT2)
+
+    class Counting:
+        """The model, counting the texts it has scored."""
+
+        scored = 0
+        info = model.info
+
+        def scores(self, texts, **options):
+            Counting.scored += len(texts)
+            return model.scores(texts, **options)
+
+    lead = []
+
+    def texts():
+        for i, text in enumerate(sentences(500, seed=5)):
+            lead.append(i - Counting.scored)  # texts read but not yet scored
+            yield text
+
+    corpus.scores(Counting(), texts(), batch_size=40, progress=False)
+    assert Counting.scored == 500
+    assert max(lead) < 40, "no more than a batch is held before it is scored"
+
+
+def test_the_summary_is_the_tables():
+    model = headmap.load(GPT2)
+    result = corpus.scores(model, sentences(150, seed=9) + [""], progress=False)
+    summary = result.summary
+    assert summary.schema.metadata == {b"texts": b"151", b"erred": b"1"}
+    info = model.info["places"][0]
+    assert summary.num_rows == len(corpus.score_columns(result.table)) == 10 * info["layers"] * info["heads"]
+    for row in summary.to_pylist()[::7]:
+        values = corpus.matrix(result.table, row["score"])[:150, row["layer"], row["head"]].astype(np.float64)
+        assert row["count"] == 150
+        assert row["mean"] == pytest.approx(values.mean(), rel=1e-12, abs=1e-12)
+        assert row["std"] == pytest.approx(values.std(ddof=1), rel=1e-9, abs=1e-12)
+        assert (row["min"], row["max"]) == (values.min(), values.max())
+        assert row["q50"] == pytest.approx(np.median(values), rel=1e-12, abs=1e-12)
+        assert row["q05"] <= row["q25"] <= row["q50"] <= row["q75"] <= row["q95"]
+
+
+def test_the_native_scores_run_each_text_alone_on_any_number_of_threads():
+    texts = sentences(40, seed=11)
+    one = headmap.load(GPT2, threads=1).scores(texts)
+    two = headmap.load(GPT2, threads=2).scores(texts)
+    assert one["scores"] == two["scores"]
+    assert np.array_equal(one["values"], two["values"])
+    assert one["values"].shape[:2] == (40, len(one["scores"]))
+    assert one["errors"] == [None] * 40
