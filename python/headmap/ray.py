@@ -1,0 +1,123 @@
+"""Every head's scores over a corpus on a Ray cluster, through Ray Data: the same rows as
+`headmap.corpus.scores`, computed by actors that each load the model once.
+
+    import ray, headmap.ray
+    ray.init()                                    # or RAY_ADDRESS=… for a cluster
+    ds = ray.data.read_parquet("s3://…/corpus/")  # any Dataset with a text column
+    result = headmap.ray.scores(ds, "models/all-MiniLM-L6-v2", id_column="id", concurrency=4)
+    result.table, result.summary                  # as headmap.corpus.scores gives them
+
+The model folder must be readable where the actors run (a shared disk, or the same path on
+every node). Actors are restarted and their batches retried when a node or worker dies, so no
+text is lost and none counted twice. Needs `pip install 'headmap[ray]'`.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from . import corpus
+
+
+class HeadScorer:
+    """The callable class `Dataset.map_batches` runs in each actor: the model is loaded once,
+    in the constructor, and every batch (an Arrow table) becomes the rows of
+    `headmap.corpus.scores`. Without `id_column` the text itself is kept, to tell rows apart."""
+
+    def __init__(self, model_dir: str, column: str = "text", id_column: Optional[str] = None,
+                 scores: Optional[list] = None, place: Optional[str] = None, metric: str = "mul",
+                 exclude_bos: bool = False, exclude_current_token: bool = False,
+                 threads: Optional[int] = 1):
+        import headmap
+
+        self.model = headmap.load(model_dir, threads=threads)
+        self.column = column
+        self.id_column = id_column
+        self.options = dict(scores=scores, place=place, metric=metric, exclude_bos=exclude_bos,
+                            exclude_current_token=exclude_current_token)
+
+    def __call__(self, batch):
+        if self.id_column is not None and self.id_column not in batch.schema.names:
+            raise ValueError(f"the dataset has no id column {self.id_column!r}")
+        rows = list(corpus._from_arrow_batches(batch.to_batches(), self.column, self.id_column))
+        ids, texts, errors = ([r[i] for r in rows] for i in range(3))
+        extra = None
+        if self.id_column is None:
+            names = batch.schema.names
+            extra = {self.column: batch.column(self.column).to_pylist() if self.column in names
+                     else [None] * batch.num_rows}
+            ids = [None] * batch.num_rows
+        out = corpus.score_batch(self.model, ids, texts, errors, extra=extra, **self.options)
+        import pyarrow
+
+        table = pyarrow.Table.from_batches([out])
+        return table.drop_columns(["id"]) if self.id_column is None else table
+
+
+def score_dataset(dataset, model_dir: str, scores: Optional[list] = None, *,
+                  column: str = "text", id_column: Optional[str] = None, place: Optional[str] = None,
+                  metric: str = "mul", exclude_bos: bool = False, exclude_current_token: bool = False,
+                  concurrency: int = 2, batch_size: int = 256, threads: int = 1):
+    """The scored Dataset, not yet run: `dataset.map_batches(HeadScorer, concurrency=…)`, each
+    of `concurrency` actors holding the model and using `threads` threads (and as many CPUs
+    of the cluster). Its actors restart, and their batches are retried, when a worker dies."""
+    from ray.data import ActorPoolStrategy
+
+    return dataset.map_batches(
+        HeadScorer,
+        fn_constructor_kwargs=dict(model_dir=str(model_dir), column=column, id_column=id_column,
+                                   scores=scores, place=place, metric=metric, exclude_bos=exclude_bos,
+                                   exclude_current_token=exclude_current_token, threads=threads),
+        batch_format="pyarrow",
+        batch_size=batch_size,
+        compute=ActorPoolStrategy(size=concurrency),
+        num_cpus=threads,
+    )  # Ray Data's actor pools restart their actors and retry their batches by default
+
+
+def summarize(scored) -> "pyarrow.Table":  # noqa: F821
+    """The per-head summary of a scored Dataset by Ray Data's aggregation, laid out as
+    `headmap.corpus.summarize` lays it out: count, mean, std (ddof 1), min, the quantiles and
+    max of every score column, over the rows that did not err."""
+    import pyarrow
+    from ray.data.aggregate import Count, Max, Mean, Min, Quantile, Std
+
+    names = [n for n in scored.schema().names if n.count(".") == 2 and n.rsplit(".", 2)[1].isdigit()]
+    aggregations = [Count(), Count(on="error", ignore_nulls=True, alias_name="erred")]
+    for name in names:
+        aggregations += [Count(on=name, ignore_nulls=True, alias_name=f"count|{name}"),
+                         Mean(name, alias_name=f"mean|{name}"), Std(name, ddof=1, alias_name=f"std|{name}"),
+                         Min(name, alias_name=f"min|{name}"), Max(name, alias_name=f"max|{name}")]
+        aggregations += [Quantile(name, q=q, alias_name=f"{corpus._q(q)}|{name}") for q in corpus.QUANTILES]
+    result = scored.aggregate(*aggregations)
+    stats = ("count", "mean", "std", "min", *(corpus._q(q) for q in corpus.QUANTILES), "max")
+    rows = {k: [] for k in ("score", "layer", "head", *stats)}
+    for name in names:
+        score, layer, head = name.rsplit(".", 2)
+        rows["score"].append(score)
+        rows["layer"].append(int(layer))
+        rows["head"].append(int(head))
+        for stat in stats:
+            value = result[f"{stat}|{name}"]
+            rows[stat].append(int(value) if stat == "count" else (np.nan if value is None else float(value)))
+    texts = result["count()"]
+    summary = pyarrow.table(rows)
+    return summary.replace_schema_metadata({"texts": str(texts), "erred": str(result["erred"])})
+
+
+def scores(dataset, model_dir: str, scores: Optional[list] = None, **options) -> corpus.CorpusScores:
+    """Every head's scores for each row of a Ray Dataset (column `column`), as
+    `headmap.corpus.scores` gives them for a file: the table (sorted by `id_column` when given)
+    and the per-head summary by Ray Data's aggregation. Options as `score_dataset`'s."""
+    import pyarrow
+    import ray
+
+    scored = score_dataset(dataset, model_dir, scores, **options).materialize()
+    summary = summarize(scored)
+    table = pyarrow.concat_tables(ray.get(scored.to_arrow_refs()))
+    if options.get("id_column") is not None:
+        table = table.sort_by("id")
+    meta = summary.schema.metadata
+    return corpus.CorpusScores(table, summary, int(meta[b"texts"]), int(meta[b"erred"]))
