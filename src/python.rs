@@ -10,11 +10,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use ndarray::{s, Array1, Array2, Array3, Array4, Axis};
-use rayon::prelude::*;
 use numpy::{IntoPyArray, PyArray2, PyArray3, PyArray4};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
+use rayon::prelude::*;
 
 use crate::heads::{self, Metric, Score, ScoreOptions};
 use crate::rollout::{rollout, Fusion};
