@@ -7,6 +7,8 @@ Not run in CI (it needs PyTorch and transformers); run by hand and commit the ou
 
     /work/venv/bin/python scripts/dev/make_qk_fixtures.py          # every model below
     /work/venv/bin/python scripts/dev/make_qk_fixtures.py llama t5  # only the named ones
+    python3 scripts/dev/make_qk_fixtures.py --pca-only               # the references alone, from the
+                                                                     # stored vectors (NumPy, safetensors)
 
 The models are the tiny ones of tests/fixtures/hf (make_hf_fixtures.py), loaded with
 AutoModel(attn_implementation="eager", dtype=float32). The output is deterministic.
@@ -44,10 +46,14 @@ import pathlib
 import sys
 
 import numpy as np
-import torch
-from safetensors.torch import save_file
-from tokenizers import Tokenizer
-from transformers import AutoConfig, AutoModel
+
+try:  # --pca-only needs neither
+    import torch
+    from safetensors.torch import save_file
+    from tokenizers import Tokenizer
+    from transformers import AutoConfig, AutoModel
+except ImportError:
+    torch = None
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 OUT = ROOT / "tests" / "fixtures" / "qk"
@@ -60,7 +66,7 @@ NAMES = ["bert", "gpt2", "gpt_neo", "llama", "llama3", "qwen2", "mistral", "gpt_
 
 FORMULAS = (
     "One sentence, one head: Q (Nq, d) and K (Nk, d) as stored, in float64. "
-    "shift = mean(Q) - mean(K); K' = K + shift; c = sqrt(mean ||K'_j|| / mean ||Q_i||); "
+    "shift = mean(Q) - mean(K); K' = K + shift; c = (mean ||K'_j||^2 / mean ||Q_i||^2) ** (1/4); "
     "P = [Q c ; K' / c] (queries first); centred = P - mean(P); U, S, Vt = np.linalg.svd(centred); "
     "coords = centred @ Vt[:2].T (each axis's sign is arbitrary); explained = S[:2]^2 / sum(S^2). "
     "correlation: for each query i with two or more keys j the mask allows (causal j <= i; a window "
@@ -203,10 +209,10 @@ def correlation(q, k, points_q, points_k, mask):
 
 def pca_reference(q, k, mask):
     """The joint embedding of one head's queries and keys and its first two principal axes."""
-    q, k = q.double().numpy(), k.double().numpy()
+    q, k = np.asarray(q, dtype=np.float64), np.asarray(k, dtype=np.float64)
     shift = q.mean(axis=0) - k.mean(axis=0)
     k_shifted = k + shift
-    c = math.sqrt(np.linalg.norm(k_shifted, axis=1).mean() / np.linalg.norm(q, axis=1).mean())
+    c = ((k_shifted**2).sum(axis=1).mean() / (q**2).sum(axis=1).mean()) ** 0.25
     qn, kn = q * c, k_shifted / c
     points = np.vstack([qn, kn])  # (Nq + Nk, d)
     centred = points - points.mean(axis=0)
@@ -265,7 +271,7 @@ def make(name):
             got = (weights[layer] > 0).numpy()  # (H, Tq, Tk)
             assert (got == mask[None]).all(), f"{name} {place} layer {layer}: the mask assumed here is not transformers'"
         layer, head = q.shape[0] - 1, q.shape[1] - 1
-        pcas.append({"place": place, "layer": layer, "head": head, **pca_reference(q[layer, head], k[layer, head], allowed(cfg, place, layer, tq, tk))})
+        pcas.append({"place": place, "layer": layer, "head": head, **pca_reference(q[layer, head].double().numpy(), k[layer, head].double().numpy(), allowed(cfg, place, layer, tq, tk))})
 
     OUT.mkdir(parents=True, exist_ok=True)
     save_file({key: t.contiguous().to(torch.float32) for key, t in tensors.items()}, OUT / f"{name}.safetensors")
@@ -286,14 +292,38 @@ def make(name):
         print(f"  pca {p['place']} layer {p['layer']} head {p['head']}: variances {v[0]:.4g} {v[1]:.4g} {v[2]:.4g}, r {p['correlation'][0]:.4f} → {p['correlation'][1]:.4f}")
 
 
+def remake_pca(name):
+    """The PCA references of <name>.json again, from the vectors and weights stored beside it
+    (the mask: where transformers' weights are not 0, as make() checks it is)."""
+    from safetensors.numpy import load_file
+
+    tensors = load_file(OUT / f"{name}.safetensors")
+    path = OUT / f"{name}.json"
+    doc = json.loads(path.read_text())
+    for p in doc["pca"]:
+        place, layer, head = p["place"], p["layer"], p["head"]
+        mask = tensors[f"{place}.weights"][layer, head] > 0
+        p.update(pca_reference(tensors[f"{place}.q"][layer, head], tensors[f"{place}.k"][layer, head], mask))
+    doc["formulas"] = FORMULAS
+    path.write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"rewrote the pca of tests/fixtures/qk/{name}.json")
+
+
 def main():
-    torch.set_num_threads(1)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help=f"fixture folders to (re)make; default all of {NAMES}")
+    parser.add_argument("--pca-only", action="store_true", help="recompute only the PCA references, from the stored vectors")
     args = parser.parse_args()
     unknown = [n for n in args.names if n not in NAMES]
     if unknown:
         sys.exit(f"unknown {unknown}; known: {NAMES}")
+    if args.pca_only:
+        for name in args.names or NAMES:
+            remake_pca(name)
+        return
+    if torch is None:
+        sys.exit("making the fixtures needs torch, safetensors, tokenizers and transformers")
+    torch.set_num_threads(1)
     for name in args.names or NAMES:
         make(name)
 

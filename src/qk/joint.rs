@@ -4,14 +4,18 @@
 //!
 //! - **Translation.** Adding one vector s to every key adds q·s to a whole row of scores, which
 //!   the softmax ignores. s = mean(Q) − mean(K) puts the keys' centroid on the queries'.
-//! - **Scaling.** Q·c and K/c leave every q·k as it was. c = √(mean‖k‖ / mean‖q‖), after the
-//!   translation, gives both sides the same mean norm.
+//! - **Scaling.** Q·c and K/c leave every q·k as it was. c = ⁴√(mean‖k‖² / mean‖q‖²), after
+//!   the translation, gives both sides the same root-mean-square norm. (AttentionViz matches
+//!   the mean norms; the mean squares follow from sums that can be added up sentence by
+//!   sentence, so a corpus of any size gets its exact picture in one pass: [`super::moments`].)
 //!
 //! Then ‖q − k‖² = ‖q‖² + ‖k‖² − 2 q·k: near in the picture is a large product, as far as
 //! the norms allow. [`correlation`] measures how far, per head: the model's own q·k against
 //! distance in the picture.
 
-use ndarray::{Array1, Array2, ArrayView2, Axis};
+use ndarray::{Array1, Array2, ArrayView2};
+
+use super::moments::Moments;
 
 /// Queries and keys of one head after the two changes.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,22 +30,18 @@ pub struct Joint {
 
 /// The joint embedding of `queries` (Nq, d_k) and `keys` (Nk, d_k).
 pub fn normalize(queries: ArrayView2<f32>, keys: ArrayView2<f32>) -> Joint {
-    let mean = |x: ArrayView2<f32>| x.mean_axis(Axis(0)).unwrap_or_else(|| Array1::zeros(x.ncols()));
-    let shift = mean(queries) - mean(keys);
-    let mut keys = &keys + &shift;
-    let (q_norm, k_norm) = (mean_norm(queries), mean_norm(keys.view()));
-    let scale = if q_norm > 0.0 && k_norm > 0.0 { (k_norm / q_norm).sqrt() as f32 } else { 1.0 };
-    let queries = &queries * scale;
-    keys /= scale;
-    Joint { queries, keys, shift, scale }
+    let (shift, scale) = match Moments::of(queries, keys) {
+        Ok(m) => m.shift_scale(),
+        Err(_) => (Array1::zeros(queries.ncols()), 1.0), // sides of different widths: nothing to join
+    };
+    apply(queries, keys, shift.mapv(|x| x as f32), scale as f32)
 }
 
-fn mean_norm(x: ArrayView2<f32>) -> f64 {
-    if x.nrows() == 0 {
-        return 0.0;
-    }
-    let sum: f64 = x.rows().into_iter().map(|r| f64::from(r.dot(&r)).sqrt()).sum();
-    sum / x.nrows() as f64
+/// `shift` added to every key, then the queries multiplied by `scale` and the keys divided.
+pub fn apply(queries: ArrayView2<f32>, keys: ArrayView2<f32>, shift: Array1<f32>, scale: f32) -> Joint {
+    let mut keys = &keys + &shift;
+    keys /= scale;
+    Joint { queries: &queries * scale, keys, shift, scale }
 }
 
 /// How well nearness in a picture follows the model's scores: for each query, Pearson's r
@@ -91,6 +91,8 @@ fn pearson(xy: impl Iterator<Item = (f64, f64)>) -> Option<f64> {
 
 #[cfg(test)]
 mod tests {
+    use ndarray::Axis;
+
     use super::*;
     use crate::rng::SplitMix64 as Rng;
 
@@ -123,7 +125,7 @@ mod tests {
     }
 
     #[test]
-    fn centroids_meet_and_mean_norms_match() {
+    fn centroids_meet_and_mean_square_norms_match() {
         let mut rng = Rng::new(5);
         let (q, k) = (random(&mut rng, 40, 8, 1.0, 1.0), random(&mut rng, 30, 8, -5.0, 4.0));
         let joint = normalize(q.view(), k.view());
@@ -131,7 +133,8 @@ mod tests {
         for (a, b) in mq.iter().zip(mk.iter()) {
             assert!((a - b * joint.scale * joint.scale).abs() < 1e-4, "{a} vs {b}");
         }
-        let (nq, nk) = (mean_norm(joint.queries.view()), mean_norm(joint.keys.view()));
+        let mean_square = |x: &Array2<f32>| x.iter().map(|v| f64::from(*v).powi(2)).sum::<f64>() / x.nrows() as f64;
+        let (nq, nk) = (mean_square(&joint.queries), mean_square(&joint.keys));
         assert!((nq - nk).abs() < 1e-4 * nq, "{nq} vs {nk}");
     }
 

@@ -14,8 +14,10 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::run::RowAttention;
+use moments::{Axes, Moments};
 
 pub mod joint;
+pub mod moments;
 pub mod pca;
 pub mod tsne;
 
@@ -73,6 +75,8 @@ pub struct Corpus {
     keys: Vec<Vec<f32>>,
     d_k: usize,
     pub sentences: Vec<Sentence>,
+    /// The most sentences and tokens it takes; default MAX_SENTENCES and MAX_TOKENS.
+    limits: Option<(usize, usize)>,
 }
 
 /// One head's picture of a corpus.
@@ -93,6 +97,12 @@ pub struct Picture {
 impl Corpus {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A corpus that takes up to `sentences` sentences and `tokens` tokens a side: the points
+    /// of a larger corpus kept to be drawn on axes of the whole ([`Corpus::picture_on`]).
+    pub fn with_limits(sentences: usize, tokens: usize) -> Self {
+        Corpus { limits: Some((sentences, tokens)), ..Self::default() }
     }
 
     pub fn heads(&self) -> usize {
@@ -116,13 +126,9 @@ impl Corpus {
         let (nq, nk) = self.size();
         let (sentences, tokens) =
             (self.sentences.len() + 1, (nq + query_positions.len()).max(nk + key_positions.len()));
-        if sentences > MAX_SENTENCES || tokens > MAX_TOKENS {
-            return Err(Error::CorpusTooLarge {
-                sentences,
-                tokens,
-                max_sentences: MAX_SENTENCES,
-                max_tokens: MAX_TOKENS,
-            });
+        let (max_sentences, max_tokens) = self.limits.unwrap_or((MAX_SENTENCES, MAX_TOKENS));
+        if sentences > max_sentences || tokens > max_tokens {
+            return Err(Error::CorpusTooLarge { sentences, tokens, max_sentences, max_tokens });
         }
         let heads = layer_vectors(row, layer)?;
         let d_k = heads.first().map_or(0, |h| h.queries.ncols());
@@ -176,40 +182,50 @@ impl Corpus {
     /// Head `head`'s joint embedding placed by t-SNE, started from its PCA picture:
     /// (Nq + Nk, 2), queries first; `progress(epoch)` after each step.
     pub fn tsne(&self, head: usize, epochs: usize, progress: impl tsne::Progress) -> Result<Array2<f32>> {
-        let (_, points) = self.embed(head)?;
-        let (start, _) = plane(points.view())?;
-        tsne::tsne(points.view(), start.view(), epochs, progress)
-    }
-
-    /// Head `head`'s joint embedding, and its points stacked: queries then keys, (Nq + Nk, d_k).
-    fn embed(&self, head: usize) -> Result<(joint::Joint, Array2<f32>)> {
         let (q, k) = self.vectors(head)?;
-        let joint = joint::normalize(q, k);
-        let mut points = Array2::zeros((q.nrows() + k.nrows(), self.d_k));
-        points.slice_mut(s![..q.nrows(), ..]).assign(&joint.queries);
-        points.slice_mut(s![q.nrows().., ..]).assign(&joint.keys);
-        Ok((joint, points))
+        let axes = self.moments(head)?.axes()?;
+        let points = stacked(&axes.joint(q, k));
+        let start = axes.place(points.view());
+        tsne::tsne(points.view(), start.view(), epochs, progress)
     }
 
     /// Head `head`'s joint embedding projected on its two principal components.
     pub fn picture(&self, head: usize) -> Result<Picture> {
+        self.picture_on(head, &self.moments(head)?.axes()?)
+    }
+
+    /// The moments of head `head`'s vectors: what its axes are made of.
+    pub fn moments(&self, head: usize) -> Result<Moments> {
         let (q, k) = self.vectors(head)?;
-        let (joint, points) = self.embed(head)?;
+        Moments::of(q, k)
+    }
+
+    /// Head `head`'s points placed on `axes`: its own ([`Corpus::picture`]), or those of a
+    /// larger corpus these sentences were drawn from. The correlations are over these
+    /// sentences' pairs.
+    pub fn picture_on(&self, head: usize, axes: &Axes) -> Result<Picture> {
+        let (q, k) = self.vectors(head)?;
+        if axes.shift.len() != self.d_k {
+            return Err(Error::shape("the axes", &[axes.shift.len()], &[self.d_k]));
+        }
+        let joint = axes.joint(q, k);
         let pairs: Vec<_> = self.pairs().collect();
         let correlation = [
             joint::correlation([q, k], [q, k], &pairs),
             joint::correlation([q, k], [joint.queries.view(), joint.keys.view()], &pairs),
         ];
+        let points = stacked(&joint);
         let norms = points.rows().into_iter().map(|r| r.dot(&r).sqrt()).collect();
-        let (coords, explained) = plane(points.view())?;
-        Ok(Picture { coords, norms, explained, correlation, scale: joint.scale })
+        let coords = axes.place(points.view());
+        Ok(Picture { coords, norms, explained: axes.explained.clone(), correlation, scale: axes.scale })
     }
 }
 
-/// `points` on their two principal components, row-major (N, 2) whatever d_k (with d_k of 1
-/// the second axis is 0), and the variance share of each.
-fn plane(points: ArrayView2<f32>) -> Result<(Array2<f32>, Vec<f32>)> {
-    let p = pca::pca(points, 2)?;
-    let coords = Array2::from_shape_fn((points.nrows(), 2), |(i, c)| p.coords.get((i, c)).copied().unwrap_or(0.0));
-    Ok((coords, p.explained))
+/// A joint embedding's points in one array: queries, then keys, (Nq + Nk, d_k).
+fn stacked(joint: &joint::Joint) -> Array2<f32> {
+    let (nq, d) = joint.queries.dim();
+    let mut points = Array2::zeros((nq + joint.keys.nrows(), d));
+    points.slice_mut(s![..nq, ..]).assign(&joint.queries);
+    points.slice_mut(s![nq.., ..]).assign(&joint.keys);
+    points
 }

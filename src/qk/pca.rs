@@ -23,14 +23,24 @@ pub fn pca(points: ArrayView2<f32>, dims: usize) -> Result<Pca> {
     if n == 0 || d == 0 {
         return Err(Error::shape("points", &[n, d], &[n.max(1), d.max(1)]));
     }
-    let dims = dims.min(d);
     let points = points.mapv(f64::from);
     let mean = points.mean_axis(Axis(0)).expect("n > 0");
     let centred = &points - &mean;
     let cov = centred.t().dot(&centred) / (n.max(2) - 1) as f64; // (d, d)
-                                                                 // bounded: a covariance that is not finite fails instead of iterating for ever
+    let (components, explained) = principal(&cov, dims)?;
+    let coords = centred.dot(&components.t()).mapv(|x| x as f32);
+    Ok(Pca { coords, components: components.mapv(|x| x as f32), explained })
+}
+
+/// The first `dims` unit eigenvectors of the covariance `cov` (d, d), the largest eigenvalue
+/// first, each turned so its largest loading is positive: (min(dims, d), d), and the share of
+/// the variance each carries.
+pub fn principal(cov: &Array2<f64>, dims: usize) -> Result<(Array2<f64>, Vec<f32>)> {
+    let d = cov.nrows();
+    let dims = dims.min(d);
+    // bounded: a covariance that is not finite fails instead of iterating for ever
     let eigen = SymmetricEigen::try_new(DMatrix::from_fn(d, d, |r, c| cov[[r, c]]), f64::EPSILON, 10_000)
-        .ok_or_else(|| Error::shape("points", &[n, d], &[n, d]))?;
+        .ok_or_else(|| Error::shape("a covariance", &[d, d], &[d, d]))?;
     let mut order: Vec<usize> = (0..d).collect();
     order.sort_by(|&a, &b| eigen.eigenvalues[b].total_cmp(&eigen.eigenvalues[a]));
     let total: f64 = eigen.eigenvalues.iter().map(|v| v.max(0.0)).sum();
@@ -43,13 +53,12 @@ pub fn pca(points: ArrayView2<f32>, dims: usize) -> Result<Pca> {
             components[[c, r]] = sign * v[r];
         }
     }
-    let coords = centred.dot(&components.t()).mapv(|x| x as f32);
     let explained = order
         .iter()
         .take(dims)
         .map(|&i| if total > 0.0 { (eigen.eigenvalues[i].max(0.0) / total) as f32 } else { 0.0 })
         .collect();
-    Ok(Pca { coords, components: components.mapv(|x| x as f32), explained })
+    Ok((components, explained))
 }
 
 #[cfg(test)]
