@@ -10,13 +10,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use ndarray::{s, Array1, Array2, Array3, Array4, Axis};
-use numpy::{IntoPyArray, PyArray2, PyArray3, PyArray4};
+use numpy::{IntoPyArray, PyArray2, PyArray3, PyArray4, PyReadonlyArray3, PyReadonlyArray4};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use rayon::prelude::*;
 
 use crate::heads::{self, Metric, Score, ScoreOptions};
+use crate::qk::moments::Moments;
+use crate::qk::Corpus;
 use crate::rollout::{rollout, Fusion};
 use crate::run::Ablation;
 use crate::{Error, MaskKind, Model, Place, PlaceRun, Request, Run};
@@ -78,6 +80,37 @@ fn texts(value: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Vec<String>> 
 
 fn place_of(name: Option<&str>) -> PyResult<Option<Place>> {
     name.map(Place::parse).transpose().map_err(refused)
+}
+
+/// Texts a corpus's moments are added up in, on one thread each: fixed, so that the sums come
+/// out the same on any number of threads.
+const QK_GROUP: usize = 16;
+
+impl PyModel {
+    /// `place` of the model, or its first.
+    fn place_info(&self, place: Option<&str>) -> PyResult<&crate::run::PlaceInfo> {
+        let info = self.model.info();
+        match place_of(place)? {
+            Some(wanted) => info.places.iter().find(|p| p.place == wanted).ok_or_else(|| {
+                refused(Error::PlaceAbsent {
+                    place: wanted.name().into(),
+                    have: info.places.iter().map(|p| p.place.name().to_string()).collect(),
+                })
+            }),
+            None => info.places.first().ok_or_else(|| HeadmapError::new_err("the model has no place")),
+        }
+    }
+
+    /// One text run alone at `place`, through `layer` only: its vectors are what a picture takes.
+    fn vectors_of(&self, text: &str, place: Place, layer: usize) -> Result<Run, Error> {
+        let request = Request {
+            texts: vec![text.to_string()],
+            place: Some(place),
+            through_layer: Some(layer),
+            ..Request::default()
+        };
+        self.model.run_weights(&request)
+    }
 }
 
 #[pymethods]
@@ -156,12 +189,7 @@ impl PyModel {
         exclude_bos: bool,
         exclude_current_token: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let info = self.model.info();
-        let at = match place_of(place)? {
-            Some(place) => info.places.iter().find(|p| p.place == place),
-            None => info.places.first(),
-        }
-        .ok_or_else(|| HeadmapError::new_err(format!("the model has no place {}", place.unwrap_or("to score"))))?;
+        let at = self.place_info(place)?;
         let wanted: Vec<Score> = match scores {
             Some(names) => names.iter().map(|n| Score::parse(n)).collect::<Result<_, _>>().map_err(refused)?,
             None => Score::ALL.into_iter().filter(|s| at.place != Place::Cross || !s.positional()).collect(),
@@ -209,6 +237,172 @@ impl PyModel {
         doc.set_item("values", values.into_pyarray(py))?;
         doc.set_item("tokens", tokens.into_pyarray(py))?;
         doc.set_item("errors", errors)?;
+        Ok(doc)
+    }
+
+    /// The query–key moments of every head of `layer` at `place` over `texts`, each run alone
+    /// (through `layer` only): what a corpus's picture is made of, added up text by text (in
+    /// groups of [`QK_GROUP`] over the threads, merged in order, so any number of threads gives
+    /// the same bits). Returns `{"heads", "d_k", "count": int64 [2] (queries, keys), "sum":
+    /// float64 [heads, 2, d_k], "outer": float64 [heads, 2, d_k, d_k], "tokens": int64 [texts, 2]
+    /// (each text's queries and keys, 0 where it erred), "errors": [str or None]}`; a text that
+    /// errs adds nothing and says why.
+    #[pyo3(signature = (texts, layer, place = None))]
+    fn qk_moments<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<String>,
+        layer: usize,
+        place: Option<&str>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let at = self.place_info(place)?;
+        Error::check_index("layer", layer, at.layers).map_err(refused)?;
+        let (heads, d_k, place) = (at.heads, at.d_k, at.place);
+        let group = |texts: &[String]| {
+            let mut corpus = Corpus::with_limits(usize::MAX, usize::MAX);
+            let outcomes: Vec<Result<[usize; 2], Error>> = texts
+                .iter()
+                .map(|text| {
+                    let run = self.vectors_of(text, place, layer)?;
+                    let row = run.place(place)?.row(0)?;
+                    corpus.add(row, layer)?;
+                    let valid = |v: &[bool]| v.iter().filter(|&&v| v).count();
+                    Ok([valid(&row.query_valid), valid(&row.key_valid)])
+                })
+                .collect();
+            let moments = (0..heads)
+                .map(|h| if corpus.sentences.is_empty() { Ok(Moments::new(d_k)) } else { corpus.moments(h) })
+                .collect::<Result<Vec<_>, Error>>();
+            (outcomes, moments)
+        };
+        let groups: Vec<_> = py.detach(|| on_pool(&self.pool, || texts.par_chunks(QK_GROUP).map(group).collect()));
+        let mut total: Vec<Moments> = (0..heads).map(|_| Moments::new(d_k)).collect();
+        let mut tokens = Array2::<i64>::zeros((texts.len(), 2));
+        let errors = PyList::empty(py);
+        for (g, (outcomes, moments)) in groups.into_iter().enumerate() {
+            for (h, m) in moments.map_err(refused)?.iter().enumerate() {
+                total[h].merge(m).map_err(refused)?;
+            }
+            for (i, outcome) in outcomes.into_iter().enumerate() {
+                match outcome {
+                    Ok(counts) => {
+                        let n = g * QK_GROUP + i;
+                        tokens[[n, 0]] = counts[0] as i64;
+                        tokens[[n, 1]] = counts[1] as i64;
+                        errors.append(py.None())?;
+                    }
+                    Err(e) => errors.append(e.to_string())?,
+                }
+            }
+        }
+        let mut sum = Array3::<f64>::zeros((heads, 2, d_k));
+        let mut outer = Array4::<f64>::zeros((heads, 2, d_k, d_k));
+        for (h, m) in total.iter().enumerate() {
+            for side in 0..2 {
+                sum.slice_mut(s![h, side, ..]).assign(&m.sum[side]);
+                outer.slice_mut(s![h, side, .., ..]).assign(&m.outer[side]);
+            }
+        }
+        let count = total.first().map_or([0, 0], |m| m.count);
+        let doc = PyDict::new(py);
+        doc.set_item("heads", heads)?;
+        doc.set_item("d_k", d_k)?;
+        doc.set_item("count", Array1::from(count.map(|n| n as i64).to_vec()).into_pyarray(py))?;
+        doc.set_item("sum", sum.into_pyarray(py))?;
+        doc.set_item("outer", outer.into_pyarray(py))?;
+        doc.set_item("tokens", tokens.into_pyarray(py))?;
+        doc.set_item("errors", errors)?;
+        Ok(doc)
+    }
+
+    /// Every head's picture of `texts` (the points drawn) on the axes of `moments` (from
+    /// `qk_moments`, added up over the whole corpus): `{"heads", "sentences": [{"queryPositions",
+    /// "keyPositions", "queries": [{"label", "kind", "text"}], "keys"}], "pictures": [{"queries",
+    /// "keys", "coords": [x, y, …] (queries first), "norms", "explained", "correlation":
+    /// [before, after], "scale"}]}`, laid out as the page's query–key view takes it.
+    #[pyo3(signature = (texts, layer, count, sum, outer, place = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn qk_draw<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<String>,
+        layer: usize,
+        count: [usize; 2],
+        sum: PyReadonlyArray3<'py, f64>,
+        outer: PyReadonlyArray4<'py, f64>,
+        place: Option<&str>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let at = self.place_info(place)?;
+        Error::check_index("layer", layer, at.layers).map_err(refused)?;
+        let (heads, d_k, place) = (at.heads, at.d_k, at.place);
+        let (sum, outer) = (sum.as_array(), outer.as_array());
+        if sum.dim() != (heads, 2, d_k) || outer.dim() != (heads, 2, d_k, d_k) {
+            let got = [sum.shape(), outer.shape()].concat();
+            return Err(refused(Error::shape("the moments", &got, &[heads, 2, d_k, heads, 2, d_k, d_k])));
+        }
+        let axes = (0..heads)
+            .map(|h| {
+                let side = |i: usize| (sum.slice(s![h, i, ..]).to_owned(), outer.slice(s![h, i, .., ..]).to_owned());
+                let ((sq, oq), (sk, ok)) = (side(0), side(1));
+                Moments::from_parts(count, [sq, sk], [oq, ok])?.axes()
+            })
+            .collect::<Result<Vec<_>, Error>>()
+            .map_err(refused)?;
+        let drawn = py.detach(|| {
+            on_pool(&self.pool, || {
+                let mut corpus = Corpus::with_limits(usize::MAX, usize::MAX);
+                let mut labels = Vec::with_capacity(texts.len());
+                for text in &texts {
+                    let run = self.vectors_of(text, place, layer)?;
+                    let row = run.place(place)?.row(0)?;
+                    corpus.add(row, layer)?;
+                    labels.push((row.queries.clone(), row.keys.clone()));
+                }
+                let pictures = (0..heads).map(|h| corpus.picture_on(h, &axes[h])).collect::<Result<Vec<_>, Error>>()?;
+                Ok::<_, Error>((corpus, labels, pictures))
+            })
+        });
+        let (corpus, labels, pictures) = drawn.map_err(refused)?;
+        let token = |t: &crate::tokenize::Token| -> PyResult<Bound<'py, PyDict>> {
+            let d = PyDict::new(py);
+            d.set_item("label", &t.label)?;
+            d.set_item("kind", t.kind.name())?;
+            d.set_item("text", &t.text)?;
+            Ok(d)
+        };
+        let sentences = PyList::empty(py);
+        for (sentence, (queries, keys)) in corpus.sentences.iter().zip(&labels) {
+            let d = PyDict::new(py);
+            d.set_item("queryPositions", &sentence.query_positions)?;
+            d.set_item("keyPositions", &sentence.key_positions)?;
+            let side = |tokens: &[crate::tokenize::Token], at: &[usize]| -> PyResult<Bound<'py, PyList>> {
+                let list = PyList::empty(py);
+                for &p in at {
+                    list.append(token(&tokens[p])?)?;
+                }
+                Ok(list)
+            };
+            d.set_item("queries", side(queries, &sentence.query_positions)?)?;
+            d.set_item("keys", side(keys, &sentence.key_positions)?)?;
+            sentences.append(d)?;
+        }
+        let (nq, nk) = corpus.size();
+        let drawn = PyList::empty(py);
+        for p in &pictures {
+            let d = PyDict::new(py);
+            d.set_item("queries", nq)?;
+            d.set_item("keys", nk)?;
+            d.set_item("coords", p.coords.iter().copied().collect::<Vec<f32>>())?;
+            d.set_item("norms", &p.norms)?;
+            d.set_item("explained", &p.explained)?;
+            d.set_item("correlation", p.correlation.to_vec())?;
+            d.set_item("scale", p.scale)?;
+            drawn.append(d)?;
+        }
+        let doc = PyDict::new(py);
+        doc.set_item("heads", heads)?;
+        doc.set_item("sentences", sentences)?;
+        doc.set_item("pictures", drawn)?;
         Ok(doc)
     }
 

@@ -18,6 +18,7 @@ Needs pyarrow (`pip install headmap[corpus]`); tqdm, when present, draws the pro
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from typing import Iterable, Iterator, NamedTuple, Optional
@@ -270,3 +271,162 @@ def summarize(table) -> "pyarrow.Table":  # noqa: F821
 
 def _q(q: float) -> str:
     return f"q{round(q * 100):02d}"
+
+
+# -- the query–key picture of a corpus ------------------------------------------------------------
+
+#: The format name of a picture file: what the explorer's query–key panel and view="qk" open.
+QK_FORMAT = "headmap.qk"
+
+
+def _priority(seed: int, id_) -> float:
+    """A sentence's place in the sample, from the seed and its id alone (not from when it
+    comes), so that any order, any batching and any number of Ray actors keep the same ones."""
+    digest = hashlib.blake2b(f"{seed}\0{id_!r}".encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2**64
+
+
+class QkAccumulator:
+    """A corpus's query–key picture as it is read: every head's moments of `layer` added up
+    (the axes come from them, exact over every token), and the sample of sentences drawn —
+    those of lowest priority (a hash of the seed and the id) whose queries and keys together
+    fit in `max_points`. Two accumulators of parts of a corpus merge into the one of the whole."""
+
+    def __init__(self, layer: int, max_points: int, seed: int = 0):
+        if max_points < 1:
+            raise ValueError("max_points must be at least 1")
+        self.layer, self.max_points, self.seed = layer, max_points, seed
+        self.count = np.zeros(2, dtype=np.int64)
+        self.sum = self.outer = None
+        self.texts = self.erred = 0
+        self.sample = []  # (priority, id, text, points), lowest priority first
+        self.cut = float("inf")  # priorities from here on are left out of the sample
+
+    def add(self, model, ids, texts, errors, place=None):
+        """Adds one batch of rows (`texts` None where `errors` says why already)."""
+        self.texts += len(ids)
+        good = [i for i, e in enumerate(errors) if e is None]
+        self.erred += len(ids) - len(good)
+        m = model.qk_moments([texts[i] for i in good], self.layer, place=place)
+        self._add_moments(m["count"], m["sum"], m["outer"])
+        candidates = []
+        for k, i in enumerate(good):
+            if m["errors"][k] is not None:
+                self.erred += 1
+                continue
+            candidates.append((_priority(self.seed, ids[i]), ids[i], texts[i], int(m["tokens"][k].sum())))
+        self._offer(candidates)
+
+    def _add_moments(self, count, sum_, outer):
+        self.count += np.asarray(count, dtype=np.int64)
+        if self.sum is None:
+            self.sum, self.outer = np.array(sum_, dtype=np.float64), np.array(outer, dtype=np.float64)
+        else:
+            self.sum += sum_
+            self.outer += outer
+
+    def _offer(self, candidates):
+        # the sample is the longest run of sentences, lowest priority first, that fits: a
+        # sentence past the cut never enters, and what no longer fits moves the cut down
+        for c in candidates:
+            if c[0] < self.cut:
+                self.sample.append(c)
+        self.sample.sort(key=lambda c: c[0])
+        total, kept = 0, []
+        for c in self.sample:
+            if total + c[3] > self.max_points:
+                self.cut = min(self.cut, c[0])
+                break
+            total += c[3]
+            kept.append(c)
+        self.sample = kept
+
+    def merge(self, other: "QkAccumulator"):
+        """Adds what `other` read (another part of the same corpus, same layer and seed)."""
+        if (other.layer, other.max_points, other.seed) != (self.layer, self.max_points, self.seed):
+            raise ValueError("only pictures of the same layer, max_points and seed merge")
+        self.texts += other.texts
+        self.erred += other.erred
+        if other.sum is not None:
+            self._add_moments(other.count, other.sum, other.outer)
+        self.cut = min(self.cut, other.cut)
+        self._offer(other.sample)
+
+    def picture(self, model, head: int = 0, place=None) -> dict:
+        """The picture file's document: the sample's points on the axes of the whole corpus."""
+        if self.sum is None or self.count.sum() == 0:
+            raise ValueError(f"no text of the corpus could be drawn ({self.erred} of {self.texts} erred)")
+        if not self.sample:
+            raise ValueError(f"no sentence fits in max_points={self.max_points}: raise it")
+        check_head(model, self.layer, head, place)
+        info = _place_info(model, place)
+        drawn = model.qk_draw([c[2] for c in self.sample], self.layer, [int(n) for n in self.count],
+                              self.sum, self.outer, place=place)
+        for p in drawn["pictures"]:
+            for key in ("coords", "norms"):
+                p[key] = [round(x, 6) for x in p[key]]
+        ids = [c[1] if isinstance(c[1], (int, str)) else str(c[1]) for c in self.sample]
+        return {
+            "format": QK_FORMAT,
+            "version": 1,
+            "model_type": model.info["architecture"],
+            "place": info["place"],
+            "layer": self.layer,
+            "head": head,
+            "corpus": {"texts": self.texts, "erred": self.erred, "queries": int(self.count[0]),
+                       "keys": int(self.count[1])},
+            "lines": [c[2] for c in self.sample],
+            "ids": ids,
+            **drawn,
+        }
+
+
+def check_head(model, layer: int, head: int, place=None):
+    """Refuses a layer or head the model's place does not have, before any text is read."""
+    info = _place_info(model, place)
+    if not 0 <= layer < info["layers"]:
+        raise ValueError(f"no layer {layer}: the {info['place']} place has layers 0 to {info['layers'] - 1}")
+    if not 0 <= head < info["heads"]:
+        raise ValueError(f"no head {head}: the {info['place']} place has heads 0 to {info['heads'] - 1}")
+
+
+def _place_info(model, place):
+    places = model.info["places"]
+    for p in places:
+        if place is None or p["place"] == place:
+            return p
+    raise ValueError(f"the model has no place {place!r} (it has {', '.join(p['place'] for p in places)})")
+
+
+def qk_picture(model, source, layer: int, head: int = 0, *, place: Optional[str] = None,
+               column: str = "text", id_column: Optional[str] = None, max_points: int = 8000,
+               batch_size: int = 256, seed: int = 0, out=None, progress: bool = True) -> dict:
+    """The query–key picture (AttentionViz's joint embedding, then PCA) of every head of
+    `layer` over a whole corpus: the axes from every token of every text, added up in one pass
+    (exact), and the points of a sample of sentences — at most `max_points` queries and keys —
+    placed on them. Returns the document the explorer's query–key panel and `view="qk"` open
+    (format "headmap.qk"), and writes it as JSON to `out` when given. `head` is the head shown
+    first. Sources as `scores` takes them; a text that errs is counted, never drawn."""
+    if batch_size < 1:
+        raise ValueError("batch_size must be at least 1")
+    check_head(model, layer, head, place)
+    acc = QkAccumulator(layer, max_points, seed)
+    rows, total = _source(source, column, id_column, batch_size)
+    bar = _progress(total) if progress else None
+    for chunk in _chunks(rows, batch_size):
+        ids, texts, errors = (list(c) for c in zip(*chunk))
+        acc.add(model, ids, texts, errors, place=place)
+        if bar is not None:
+            bar.update(len(chunk))
+    if bar is not None:
+        bar.close()
+    doc = acc.picture(model, head, place=place)
+    if out is not None:
+        write_picture(doc, out)
+    return doc
+
+
+def write_picture(doc: dict, path) -> None:
+    """Writes a picture document as the JSON file the explorer opens."""
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f, ensure_ascii=False, separators=(",", ":"), allow_nan=False)

@@ -121,3 +121,65 @@ def scores(dataset, model_dir: str, scores: Optional[list] = None, **options) ->
         table = table.sort_by("id")
     meta = summary.schema.metadata
     return corpus.CorpusScores(table, summary, int(meta[b"texts"]), int(meta[b"erred"]))
+
+
+class QkPart:
+    """The callable class `Dataset.map_batches` runs to read a corpus's query–key picture:
+    each batch becomes one row holding its part (the moments of every head of `layer` and its
+    candidates for the sample), which `qk_picture` merges into the whole."""
+
+    def __init__(self, model_dir: str, layer: int, max_points: int, seed: int, column: str = "text",
+                 id_column: Optional[str] = None, place: Optional[str] = None, threads: Optional[int] = 1):
+        import headmap
+
+        self.model = headmap.load(model_dir, threads=threads)
+        self.layer, self.max_points, self.seed = layer, max_points, seed
+        self.column, self.id_column, self.place = column, id_column, place
+
+    def __call__(self, batch):
+        import pickle
+
+        import pyarrow
+
+        rows = list(corpus._from_arrow_batches(batch.to_batches(), self.column, self.id_column))
+        ids, texts, errors = ([r[i] for r in rows] for i in range(3))
+        if self.id_column is None:  # the text is the id: the sample is the same in any order
+            ids = [t if t is not None else f"row {i}" for i, t in enumerate(texts)]
+        part = corpus.QkAccumulator(self.layer, self.max_points, self.seed)
+        part.add(self.model, ids, texts, errors, place=self.place)
+        return pyarrow.table({"part": [pickle.dumps(part)]})
+
+
+def qk_picture(dataset, model_dir: str, layer: int, head: int = 0, *, column: str = "text",
+               id_column: Optional[str] = None, place: Optional[str] = None, max_points: int = 8000,
+               seed: int = 0, concurrency: int = 2, batch_size: int = 256, threads: int = 1,
+               out=None) -> dict:
+    """`headmap.corpus.qk_picture` over a Ray Dataset: each actor adds up its batches' moments
+    and sample candidates, the parts are merged here, and the sample is drawn with the model
+    loaded once more in this process. With `id_column` the picture is the one
+    `headmap.corpus.qk_picture` draws of the same rows (without it, the texts are the ids)."""
+    import pickle
+
+    from ray.data import ActorPoolStrategy
+
+    import headmap
+
+    model = headmap.load(model_dir, threads=threads)  # here, to refuse a bad layer or head at once
+    corpus.check_head(model, layer, head, place)
+    parts = dataset.map_batches(
+        QkPart,
+        fn_constructor_kwargs=dict(model_dir=str(model_dir), layer=layer, max_points=max_points, seed=seed,
+                                   column=column, id_column=id_column, place=place, threads=threads),
+        batch_format="pyarrow",
+        batch_size=batch_size,
+        compute=ActorPoolStrategy(size=concurrency),
+        num_cpus=threads,
+    )
+    whole = corpus.QkAccumulator(layer, max_points, seed)
+    for batch in parts.iter_batches(batch_format="pyarrow", batch_size=None):
+        for blob in batch.column("part").to_pylist():
+            whole.merge(pickle.loads(blob))
+    doc = whole.picture(model, head, place=place)
+    if out is not None:
+        corpus.write_picture(doc, out)
+    return doc

@@ -212,3 +212,106 @@ def test_the_native_scores_run_each_text_alone_on_any_number_of_threads():
     assert np.array_equal(one["values"], two["values"])
     assert one["values"].shape[:2] == (40, len(one["scores"]))
     assert one["errors"] == [None] * 40
+
+
+# -- the query–key picture of a corpus --------------------------------------------------------------
+
+
+def one_shot(model, texts, layer, head):
+    """The joint embedding's axes over every token of `texts` at once, in NumPy: the shift,
+    the root-mean-square scale, then the principal components of the stacked points."""
+    qs, ks = [], []
+    for text in texts:
+        v = model.run(text).vectors(layer, head)
+        qs.append(v["queries"])
+        ks.append(v["keys"])
+    q, k = np.vstack(qs).astype(np.float64), np.vstack(ks).astype(np.float64)
+    shift = q.mean(0) - k.mean(0)
+    c = (((k + shift) ** 2).sum(1).mean() / (q**2).sum(1).mean()) ** 0.25
+    points = np.vstack([q * c, (k + shift) / c])
+    mean = points.mean(0)
+    values, vectors = np.linalg.eigh(np.cov(points, rowvar=False))
+    order = np.argsort(values)[::-1][:2]
+    return {"shift": shift, "scale": c, "mean": mean, "axes": vectors[:, order].T,
+            "explained": values[order] / values.sum(), "tokens": len(q)}
+
+
+def drawn_vectors(model, doc, layer, head):
+    """The drawn sentences' joint points, queries then keys, as the picture orders them."""
+    qs = [model.run(t).vectors(layer, head)["queries"] for t in doc["lines"]]
+    ks = [model.run(t).vectors(layer, head)["keys"] for t in doc["lines"]]
+    return np.vstack(qs).astype(np.float64), np.vstack(ks).astype(np.float64)
+
+
+def test_a_corpus_picture_of_twenty_thousand_tokens_equals_the_one_shot_computation(tmp_path):
+    model = headmap.load(GPT2)
+    texts = sentences(2600, seed=21)
+    layer, head = 1, 2
+    doc = corpus.qk_picture(model, texts, layer, head, max_points=1500, batch_size=200, progress=False,
+                            out=tmp_path / "picture.json")
+    assert json.loads((tmp_path / "picture.json").read_text(encoding="utf-8")) == json.loads(json.dumps(doc))
+    want = one_shot(model, texts, layer, head)
+    assert want["tokens"] >= 20_000, want["tokens"]
+    assert doc["format"] == "headmap.qk" and doc["version"] == 1
+    assert doc["corpus"] == {"texts": 2600, "erred": 0, "queries": want["tokens"], "keys": want["tokens"]}
+    assert (doc["layer"], doc["head"], doc["heads"], doc["place"]) == (layer, head, 4, "decoder_self")
+    picture = doc["pictures"][head]
+    assert picture["scale"] == pytest.approx(want["scale"], rel=1e-6)
+    assert picture["explained"] == pytest.approx(want["explained"], abs=1e-4)
+    # the drawn points on the corpus's axes, up to each axis's sign
+    q, k = drawn_vectors(model, doc, layer, head)
+    points = np.vstack([q * want["scale"], (k + want["shift"]) / want["scale"]])
+    expected = (points - want["mean"]) @ want["axes"].T
+    got = np.array(picture["coords"]).reshape(-1, 2)
+    assert got.shape == expected.shape
+    assert picture["queries"] == len(q) and picture["keys"] == len(k)
+    assert 500 <= got.shape[0] <= 1500, got.shape
+    for axis in range(2):
+        sign = np.sign(got[:, axis] @ expected[:, axis])
+        assert np.abs(got[:, axis] - sign * expected[:, axis]).max() < 1e-4, axis
+    # every sentence drawn is named and labelled as the page labels it
+    assert len(doc["lines"]) == len(doc["sentences"]) == len(doc["ids"])
+    first = doc["sentences"][0]
+    assert [t["label"] for t in first["queries"]] == model.run(doc["lines"][0]).tokens()["queries"]
+    assert set(first["queries"][0]) == {"label", "kind", "text"}
+
+
+def test_the_picture_is_the_same_in_any_order_and_batching():
+    model = headmap.load(GPT2)
+    texts = sentences(400, seed=5)
+    table = pa.table({"id": [f"s{i}" for i in range(400)], "text": texts})
+    a = corpus.qk_picture(model, table, 0, id_column="id", max_points=600, batch_size=64, progress=False)
+    shuffled = table.take(np.random.default_rng(1).permutation(400))
+    b = corpus.qk_picture(model, shuffled, 0, id_column="id", max_points=600, batch_size=37, progress=False)
+    assert a["ids"] == b["ids"] and a["lines"] == b["lines"]
+    for pa_, pb in zip(a["pictures"], b["pictures"]):
+        assert np.allclose(pa_["coords"], pb["coords"], atol=1e-5)
+    # another seed draws other sentences
+    c = corpus.qk_picture(model, table, 0, id_column="id", max_points=600, seed=1, progress=False)
+    assert c["ids"] != a["ids"]
+
+
+def test_the_picture_counts_texts_that_err_and_refuses_what_it_cannot_draw(tmp_path):
+    model = headmap.load(GPT2)
+    doc = corpus.qk_picture(model, ["The cat sat.", "", None, "A dog ran."], 0, progress=False)
+    assert doc["corpus"]["texts"] == 4 and doc["corpus"]["erred"] == 2
+    assert sorted(doc["lines"]) == ["A dog ran.", "The cat sat."]
+    with pytest.raises(ValueError, match="no layer 9"):
+        corpus.qk_picture(model, ["a"], 9)
+    with pytest.raises(ValueError, match="no head 4"):
+        corpus.qk_picture(model, ["a"], 0, head=4)
+    with pytest.raises(ValueError, match="could be drawn"):
+        corpus.qk_picture(model, ["", None], 0, progress=False)
+    with pytest.raises(ValueError, match="max_points"):
+        corpus.qk_picture(model, ["The cat sat on the mat."], 0, max_points=3, progress=False)
+    with pytest.raises(ValueError, match="no place"):
+        corpus.qk_picture(model, ["a"], 0, place="cross")
+
+
+def test_the_native_moments_are_the_same_on_any_number_of_threads():
+    texts = sentences(70, seed=13)
+    one = headmap.load(GPT2, threads=1).qk_moments(texts, 1)
+    two = headmap.load(GPT2, threads=2).qk_moments(texts, 1)
+    for key in ("count", "sum", "outer", "tokens"):
+        assert np.array_equal(one[key], two[key]), key
+    assert one["sum"].shape == (4, 2, 8) and one["outer"].shape == (4, 2, 8, 8)

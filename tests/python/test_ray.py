@@ -105,3 +105,18 @@ def kill_one_scorer():
                 return int(proc.name)
         time.sleep(0.2)
     return None
+
+
+def test_the_query_key_picture_on_ray_is_the_one_of_one_machine(cluster):
+    items, texts = rows(800, seed=12)
+    table = pa.table({"id": [r["id"] for r in items], "text": [r["text"] for r in items]})
+    want = corpus.qk_picture(headmap.load(GPT2), table, 1, 3, id_column="id", max_points=700, progress=False)
+    shuffled = items[:]
+    random.Random(3).shuffle(shuffled)
+    got = headmap_ray.qk_picture(ray.data.from_items(shuffled, override_num_blocks=5), GPT2, 1, 3,
+                                 id_column="id", max_points=700, concurrency=2, batch_size=50)
+    assert got["ids"] == want["ids"] and got["corpus"] == want["corpus"]
+    assert got["corpus"]["erred"] == 2
+    for a, b in zip(got["pictures"], want["pictures"]):
+        assert np.allclose(a["coords"], b["coords"], atol=1e-5)
+        assert a["explained"] == pytest.approx(b["explained"], abs=1e-6)
