@@ -283,6 +283,116 @@ describe("queries and keys in the explorer", () => {
   });
 });
 
+describe("a picture of a whole corpus, from the file headmap.corpus.qk_picture writes", () => {
+  // 1,800 Korean sources of the translator's templates, 21,083 tokens: the axes from all of
+  // them, 53 sentences drawn (scripts/dev/make_qk_picture.py; tests/python checks it is current)
+  const PICTURE = join(ROOT, "tests", "fixtures", "qk", "picture-tiny-ko-en.json");
+  const doc = JSON.parse(readFileSync(PICTURE, "utf8"));
+  const open = (page, name, buffer) => page.locator("#qk-file").setInputFiles({ name, mimeType: "application/json", buffer });
+  let h;
+  before(async () => {
+    h = await openHarness();
+  });
+  after(async () => h?.close());
+
+  it("draws every head of the corpus's layer in the explorer, in Korean on a phone, and opens a tapped sentence", async () => {
+    const page = await openExplorer(h, "?lang=ko", { width: 390, height: 844, locale: "ko-KR", touch: true });
+    await open(page, "picture-tiny-ko-en.json", readFileSync(PICTURE));
+    await page.waitForFunction(() => document.getElementById("qk-status").textContent.startsWith("파일에서 연 말뭉치 그림"));
+    assert.equal(await page.locator("#qk-status").textContent(), `파일에서 연 말뭉치 그림: 축은 텍스트 1,800개의 토큰 ${doc.corpus.queries.toLocaleString("ko")}개로 만들었고(marian 모델), 그중 문장 ${doc.sentences.length}개를 그립니다.`);
+    assert.ok(doc.corpus.queries >= 20000);
+    assert.equal(await page.locator("#qk .qk-cell").count(), doc.heads);
+    assert.deepEqual(await page.locator("#qk .qk-cell").evaluateAll((b) => b.map((e) => e.getAttribute("aria-pressed"))), Array.from({ length: doc.heads }, (_, i) => String(i === doc.head)));
+    const drawn = doc.pictures[doc.head];
+    assert.match(await page.locator("#qk .qk-plot").getAttribute("aria-label"), new RegExp(`^${doc.layer + 1}층 ${doc.head + 1}번 헤드의 쿼리와 키: 문장 ${doc.sentences.length}개에서 쿼리 ${drawn.queries}개와 키 ${drawn.keys}개`));
+    assert.equal(await page.locator("#qk select").first().isDisabled(), true, "no t-SNE: a file has the points, not the vectors");
+    const pixels = await plotPixels(page, "#qk");
+    assert.ok(pixels.inked > 1000, "the plot has points");
+    await page.touchscreen.tap(pixels.at.x, pixels.at.y);
+    const readout = await page.locator("#qk .qk-readout").textContent();
+    const m = readout.match(/^(\d+)번 문장 (\d+)번째 토큰 “(.+?)”의 (쿼리|키): .*【(.+?)】/);
+    assert.ok(m && m[3] === m[5], readout);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - innerWidth);
+    assert.ok(overflow <= 0, `the page scrolls ${overflow} px sideways`);
+    await page.locator("#qk-panel").screenshot({ path: join(SHOTS, "qk-file-390-ko.png") });
+    // Open: the tapped sentence of the corpus in the main view, with the translator on show
+    await afterRender(page, () => page.locator("#qk .qk-readout + button").click());
+    assert.equal(await page.locator("#text").inputValue(), doc.lines[Number(m[1]) - 1]);
+    const opened = await page.evaluate(() => globalThis.__headmap);
+    assert.deepEqual([opened.state.layer, opened.state.head], [doc.layer, doc.head]);
+    assert.deepEqual(page.consoleErrors, []);
+    assert.deepEqual(await page.evaluate(() => globalThis.__csp), []);
+  });
+
+  it("refuses a crafted or broken picture file by name, keeping the picture before, in English at 1280 px", async () => {
+    const page = await openExplorer(h, "?lang=en", { width: 1280, height: 1000, locale: "en-US" });
+    await open(page, "picture.json", readFileSync(PICTURE));
+    await page.waitForFunction(() => document.getElementById("qk-status").textContent.startsWith("A picture of a corpus from a file"));
+    await page.locator("#qk-panel").screenshot({ path: join(SHOTS, "qk-file-1280-en.png") });
+    const before = await shown(page);
+    const crafted = (change) => {
+      const copy = JSON.parse(JSON.stringify(doc));
+      change(copy);
+      return Buffer.from(JSON.stringify(copy));
+    };
+    const cases = [
+      ["broken.json", Buffer.from('{"format": "headmap.qk", "vers'), "it is not UTF-8 JSON"],
+      ["weights.json", Buffer.from(JSON.stringify({ format: "headmap.attention", version: 1 })), 'its format is not "headmap.qk"'],
+      ["future.json", crafted((d) => (d.version = 2)), "version 2: this page reads version 1"],
+      ["short.json", crafted((d) => d.pictures[1].coords.pop()), "head 2's picture's coordinates are not"],
+      ["nan.json", crafted((d) => (d.pictures[0].norms[3] = "NaN")), "head 1's picture's lengths have a value that is not a finite number at 3"],
+      ["heads.json", crafted((d) => (d.heads = 1e9)), "heads is not a whole number from 0 to 1024"],
+      ["html.json", crafted((d) => (d.sentences[0].queries[0] = { label: "<img src=x onerror=alert(1)>", kind: "script", text: "" })), "sentence 1's queries 1 is not a token"],
+      ["lines.json", crafted((d) => d.lines.pop()), "its lines and sentences are not two lists of the same length"],
+    ];
+    for (const [name, buffer, problem] of cases) {
+      await open(page, name, buffer);
+      await page.waitForFunction((n) => document.getElementById("qk-error").textContent.startsWith(n), name);
+      const error = await page.locator("#qk-error").textContent();
+      assert.ok(error.startsWith(`${name} is not a query–key picture headmap can draw: `) && error.includes(problem), `${name}: ${error}`);
+      assert.deepEqual(await shown(page), before, `${name}: the picture before stays`);
+    }
+    // a label from a file is text, never markup
+    await open(page, "label.json", crafted((d) => (d.sentences[0].queries[0].label = "<b>bold</b>")));
+    await page.waitForFunction(() => document.getElementById("qk-status").textContent.startsWith("A picture of a corpus"));
+    assert.equal(await page.locator("#qk b").count(), 0);
+    assert.deepEqual(page.consoleErrors, []);
+  });
+
+  it("draws in the widget with view=\"qk\" src=, on a blog under a strict CSP, and says a bad file by name", async () => {
+    const blog = await openBlog({ "/qk/": join(ROOT, "tests", "fixtures", "qk") });
+    try {
+      for (const [width, locale] of [[390, "ko-KR"], [1280, "en-US"]]) {
+        const page = await blog.open("qk-file.html", { width, height: 900, locale, touch: width < 500 });
+        // the page is Korean; the second widget says lang="en" and asks for head 4
+        const [id, head] = locale === "ko-KR" ? ["corpus", doc.head] : ["corpus-en", 3];
+        await page.locator(`#${id}`).scrollIntoViewIfNeeded();
+        await waitRender(page, id);
+        assert.equal(await page.locator(`#${id} .qk-cell`).count(), doc.heads);
+        assert.equal(await page.locator(`#${id} .qk-cell[aria-pressed="true"]`).textContent(), String(head + 1));
+        assert.ok((await plotPixels(page, `#${id}`)).inked > 1000);
+        const title = await page.locator(`#${id} .title`).first().textContent();
+        assert.equal(title, locale === "ko-KR" ? `말뭉치의 쿼리와 키 · ${doc.layer + 1}층 · marian` : `Queries and keys of a corpus · layer ${doc.layer + 1} · marian`);
+        const { at } = await plotPixels(page, `#${id}`);
+        await page.mouse.click(at.x, at.y);
+        assert.ok((await page.locator(`#${id} .qk-readout`).textContent()).includes("【"));
+        assert.equal(await page.locator(`#${id} .qk-readout + button`).isHidden(), true, "no model behind a file: no sentence to open");
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - innerWidth);
+        assert.ok(overflow <= 0, `the page scrolls ${overflow} px sideways`);
+        await page.locator(`#${id}`).screenshot({ path: join(SHOTS, `qk-file-widget-${width}-${locale.slice(0, 2)}.png`) });
+        await page.locator("#bad").scrollIntoViewIfNeeded();
+        await page.waitForFunction(() => globalThis.__events.some((e) => e.id === "bad" && e.type === "error" && e.detail.code === "bad_qk_file"), null, { timeout: 60000 });
+        // the page is Korean: so is the bad file's widget, whatever the browser's language
+        assert.match(await page.locator("#bad .error").textContent(), /^bert\.json은\(는\) headmap이 그릴 수 있는 쿼리–키 그림 파일이 아닙니다\(its format is not "headmap\.qk"/);
+        assert.deepEqual(await page.evaluate(() => globalThis.__csp), []);
+        assert.deepEqual(page.consoleErrors.filter((e) => !/query–key picture|쿼리–키 그림/.test(e)), []);
+      }
+    } finally {
+      await blog.close();
+    }
+  });
+});
+
 describe("queries and keys in the widget, on a blog under a strict CSP", () => {
   let blog;
   before(async () => {

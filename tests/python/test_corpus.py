@@ -315,3 +315,20 @@ def test_the_native_moments_are_the_same_on_any_number_of_threads():
     for key in ("count", "sum", "outer", "tokens"):
         assert np.array_equal(one[key], two[key]), key
     assert one["sum"].shape == (4, 2, 8) and one["outer"].shape == (4, 2, 8, 8)
+
+
+def test_the_committed_picture_file_is_what_qk_picture_writes_today():
+    # the front end's tests open tests/fixtures/qk/picture-tiny-ko-en.json: it must not go stale
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_qk_picture", REPO / "scripts" / "dev" / "make_qk_picture.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    committed = json.loads(script.OUT.read_text(encoding="utf-8"))
+    fresh = json.loads(json.dumps(script.picture()))
+    assert committed["corpus"]["queries"] >= 20_000
+    for key in ("format", "version", "model_type", "place", "layer", "head", "heads", "corpus", "lines", "ids", "sentences"):
+        assert committed[key] == fresh[key], f"{key}: run scripts/dev/make_qk_picture.py"
+    for a, b in zip(committed["pictures"], fresh["pictures"]):
+        assert np.allclose(a["coords"], b["coords"], atol=1e-5), "run scripts/dev/make_qk_picture.py"
+        assert a["explained"] == pytest.approx(b["explained"], abs=1e-6)

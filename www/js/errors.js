@@ -28,6 +28,8 @@ export const JS_CODES = [
   "untrained_heads",
   "empty_corpus",
   "too_many_sentences",
+  "bad_qk_file",
+  "qk_file_too_large",
   "file_too_large",
   "cancelled",
   "not_text",

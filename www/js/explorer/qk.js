@@ -2,9 +2,12 @@
 // run sentence by sentence in the worker with a progress bar and a stop button, then every head
 // of a layer in AttentionViz's joint embedding (views/qk-view.js). A failed or stopped corpus
 // leaves the picture before it as it was. A point opens its sentence in the main view, the
-// head chosen and the token's row lit.
+// head chosen and the token's row lit. The file button also opens a picture of a whole corpus
+// computed elsewhere (headmap.corpus.qk_picture, qk-file.js): drawn as it is, its sentences
+// opened in the model on show.
 
 import { coded } from "../errors.js";
+import { readQkPicture } from "../qk-file.js";
 import { exampleSentences, linesOf, QkView } from "../views/qk-view.js";
 
 /** The most bytes a corpus file may have: far more than 4,000 tokens of text. */
@@ -52,6 +55,10 @@ export class QueryKeys {
       const file = $("qk-file").files[0];
       if (!file) return;
       try {
+        if (/\.json$/i.test(file.name) || file.type === "application/json") {
+          this.showFile(readQkPicture(new Uint8Array(await file.arrayBuffer()), file.name));
+          return;
+        }
         if (file.size > MAX_FILE_BYTES) throw coded(`${file.name} is too large for a corpus: at most ${MAX_FILE_BYTES >> 20} MB is read`, "file_too_large", { file: file.name, megabytes: MAX_FILE_BYTES >> 20 });
         const text = textOf(new Uint8Array(await file.arrayBuffer()), file.name);
         $("qk-text").value = linesOf(text).join("\n");
@@ -179,6 +186,27 @@ export class QueryKeys {
         this.abort = null;
       }
     }
+  }
+
+  /** A picture of a corpus from its file: drawn as it is, in place of the one shown. */
+  showFile(picture) {
+    const { app } = this;
+    const $ = app.$;
+    this.abort?.abort();
+    if (this.corpusId !== null) app.client.call("freeQueryKeys", { corpus: this.corpusId }).catch(() => {});
+    this.corpusId = null;
+    this.lines = picture.lines;
+    this.place = picture.place || (app.state.place ?? app.result?.info.places[0].place);
+    this.source = "file";
+    this.linked = null;
+    this.say(null);
+    // the layer menu names the picture's layer when the model on show has it
+    if ([...$("qk-layer").options].some((o) => o.value === String(picture.layer))) $("qk-layer").value = String(picture.layer);
+    const width = $("qk").clientWidth || 320;
+    this.view.show(picture, { layer: picture.layer, head: Math.min(app.state.head ?? picture.head, picture.heads - 1), width });
+    this.remember();
+    const count = (n) => n.toLocaleString(app.lang === "ko" ? "ko" : "en");
+    $("qk-status").textContent = app.T("qk.fileCount", { drawn: count(picture.sentences.length), texts: count(picture.corpus.texts), tokens: count(picture.corpus.queries), model: picture.modelType || "?" });
   }
 
   open({ sentence, position, layer, head, side }) {

@@ -65,6 +65,8 @@ export const ERRORS_KO = {
   file_too_large: "{file}은(는) 모음으로 읽기에 너무 큽니다: {megabytes}메가바이트까지 읽습니다.",
   cancelled: "멈췄습니다: 그리던 것은 그리지 않았습니다.",
   not_text: "{file}은(는) 텍스트 파일이 아닙니다: UTF-8로 쓴 텍스트 파일을 고르세요.",
+  bad_qk_file: "{file}은(는) headmap이 그릴 수 있는 쿼리–키 그림 파일이 아닙니다({why}). 파이썬 함수 qk_picture가 쓴 .json 파일을 고르세요.",
+  qk_file_too_large: "{file}은(는) 그림 파일로 읽기에 너무 큽니다: {megabytes}메가바이트까지 읽습니다.",
   untrained_heads: "토이 모델은 학습되지 않아 헤드에 찾을 역할이 없습니다: 학습된 모델이나 실제 모델을 고르세요.",
   chunk_failed: "위젯의 일부를 불러오지 못했습니다. 연결을 확인하고 페이지를 새로 고쳐 보세요.",
   files_gone: "직접 고른 모델 파일은 다시 읽을 수 없습니다: 모델 폴더를 다시 골라 주세요.",

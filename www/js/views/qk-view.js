@@ -147,6 +147,9 @@ export class QkView {
   show(corpus, { layer, head = 0, width }) {
     if (this.shown && this.shown.corpus !== corpus) this.placed.clear();
     this.placing.textContent = "";
+    // a picture from a file has its points, not the vectors t-SNE would place, nor a model to open a sentence in
+    this.projection.disabled = Boolean(corpus.fromFile);
+    if (corpus.fromFile) this.projection.value = "pca";
     this.shown = { corpus, layer, head: Math.min(head, corpus.heads - 1), width, points: pointsOf(corpus) };
     this.selected = null;
     this.redraw();
@@ -243,9 +246,9 @@ export class QkView {
   say() {
     const { T } = this;
     const p = this.selected === null ? null : this.shown.points[this.selected];
-    this.open.hidden = !p;
+    this.open.hidden = !p || !this.onOpen;
     if (!p) {
-      this.readout.textContent = T("qk.tapHint");
+      this.readout.textContent = T(this.onOpen ? "qk.tapHint" : "qk.tapHintRead");
       return;
     }
     const s = this.shown.corpus.sentences[p.sentence];

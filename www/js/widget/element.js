@@ -58,6 +58,7 @@ export class AttentionHeatmap extends HTMLElement {
   #data = undefined; // weights computed elsewhere, set from script (see file-source.js)
   #dataVersion = 0;
   #opened = null; // the file's run, every place of it
+  #picture = null; // view="qk" src=: the query–key picture file shown, { src, picture }
 
   constructor() {
     super();
@@ -88,7 +89,7 @@ export class AttentionHeatmap extends HTMLElement {
     if (!this.#result) reserveHeight(this, reservedHeight(this.getAttribute("view") ?? (this.getAttribute("head") === "all" ? "grid" : "heatmap"), Math.min(this.clientWidth || 600, 900)));
     this.#resize = new ResizeObserver(() => {
       const width = Math.round(this.clientWidth);
-      if (this.#visible && width !== this.#width && this.#result) {
+      if (this.#visible && width !== this.#width && (this.#result || this.#picture)) {
         this.#width = width;
         this.#draw();
       }
@@ -180,6 +181,8 @@ export class AttentionHeatmap extends HTMLElement {
     try {
       if (unspoken) throw chunkFailed(unspoken);
       this.#client ??= new AttentionClient(WORKER);
+      if (this.#settings.view === "qk" && this.#settings.src && this.#data === undefined) return await this.#showPicture();
+      this.#picture = null;
       const inline = this.#data === undefined && !this.#settings.src ? notebookData(this) : undefined;
       if (inline === null) return; // a notebook figure whose data the parser has not reached yet
       if (inline) this.#data = inline;
@@ -304,7 +307,39 @@ export class AttentionHeatmap extends HTMLElement {
 
   // ---- drawing ------------------------------------------------------------------------------
 
+  /** view="qk" with src=: a query–key picture of a corpus, from its file, without a model. */
+  async #showPicture() {
+    const { qkFileFigure } = await import("./qk-figure.js").catch((e) => Promise.reject(chunkFailed(e)));
+    this.#result = null; // what a run drew before goes
+    this.#width = Math.round(this.clientWidth);
+    const cached = this.#picture;
+    this.#picture = null;
+    const shown = await qkFileFigure(this.#figure, { src: this.#settings.src, width: Math.max(200, this.#width - 22), status: (text) => this.#status(text), cached });
+    this.#picture = shown;
+    const { picture } = shown;
+    this.#sel = { place: picture.place, layer: picture.layer, head: this.#reader.head ?? picture.head, row: 0 };
+    this.#parts.controls.replaceChildren();
+    this.#parts.controls.hidden = true;
+    this.#parts.note.hidden = true;
+    this.#parts.legend.hidden = true;
+    this.#parts.readout.hidden = true;
+    this.#parts.title.textContent = this.T("qk.fileTitle", { layer: picture.layer + 1, model: picture.modelType || "?" });
+    if (!this.hasAttribute("aria-label") || this.#ownLabel) {
+      this.#ownLabel = true;
+      this.setAttribute("aria-label", this.#parts.title.textContent);
+    }
+    reserveHeight(this, null);
+    this.dispatchEvent(new CustomEvent("render", { detail: this.figure }));
+  }
+
   async #draw() {
+    if (this.#picture && this.#parts) {
+      try {
+        return await this.#showPicture();
+      } catch (e) {
+        return this.#fail(e);
+      }
+    }
     if (!this.#result || !this.#parts) return;
     const { T } = this;
     const r = this.#result;

@@ -1,0 +1,70 @@
+// The query–key picture file (www/js/qk-file.js), as a crafted file would test it: the file
+// Python writes reads back number for number; every field a drawing relies on is checked, and a
+// file that fails says which, never a NaN point or a half-read picture.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { describe, it } from "node:test";
+
+import { readQkPicture } from "../../www/js/qk-file.js";
+
+const BYTES = readFileSync(new URL("../fixtures/qk/picture-tiny-ko-en.json", import.meta.url));
+const DOC = JSON.parse(BYTES);
+const encode = (doc) => new TextEncoder().encode(JSON.stringify(doc));
+const changed = (change) => {
+  const copy = structuredClone(DOC);
+  change(copy);
+  return encode(copy);
+};
+
+describe("a query–key picture file", () => {
+  it("reads the file Python writes, every point and label", () => {
+    const p = readQkPicture(BYTES, "p.json");
+    assert.equal(p.heads, DOC.heads);
+    assert.equal(p.fromFile, true);
+    assert.deepEqual([p.layer, p.head, p.place, p.modelType], [DOC.layer, DOC.head, DOC.place, DOC.model_type]);
+    assert.deepEqual(p.corpus, DOC.corpus);
+    assert.deepEqual(p.lines, DOC.lines);
+    const queries = DOC.sentences.reduce((n, s) => n + s.queries.length, 0);
+    for (const [h, picture] of p.pictures.entries()) {
+      assert.ok(picture.coords instanceof Float32Array);
+      assert.equal(picture.coords.length, 2 * (picture.queries + picture.keys));
+      assert.equal(picture.queries, queries);
+      assert.deepEqual(Array.from(picture.coords), DOC.pictures[h].coords.map(Math.fround));
+    }
+    assert.deepEqual(p.sentences[0].queries, DOC.sentences[0].queries);
+  });
+
+  it("refuses what a drawing cannot trust, naming it", () => {
+    const cases = [
+      [new Uint8Array([0xff, 0xfe, 0x7b]), "it is not UTF-8 JSON"],
+      [encode([1, 2]), 'its format is not "headmap.qk"'],
+      [changed((d) => (d.version = "1")), 'version "1": this page reads version 1'],
+      [changed((d) => (d.heads = 0)), "it has no head"],
+      [changed((d) => (d.heads = 2.5)), "heads is not a whole number"],
+      [changed((d) => (d.head = d.heads)), `head is not a whole number from 0 to ${DOC.heads - 1}`],
+      [changed((d) => (d.layer = -1)), "layer is not a whole number"],
+      [changed((d) => (d.sentences = [])), "at least one"],
+      [changed((d) => d.sentences[2].keyPositions.pop()), "sentence 3's keys and keyPositions differ in length"],
+      [changed((d) => (d.sentences[0].queryPositions[0] = -4)), "a position in sentence 1"],
+      [changed((d) => (d.sentences[1].keys[0].label = 7)), "sentence 2's keys 1's label is not text"],
+      [changed((d) => (d.sentences[0].queries[1].kind = "script")), "sentence 1's queries 2 is not a token"],
+      [changed((d) => (d.lines[4] = null)), "line 5 is not text"],
+      [changed((d) => d.pictures.pop()), `it has not one picture for each of its ${DOC.heads} heads`],
+      [changed((d) => (d.pictures[0].queries += 1)), "head 1's picture does not have the sentences'"],
+      [changed((d) => (d.pictures[0].coords[0] = "1")), "head 1's picture's coordinates have a value that is not a finite number at 0"],
+      [changed((d) => (d.pictures[3].coords[5] = 1e999)), "head 4's picture's coordinates have a value that is not a finite number at 5"],
+      [changed((d) => (d.pictures[0].explained = Array(9).fill(0))), "explained shares are not a few numbers"],
+      [changed((d) => (d.pictures[0].correlation = [0.5])), "correlations are not two numbers"],
+      [changed((d) => (d.pictures[0].scale = null)), "scale have a value that is not a finite number"],
+      [changed((d) => (d.corpus.texts = -1)), "the corpus's texts is not a whole number"],
+    ];
+    for (const [bytes, problem] of cases) {
+      assert.throws(() => readQkPicture(bytes, "x.json"), (e) => e.code === "bad_qk_file" && e.message.startsWith("x.json is not a query–key picture headmap can draw: ") && e.message.includes(problem), problem);
+    }
+  });
+
+  it("refuses a file past the limit before reading it", () => {
+    const big = { byteLength: (64 << 20) + 1 };
+    assert.throws(() => readQkPicture(big, "big.json"), (e) => e.code === "qk_file_too_large" && e.message === "big.json is too large: a picture file has at most 64 MB");
+  });
+});
