@@ -190,13 +190,12 @@ impl PyModel {
         exclude_current_token: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
         let at = self.place_info(place)?;
-        let wanted: Vec<Score> = match scores {
-            Some(names) => names.iter().map(|n| Score::parse(n)).collect::<Result<_, _>>().map_err(refused)?,
-            None => Score::ALL.into_iter().filter(|s| at.place != Place::Cross || !s.positional()).collect(),
-        };
-        if let Some(s) = wanted.iter().find(|s| at.place == Place::Cross && s.positional()) {
-            return Err(refused(Error::ScoreNeedsSelf { score: s.name().into(), place: at.place.name().into() }));
-        }
+        let asked = scores
+            .map(|names| names.iter().map(|n| Score::parse(n)).collect::<Result<Vec<_>, _>>())
+            .transpose()
+            .map_err(refused)?
+            .unwrap_or_default();
+        let wanted = heads::each::wanted_at(at.place, &asked).map_err(refused)?;
         let options = ScoreOptions {
             metric: Metric::parse(metric).map_err(refused)?,
             exclude_bos,
@@ -204,25 +203,14 @@ impl PyModel {
             queries: None,
         };
         let (layers, heads) = (at.layers, at.heads);
-        let one = |text: &String| -> Result<(usize, Vec<Array2<f32>>), Error> {
-            let request = Request { texts: vec![text.clone()], place: Some(at.place), ..Request::default() };
-            let run = self.model.run_weights(&request)?;
-            let row = run.place(at.place)?.row(0)?;
-            let table: Vec<Array2<f32>> =
-                wanted.iter().map(|&s| heads::scores(row, at.place, s, &options)).collect::<Result<_, _>>()?;
-            if let Some(t) = table.iter().find(|t| t.dim() != (layers, heads)) {
-                let got = t.shape().to_vec();
-                return Err(Error::Shape { what: "a text's head scores".into(), got, expected: vec![layers, heads] });
-            }
-            Ok((row.query_valid.iter().filter(|&&v| v).count(), table))
-        };
-        let results: Vec<_> = py.detach(|| on_pool(&self.pool, || texts.par_iter().map(one).collect()));
+        let results =
+            py.detach(|| on_pool(&self.pool, || heads::each::each_text(&self.model, &texts, at, &wanted, &options)));
         let mut values = Array4::<f32>::from_elem((texts.len(), wanted.len(), layers, heads), f32::NAN);
         let mut tokens = Array1::<i64>::zeros(texts.len());
         let errors = PyList::empty(py);
         for (i, result) in results.into_iter().enumerate() {
             match result {
-                Ok((count, table)) => {
+                Ok(heads::each::TextScores { tokens: count, scores: table }) => {
                     tokens[i] = count as i64;
                     for (k, scores) in table.into_iter().enumerate() {
                         values.slice_mut(s![i, k, .., ..]).assign(&scores);

@@ -329,3 +329,41 @@ fn heads_and_rollout_mistakes_are_explained() {
         headmap(&["heads", "--model", &fixture("bart"), "--text", "a", "--place", "cross", "--score", "induction"]);
     assert!(!ok && err.contains("the induction score compares positions in one sentence"), "{err}");
 }
+
+#[test]
+fn a_corpus_goes_in_as_a_file_and_out_as_a_row_per_text() {
+    let dir = std::env::temp_dir().join(format!("headmap-cli-corpus-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = |name: &str| dir.join(name).display().to_string();
+    std::fs::write(dir.join("c.txt"), "The cat sat.\n\nA dog ran.\n").unwrap();
+    let model = fixture("gpt2");
+    let rows = |args: &[&str]| {
+        let (ok, out, err) = headmap(args);
+        assert!(ok, "{args:?}: {err}");
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .collect::<Vec<_>>()
+    };
+    let got = rows(&["heads", "--model", &model, "--input", &path("c.txt"), "--score", "previous_token,first_token"]);
+    assert_eq!(got.len(), 3, "a row per line, the empty one too");
+    assert_eq!(got[1]["error"], "the text is empty: type a sentence to see its attention");
+    assert!(got[1]["first_token.1.3"].is_null() && got[1]["tokens"] == 0);
+    // a row's scores are those of its text alone
+    let one = json_of(&["heads", "--model", &model, "--text", "A dog ran.", "--score", "first_token"]);
+    let alone = one["places"][0]["rows"][0]["scores"]["first_token"][1][3].as_f64().unwrap();
+    assert_eq!(got[2]["first_token.1.3"].as_f64().unwrap() as f32, alone as f32);
+    assert_eq!(got[2]["id"], 2);
+    // what cannot be read at all is said, not written as rows
+    std::fs::write(dir.join("broken.parquet"), b"PAR1 not really").unwrap();
+    for (args, said) in [
+        (vec!["--input", &path("missing.txt")], "missing.txt: No such file"),
+        (vec!["--input", &path("broken.parquet")], "broken.parquet: not a Parquet file headmap can read"),
+        (vec!["--input", &path("c.txt"), "--text", "a"], "cannot be used with"),
+        (vec!["--input", &path("c.txt"), "--place", "cross"], "the model has no cross (it has decoder_self)"),
+    ] {
+        let (ok, _, err) = headmap(&[&["heads", "--model", &model][..], &args[..]].concat());
+        assert!(!ok && err.contains(said), "{args:?}: {err}");
+    }
+}

@@ -81,29 +81,40 @@ def _from_arrow_batches(batches, column, id_column, start=0):
             row += 1
 
 
-def _from_jsonl(path, column, id_column):
-    with open(path, encoding="utf-8") as f:
-        for line_number, line in enumerate(f):
-            id_ = line_number
+def _lines(path):
+    """(line number from 0, its text or None, why not): a line that is not UTF-8 is its own
+    error, not the file's."""
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f):
             try:
-                value = json.loads(line)
-            except json.JSONDecodeError as e:
-                yield (id_, None, f"line {line_number + 1} is not JSON: {e.msg}")
+                yield number, raw.decode("utf-8").rstrip("\r\n"), None
+            except UnicodeDecodeError:
+                yield number, None, f"line {number + 1} is not UTF-8 text"
+
+
+def _from_jsonl(path, column, id_column):
+    for line_number, line, why in _lines(path):
+        id_ = line_number
+        if why is not None:
+            yield (id_, None, why)
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError:
+            yield (id_, None, f"line {line_number + 1} is not JSON")
+            continue
+        if isinstance(value, dict):
+            if id_column is not None and id_column in value:
+                id_ = value[id_column]
+            if column not in value:
+                yield (id_, None, f"line {line_number + 1} has no field {column!r}")
                 continue
-            if isinstance(value, dict):
-                if id_column is not None and id_column in value:
-                    id_ = value[id_column]
-                if column not in value:
-                    yield (id_, None, f"line {line_number + 1} has no field {column!r}")
-                    continue
-                value = value[column]
-            yield _item(id_, value)
+            value = value[column]
+        yield _item(id_, value)
 
 
 def _from_text(path):
-    with open(path, encoding="utf-8") as f:
-        for line_number, line in enumerate(f):
-            yield (line_number, line.rstrip("\r\n"), None)
+    yield from _lines(path)
 
 
 def _source(source, column: str, id_column: Optional[str], batch_size: int):

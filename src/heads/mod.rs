@@ -19,6 +19,8 @@ use crate::error::{Error, Result};
 use crate::run::RowAttention;
 
 mod cells;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod each;
 mod probe;
 use cells::{Cells, RowTokens};
 pub use probe::{induction_probe, Probe, PROBE_LENGTH};

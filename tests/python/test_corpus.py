@@ -126,7 +126,7 @@ def test_every_text_is_accounted_for_with_its_error(tmp_path):
     errors = corpus.scores(model, tmp_path / "bad.jsonl", progress=False).table.column("error").to_pylist()
     assert errors[0] is None and errors[3] is None
     assert errors[1] == "line 2 has no field 'text'"
-    assert errors[2].startswith("line 3 is not JSON")
+    assert errors[2] == "line 3 is not JSON"
     assert errors[4] == "not a string: a int"
 
     # a Parquet file without the column: every row says so, none is dropped
@@ -332,3 +332,53 @@ def test_the_committed_picture_file_is_what_qk_picture_writes_today():
     for a, b in zip(committed["pictures"], fresh["pictures"]):
         assert np.allclose(a["coords"], b["coords"], atol=1e-5), "run scripts/dev/make_qk_picture.py"
         assert a["explained"] == pytest.approx(b["explained"], abs=1e-6)
+
+
+def test_a_line_that_is_not_utf8_is_its_own_error(tmp_path):
+    model = headmap.load(GPT2)
+    (tmp_path / "c.txt").write_bytes(b"The cat sat.\n\xff\xfe broken\nA dog ran.\n")
+    (tmp_path / "c.jsonl").write_bytes(b'{"text": "The cat sat."}\n{"text": "\xff"}\n')
+    assert corpus.scores(model, tmp_path / "c.txt", progress=False).table.column("error").to_pylist() == [None, "line 2 is not UTF-8 text", None]
+    assert corpus.scores(model, tmp_path / "c.jsonl", progress=False).table.column("error").to_pylist() == [None, "line 2 is not UTF-8 text"]
+
+
+def cli(*args):
+    import os
+    import subprocess
+
+    binary = os.environ.get("HEADMAP_CLI")
+    if not binary or not pathlib.Path(binary).is_file():
+        pytest.fail(f"HEADMAP_CLI={binary!r} must name the headmap binary (scripts/test-python builds it)")
+    done = subprocess.run([binary, *args], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_the_command_line_writes_the_table_python_makes(tmp_path):
+    # headmap heads --input: the same rows, bit for bit, from Parquet, JSONL and text files
+    model = headmap.load(GPT2)
+    texts = sentences(300, seed=17) + ["", "x " * 80]
+    pq.write_table(pa.table({"body": texts + [None]}), tmp_path / "c.parquet", row_group_size=70)
+    (tmp_path / "c.jsonl").write_bytes(b"".join(json.dumps({"body": t}).encode() + b"\n" for t in texts) + b'{"other": 1}\n{broken\n7\n\xff\n')
+    (tmp_path / "c.txt").write_bytes("".join(t + "\n" for t in texts).encode() + b"\xfe\n")
+    for name, options in (("c.parquet", ["--column", "body"]), ("c.jsonl", ["--column", "body"]), ("c.txt", [])):
+        want = corpus.scores(model, tmp_path / name, column="body", progress=False).table
+        cli("heads", "--model", str(GPT2), "--input", str(tmp_path / name), *options, "--out", str(tmp_path / "s.parquet"))
+        got = pq.read_table(tmp_path / "s.parquet")
+        assert got.schema.names == want.schema.names, name
+        assert got.num_rows == want.num_rows
+        for c in want.schema.names:
+            assert got.column(c).to_pylist() == want.column(c).to_pylist(), (name, c)
+    errors = got.column("error").to_pylist()
+    assert errors[-1] == "line 303 is not UTF-8 text" and "empty" in errors[-3]
+    # CSV and JSON lines carry the same numbers
+    lines = cli("heads", "--model", str(GPT2), "--input", str(tmp_path / "c.jsonl"), "--column", "body", "--score", "induction").splitlines()
+    assert len(lines) == len(texts) + 4
+    rows = [json.loads(line) for line in lines]
+    want = corpus.scores(model, tmp_path / "c.jsonl", ["induction"], column="body", progress=False).table
+    assert [r["error"] for r in rows] == want.column("error").to_pylist()
+    column = want.column("induction.1.2").to_pylist()
+    assert [None if r["induction.1.2"] is None else np.float32(r["induction.1.2"]) for r in rows] == [None if v is None else np.float32(v) for v in column]
+    csv = cli("heads", "--model", str(GPT2), "--input", str(tmp_path / "c.jsonl"), "--column", "body", "--score", "induction", "--format", "csv").splitlines()
+    assert csv[0] == "id,tokens,error," + ",".join(f"induction.{l}.{h}" for l in range(2) for h in range(4))
+    assert all(line.count(",") == 10 for line in csv if '"' not in line)

@@ -13,6 +13,9 @@ use super::{first_place, json, labels, load, write, HeadsArgs, ProbeKind, Rollou
 /// Every head's scores per place and batch row, and the mass from --queries to --keys; or,
 /// with --probe, the induction probe.
 pub(super) fn heads(args: &HeadsArgs) -> Result<(), String> {
+    if let Some(input) = &args.corpus {
+        return super::corpus::heads_over(args, input);
+    }
     let model = load(&args.input.model)?;
     let architecture = &model.info().architecture;
     let text = match args.probe {

@@ -9,6 +9,7 @@
 //! headmap attention --model DIR --text "…" --text "…" --format png --layer 2 --head 5 --out fig.png
 //! headmap attention --model opus-mt-ko-en --text "민수가 책을 주었다." --target "Minsu gave a book." --place cross --format svg
 //! headmap heads --model DIR --text "The animal didn't cross the street because it was tired." --queries 9 --keys 2
+//! headmap heads --model DIR --input corpus.parquet --column text --out scores.parquet
 //! headmap heads --model DIR --probe induction --probe-length 50 --seed 0
 //! headmap rollout --model DIR --text "…" --fusion mean --format csv
 //! headmap vectors --model DIR --text "…" --text "…" --layer 1 --head 3
@@ -31,6 +32,7 @@ use headmap::tokenize::Token;
 use headmap::{MaskKind, Model, Place, Request, Run};
 use serde::Serialize;
 
+mod corpus;
 mod find;
 mod generate;
 mod predict;
@@ -184,6 +186,17 @@ struct HeadsArgs {
     /// Key positions (from 0, comma-separated) for --queries.
     #[arg(long, value_delimiter = ',', requires = "queries")]
     keys: Vec<usize>,
+    /// A corpus instead of --text: a Parquet file (its column --column), a JSONL file (objects
+    /// with that field, or bare strings) or a text file (a text per line). Each text runs
+    /// alone, a batch at a time; one row per text goes to --out — Parquet when its name ends
+    /// in .parquet, else --format's CSV or JSON lines —: its id (the row or line, from 0), its
+    /// tokens, why it was refused if it was (empty, too long, not text), and every head's
+    /// scores as `score.layer.head` columns, as `headmap.corpus.scores` gives them in Python.
+    #[arg(long = "input", conflicts_with_all = ["texts", "targets", "mask", "ablate", "queries", "keys", "probe"])]
+    corpus: Option<PathBuf>,
+    /// The column (Parquet) or field (JSONL) of --input that holds the texts.
+    #[arg(long, default_value = "text")]
+    column: String,
     /// Run a probe instead of --text: `induction` runs a start token and random tokens r, r
     /// at --place (default: the model's causal place, else its encoder) and scores every head
     /// for induction over the second r.
