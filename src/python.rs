@@ -202,10 +202,9 @@ impl PyModel {
             exclude_current_token,
             queries: None,
         };
-        let (layers, heads) = (at.layers, at.heads);
         let results =
             py.detach(|| on_pool(&self.pool, || heads::each::each_text(&self.model, &texts, at, &wanted, &options)));
-        let mut values = Array4::<f32>::from_elem((texts.len(), wanted.len(), layers, heads), f32::NAN);
+        let mut values = Array4::<f32>::from_elem((texts.len(), wanted.len(), at.layers, at.heads), f32::NAN);
         let mut tokens = Array1::<i64>::zeros(texts.len());
         let errors = PyList::empty(py);
         for (i, result) in results.into_iter().enumerate() {
