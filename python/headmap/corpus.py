@@ -127,7 +127,10 @@ def _source(source, column: str, id_column: Optional[str], batch_size: int):
             raise FileNotFoundError(f"no corpus file {path}")
         suffix = os.path.splitext(path)[1].lower()
         if suffix in (".parquet", ".pq"):
-            file = pa.parquet.ParquetFile(path)
+            try:
+                file = pa.parquet.ParquetFile(path)
+            except (pa.ArrowInvalid, OSError) as e:
+                raise ValueError(f"{path} is not a Parquet file headmap can read: {e}") from e
             names = file.schema_arrow.names
             if id_column is not None and id_column not in names:
                 raise ValueError(f"{path} has no id column {id_column!r} (the columns: {', '.join(names)})")
@@ -181,14 +184,23 @@ def score_batch(model, ids, texts, errors, *, scores=None, place=None, metric="m
     for k, i in enumerate(good):
         error[i] = out["errors"][k]
     erred = np.array([e is not None for e in error], dtype=bool)
-    columns = {"id": pa.array(ids), "tokens": pa.array(tokens), "error": pa.array(error, type=pa.string())}
+    columns = {"id": _array(pa, ids), "tokens": pa.array(tokens), "error": pa.array(error, type=pa.string())}
     for name, vals in (extra or {}).items():
-        columns[name] = pa.array(vals)
+        columns[name] = _array(pa, vals)
     for s, score in enumerate(names):
         for layer in range(values.shape[2]):
             for head in range(values.shape[3]):
                 columns[column_name(score, layer, head)] = pa.array(values[:, s, layer, head], mask=erred)
     return pa.RecordBatch.from_pydict(columns)
+
+
+def _array(pa, values):
+    """`values` as an Arrow array; ids of mixed types (a JSONL file's 3 and "a") as their text,
+    so that no id sinks the batch."""
+    try:
+        return pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return pa.array([None if v is None else str(v) for v in values], type=pa.string())
 
 
 def scores(model, source, scores: Optional[list] = None, *, place: Optional[str] = None,

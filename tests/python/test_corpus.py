@@ -382,3 +382,15 @@ def test_the_command_line_writes_the_table_python_makes(tmp_path):
     csv = cli("heads", "--model", str(GPT2), "--input", str(tmp_path / "c.jsonl"), "--column", "body", "--score", "induction", "--format", "csv").splitlines()
     assert csv[0] == "id,tokens,error," + ",".join(f"induction.{l}.{h}" for l in range(2) for h in range(4))
     assert all(line.count(",") == 10 for line in csv if '"' not in line)
+
+
+def test_ids_of_mixed_types_and_a_broken_parquet_file(tmp_path):
+    model = headmap.load(GPT2)
+    lines = [{"id": 3, "text": "The cat."}, {"id": "a", "text": "A dog."}, {"text": "No id."}]
+    (tmp_path / "c.jsonl").write_text("".join(json.dumps(l) + "\n" for l in lines), encoding="utf-8")
+    table = corpus.scores(model, tmp_path / "c.jsonl", id_column="id", progress=False).table
+    assert table.column("id").to_pylist() == ["3", "a", "2"]
+    assert table.column("error").to_pylist() == [None, None, None]
+    (tmp_path / "broken.parquet").write_bytes(b"PAR1 not really")
+    with pytest.raises(ValueError, match="broken.parquet is not a Parquet file headmap can read"):
+        corpus.scores(model, tmp_path / "broken.parquet", progress=False)
