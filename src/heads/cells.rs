@@ -128,34 +128,18 @@ fn row_sums(a: &[f32], keys: &Keys, i: usize, spread: bool) -> (f32, f32, f32) {
         (sum + p, h, far + p * i.abs_diff(j) as f32)
     };
     match (keys, spread) {
-        // summed as spread_range sums, so a head's score does not depend on the others asked
-        (Keys::Range(lo, hi), false) => (lane_sum(&a[*lo..*hi]), 0.0, 0.0),
-        (Keys::Range(lo, hi), true) => spread_range(&a[*lo..*hi], *lo, i),
+        (Keys::Range(lo, hi), false) => range_sums::<false>(&a[*lo..*hi], *lo, i),
+        (Keys::Range(lo, hi), true) => range_sums::<true>(&a[*lo..*hi], *lo, i),
         (Keys::List(list), false) => (list.iter().map(|&j| a[j as usize]).sum(), 0.0, 0.0),
         (Keys::List(list), true) => list.iter().map(|&j| (j as usize, a[j as usize])).fold((0.0, 0.0, 0.0), one),
     }
 }
 
-/// Σ a in [`spread_range`]'s order, to the same bits: four lanes, the rest into the first.
-fn lane_sum(a: &[f32]) -> f32 {
-    const LANES: usize = 4;
-    let mut sum = [0.0f32; LANES];
-    let chunks = a.chunks_exact(LANES);
-    let rest = chunks.remainder();
-    for chunk in chunks {
-        for l in 0..LANES {
-            sum[l] += chunk[l];
-        }
-    }
-    for &p in rest {
-        sum[0] += p;
-    }
-    sum.iter().sum()
-}
-
 /// [`row_sums`] over the contiguous keys `lo..` (the weights `a`), in four lanes the compiler
-/// turns into SIMD: most rows of most masks are one range of keys.
-fn spread_range(a: &[f32], lo: usize, i: usize) -> (f32, f32, f32) {
+/// turns into SIMD: most rows of most masks are one range of keys. The sum adds in the same
+/// order with the `SPREAD` terms or without, so a head's score has the same bits whatever other
+/// scores are asked with it.
+fn range_sums<const SPREAD: bool>(a: &[f32], lo: usize, i: usize) -> (f32, f32, f32) {
     const LANES: usize = 4;
     let (mut sum, mut h, mut far) = ([0.0f32; LANES], [0.0f32; LANES], [0.0f32; LANES]);
     let query = i as f32;
@@ -164,18 +148,21 @@ fn spread_range(a: &[f32], lo: usize, i: usize) -> (f32, f32, f32) {
     for (c, chunk) in chunks.enumerate() {
         for l in 0..LANES {
             let p = chunk[l];
-            let j = (lo + c * LANES + l) as f32;
             sum[l] += p;
-            // p = 0 gives 0·log₂(tiny) = 0, without a branch
-            h[l] -= p * log2(p.max(f32::MIN_POSITIVE));
-            far[l] += p * (query - j).abs();
+            if SPREAD {
+                // p = 0 gives 0·log₂(tiny) = 0, without a branch
+                h[l] -= p * log2(p.max(f32::MIN_POSITIVE));
+                far[l] += p * (query - (lo + c * LANES + l) as f32).abs();
+            }
         }
     }
     let start = lo + a.len() - rest.len();
     for (k, &p) in rest.iter().enumerate() {
         sum[0] += p;
-        h[0] -= p * log2(p.max(f32::MIN_POSITIVE));
-        far[0] += p * (query - (start + k) as f32).abs();
+        if SPREAD {
+            h[0] -= p * log2(p.max(f32::MIN_POSITIVE));
+            far[0] += p * (query - (start + k) as f32).abs();
+        }
     }
     (sum.iter().sum(), h.iter().sum(), far.iter().sum())
 }
@@ -379,23 +366,17 @@ mod tests {
     #[test]
     fn a_score_asked_alone_has_the_bits_it_has_among_all() {
         // 13 keys: rows past four keys sum in lanes, with a remainder; irregular weights round
-        let n = 13;
-        let words: Vec<String> = (0..n).map(|i| format!("w{}", i % 5)).collect();
+        let words: Vec<String> = (0..13).map(|i| format!("w{}", i % 5)).collect();
         let words: Vec<&str> = words.iter().map(String::as_str).collect();
-        let w = Array3::from_shape_fn((3, n, n), |(h, i, j)| {
-            if j > i {
-                0.0
-            } else {
-                (1.0 + ((h * 31 + i * 7 + j * 13) % 17) as f32).ln() / (i + 1) as f32
-            }
+        // causal: 0 past the diagonal
+        let w = Array3::from_shape_fn((3, 13, 13), |(h, i, j)| {
+            f32::from(u8::from(j <= i)) * (1.0 + ((h * 31 + i * 7 + j * 13) % 17) as f32).ln() / (i + 1) as f32
         });
-        let o = ScoreOptions::default();
-        let together = score_of(&words, &w, &Score::ALL, &o);
+        let together = score_of(&words, &w, &Score::ALL, &ScoreOptions::default());
         for (k, &score) in Score::ALL.iter().enumerate() {
-            let alone = score_of(&words, &w, &[score], &o);
-            for h in 0..3 {
-                assert_eq!(alone[h][0].to_bits(), together[h][k].to_bits(), "{} head {h}", score.name());
-            }
+            let alone = score_of(&words, &w, &[score], &ScoreOptions::default());
+            let bits = |rows: &[Vec<f32>], k: usize| rows.iter().map(|r| r[k].to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&alone, 0), bits(&together, k), "{}", score.name());
         }
     }
 

@@ -184,7 +184,7 @@ impl Corpus {
     pub fn tsne(&self, head: usize, epochs: usize, progress: impl tsne::Progress) -> Result<Array2<f32>> {
         let (q, k) = self.vectors(head)?;
         let axes = self.moments(head)?.axes()?;
-        let points = stacked(&axes.joint(q, k));
+        let points = stacked(&joint::apply(q, k, axes.shift.clone(), axes.scale));
         let start = axes.place(points.view());
         tsne::tsne(points.view(), start.view(), epochs, progress)
     }
@@ -208,7 +208,7 @@ impl Corpus {
         if axes.shift.len() != self.d_k {
             return Err(Error::shape("the axes", &[axes.shift.len()], &[self.d_k]));
         }
-        let joint = axes.joint(q, k);
+        let joint = joint::apply(q, k, axes.shift.clone(), axes.scale);
         let pairs: Vec<_> = self.pairs().collect();
         let correlation = [
             joint::correlation([q, k], [q, k], &pairs),

@@ -10,7 +10,6 @@
 
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 
-use super::joint::{self, Joint};
 use super::pca;
 use crate::error::{Error, Result};
 
@@ -149,11 +148,6 @@ impl Moments {
 }
 
 impl Axes {
-    /// `queries` and `keys` in the joint embedding: shifted and scaled as these axes say.
-    pub fn joint(&self, queries: ArrayView2<f32>, keys: ArrayView2<f32>) -> Joint {
-        joint::apply(queries, keys, self.shift.clone(), self.scale)
-    }
-
     /// Points of the joint embedding (N, d) on the two axes: (N, 2), the second 0 when d is 1.
     pub fn place(&self, points: ArrayView2<f32>) -> Array2<f32> {
         let centred = points.mapv(f64::from) - &self.mean;
@@ -165,6 +159,7 @@ impl Axes {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::qk::joint;
     use crate::rng::SplitMix64 as Rng;
 
     fn random(rng: &mut Rng, rows: usize, cols: usize, offset: f32, spread: f32) -> Array2<f32> {

@@ -333,7 +333,7 @@ fn json_row(id: usize, row: &Result<TextScores, String>, columns: &[String]) -> 
         Err(e) => (0, text(e)),
     };
     let mut line = format!("{{\"id\":{id},\"tokens\":{tokens},\"error\":{error}");
-    let mut numbers = row.as_ref().ok().map(|s| values(s));
+    let mut numbers = row.as_ref().ok().map(values);
     for name in columns {
         let value = numbers.as_mut().and_then(|n| n.next()).filter(|v| v.is_finite());
         let value =
