@@ -1,8 +1,8 @@
 // What generation costs in wasm, one thread (issue 31), as ratios in the same process: on
 // SmolLM-135M's shape (random weights, 30 layers, vocabulary 49,152) and GPT-2-small's, one
 // step over the KV cache at a context of 64 and of 512 tokens against a full forward over the
-// same 64 or 512 tokens (what each step would cost without a cache), tokens per second, and the
-// bytes of the attention rows kept for the tokens written. Min / median / max of repeated runs;
+// same 64 or 512 tokens (what each step would cost without a cache), tokens per second, and for
+// 512 tokens written the bytes of their attention rows and what wasm memory grew by. Min / median / max of repeated runs;
 // figures, not assertions.
 //
 // Run after scripts/build/all:  node scripts/bench/generate.mjs [repetitions]
@@ -13,7 +13,7 @@ import { SHAPES, modelFiles, textOf } from "./llama-shape.mjs";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const pkg = await import(`${ROOT}www/pkg-hf/headmap.js`);
-pkg.initSync({ module: await readFile(`${ROOT}www/pkg-hf/headmap_bg.wasm`) });
+const wasm = pkg.initSync({ module: await readFile(`${ROOT}www/pkg-hf/headmap_bg.wasm`) });
 const reps = Number(process.argv[2] ?? 5);
 
 const stats = (ms) => {
@@ -57,8 +57,26 @@ for (const shape of [SHAPES.smollm, GPT2]) {
     const s = stats(steps);
     console.log(`  context ${tokens} tokens: one step ${fmt(s)}, a full forward ${fmt(f, 0)}: a step is ${(s.median / f.median).toFixed(3)} of it; ${(1000 / s.median).toFixed(1)} tokens/s`);
   }
-  // the rows kept for 512 tokens written after a one-token prompt: Σ keys · L · H · 4 bytes
-  const kept = Array.from({ length: 512 }, (_, i) => i + 1).reduce((a, k) => a + 4 * shape.layers * shape.heads * k, 0);
-  console.log(`  attention rows kept for 512 tokens written: ${(kept / 2 ** 20).toFixed(0)} MB (rows, not squares)`);
+  if (shape === SHAPES.smollm) {
+    // 512 tokens written after a prompt of at most 8 tokens, each token's rows handed over as a page takes
+    // them: what JS holds then (Σ keys · L · H · 4 bytes), and what wasm memory grew by
+    const before = wasm.memory.buffer.byteLength;
+    const writer = model.writer({ prompt: textOf(model, 8), maxNewTokens: 512 });
+    let held = 0;
+    let written = 0;
+    const t0 = performance.now();
+    while (!writer.done) {
+      const token = writer.step();
+      if (!token) break;
+      const { decoder } = writer.take(token.index);
+      held += decoder.byteLength;
+      written++;
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    const cache = writer.cacheBytes();
+    writer.free();
+    const grew = wasm.memory.buffer.byteLength - before;
+    console.log(`  ${written} tokens written in ${seconds.toFixed(1)} s: their attention rows ${(held / 2 ** 20).toFixed(0)} MB, held once, by JS (rows, not squares); wasm memory grew ${(grew / 2 ** 20).toFixed(0)} MB; the KV cache holds ${(cache / 2 ** 20).toFixed(0)} MB`);
+  }
   model.free();
 }

@@ -221,29 +221,47 @@ impl Writer {
         Ok((cache.keys().slice(columns).to_owned(), cache.values().slice(columns).to_owned()))
     }
 
-    /// The text so far, as [`Model::generate_text`] gives it.
-    pub fn finish(self, model: &Model) -> Result<Generation> {
-        self.generation(model)
+    /// Hands token `index`'s rows over, keeping none: a page that draws them holds the only
+    /// copy (the rows of 512 tokens of SmolLM-135M's shape are ≈135 MB).
+    pub fn take_rows(&mut self, index: usize) -> Result<WrittenRows> {
+        Error::check_index("token", index, self.generated.len())?;
+        Ok(std::mem::take(&mut self.generated[index].rows))
     }
 
-    /// The text so far, the writer kept for more.
+    /// The text written, each token with its rows, as [`Model::generate_text`] gives it.
+    pub fn finish(self, model: &Model) -> Result<Generation> {
+        let text = self.text(model)?;
+        let document = self.document(model, Vec::new());
+        Ok(Generation { text, generated: self.generated, ..document })
+    }
+
+    /// The text so far, the writer kept for more: its tokens without their rows, which
+    /// [`Writer::written`] and [`Writer::take_rows`] give.
     pub fn generation(&self, model: &Model) -> Result<Generation> {
-        let written: Vec<u32> = self.generated.iter().map(|w| w.token.id).collect();
-        let text = match model.info.encoder_decoder {
-            true => model.tokenizer.decode(&written)?,
-            false => model.tokenizer.decode(&self.ids)?,
-        };
-        Ok(Generation {
+        let tokens = self.generated.iter().map(|w| Written { token: w.token.clone(), rows: WrittenRows::default() });
+        Ok(Generation { text: self.text(model)?, ..self.document(model, tokens.collect()) })
+    }
+
+    /// The decoded text: an encoder–decoder's target, a decoder-only model's prompt and continuation.
+    fn text(&self, model: &Model) -> Result<String> {
+        match model.info.encoder_decoder {
+            true => model.tokenizer.decode(&self.generated.iter().map(|w| w.token.id).collect::<Vec<_>>()),
+            false => model.tokenizer.decode(&self.ids),
+        }
+    }
+
+    fn document(&self, model: &Model, generated: Vec<Written>) -> Generation {
+        Generation {
             format: "headmap.generation",
             version: 1,
             model_type: model.info.architecture.clone(),
             prompt: self.prompt.clone(),
-            generated: self.generated.clone(),
-            text,
+            generated,
+            text: String::new(),
             ablated: self.settings.edits.heads().map(|at| at.name()).collect(),
             ids: self.ids.clone(),
             cache_bytes: self.state.cache_bytes(),
-        })
+        }
     }
 }
 
@@ -302,6 +320,7 @@ impl Model {
 
 /// Row `last` of every layer's weights (H, n, T): the position that writes the next token.
 fn last_rows(rows: StepRows, last: usize) -> WrittenRows {
-    let pick = |w: Vec<Array3<f32>>| w.into_iter().map(|w| w.index_axis_move(ndarray::Axis(1), last)).collect();
+    // copied out, so the prompt's step does not keep its whole (H, n, T) block for one row
+    let pick = |w: Vec<Array3<f32>>| w.iter().map(|w| w.index_axis(ndarray::Axis(1), last).to_owned()).collect();
     WrittenRows { decoder: pick(rows.decoder), cross: pick(rows.cross) }
 }

@@ -5,7 +5,7 @@
 //! const writer = model.writer({ prompt: "고양이 공원 노래", maxNewTokens: 20 });
 //! while (!writer.done) {
 //!   const token = writer.step();              // { id, token, p, index, keys }
-//!   writer.rows(token.index, "decoder_self"); // Float32Array [L, H, keys]: what wrote it
+//!   const { decoder, cross } = writer.take(token.index); // [L, H, keys]: what wrote it
 //! }
 //! writer.result();                            // the document `headmap generate` writes
 //! writer.run();                               // the whole text's run, for every view
@@ -133,24 +133,21 @@ impl Writer {
         self.writer.is_done()
     }
 
-    /// Token `index`'s attention, what the position that wrote it read: every layer and head of
-    /// `place` ("decoder_self" over every token before it, "cross" over the source), [L, H, keys].
-    pub fn rows(&self, index: usize, place: &str) -> Result<Float32Array, JsValue> {
-        let written = self.writer.written();
-        Error::check_index("token", index, written.len()).map_err(js_error)?;
-        let rows = match place {
-            "decoder_self" => &written[index].rows.decoder,
-            "cross" => &written[index].rows.cross,
-            other => {
-                return Err(js_error(Error::UnknownName {
-                    setting: "place".into(),
-                    value: other.into(),
-                    expected: vec!["decoder_self".into(), "cross".into()],
-                }))
-            }
+    /// Hands token `index`'s attention over — what the position that wrote it read, every layer
+    /// and head: `{ decoder, cross }`, Float32Array [L, H, keys] each, the decoder's
+    /// self-attention over every token before it and an encoder–decoder's cross-attention over
+    /// the source (empty in a decoder-only model). The writer keeps no copy, so a page holds the
+    /// only one; a second call gives empty arrays.
+    pub fn take(&mut self, index: usize) -> Result<JsValue, JsValue> {
+        let rows = self.writer.take_rows(index).map_err(js_error)?;
+        let flat = |rows: &[ndarray::Array2<f32>]| {
+            let all: Vec<f32> = rows.iter().flat_map(|r| r.iter().copied()).collect();
+            Float32Array::from(&all[..])
         };
-        let flat: Vec<f32> = rows.iter().flat_map(|r| r.iter().copied()).collect();
-        Ok(Float32Array::from(&flat[..]))
+        let out = js_sys::Object::new();
+        js_sys::Reflect::set(&out, &"decoder".into(), &flat(&rows.decoder))?;
+        js_sys::Reflect::set(&out, &"cross".into(), &flat(&rows.cross))?;
+        Ok(out.into())
     }
 
     /// What layer `layer`'s KV cache keeps for head `head`: `{ keys, values }`, each
@@ -165,12 +162,12 @@ impl Writer {
         Ok(out.into())
     }
 
-    /// The tokens the decoder has read, as shown: what `rows(…, "decoder_self")` has a key for.
+    /// The tokens the decoder has read, as shown: what `take(…).decoder` has a key for.
     pub fn read(&self) -> Result<JsValue, JsValue> {
         super::to_js(&self.writer.read(&self.model))
     }
 
-    /// The prompt's tokens, as shown: what `rows(…, "cross")` has a key for.
+    /// The prompt's tokens, as shown: what `take(…).cross` has a key for.
     pub fn prompt(&self) -> Result<JsValue, JsValue> {
         super::to_js(self.writer.prompt())
     }

@@ -474,10 +474,10 @@ export async function write(key, request, watch, progress, stopped) {
       const token = writer.step();
       const ms = performance.now() - started;
       if (!token) break;
-      const rows = writer.rows(token.index, "decoder_self");
-      const cross = encoderDecoder ? writer.rows(token.index, "cross") : null;
+      // handed over: the page that draws them holds the only copy
+      const { decoder: rows, cross } = writer.take(token.index);
       const kept = watch ? writer.kept(watch.layer, watch.head) : null;
-      progress({ token, rows, cross, kept, read: writer.read(), source: encoderDecoder ? writer.prompt() : null, cacheBytes: writer.cacheBytes(), ms });
+      progress({ token, rows, cross: encoderDecoder ? cross : null, kept, read: writer.read(), source: encoderDecoder ? writer.prompt() : null, cacheBytes: writer.cacheBytes(), ms });
       if (await stopped()) break;
     }
     const generation = writer.result();

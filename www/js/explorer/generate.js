@@ -15,7 +15,8 @@ const MAX_NEW = 200;
 export class Generator {
   #app;
   #signal = null;
-  #steps = []; // per token: { token, rows, cross, kept, keys, ms }
+  #steps = []; // per token: { token, rows, cross, keys, keptRows, ms, cacheBytes }
+  #kept = null; // the watched head's KV cache as it is now: { keys, values, dK, layer, head }
   #context = []; // the labels of every token the decoder has read, in order
   #source = []; // an encoder–decoder's prompt tokens (what cross-attention reads)
   #chosen = null;
@@ -35,6 +36,9 @@ export class Generator {
     $("gen-stop").addEventListener("click", () => this.#signal?.abort());
     $("gen-open").addEventListener("click", () => this.#open());
     $("gen-cache").addEventListener("toggle", () => this.#drawChosen());
+    // what the page holds of a writing: every token's rows and the cache (the bench reads it)
+    this.#app.probe.generatedBytes = () =>
+      this.#steps.reduce((sum, s) => sum + s.rows.byteLength + (s.cross?.byteLength ?? 0), 0) + (this.#kept ? this.#kept.keys.byteLength * 2 : 0);
   }
 
   /** A new model: its own prompt, nothing written. */
@@ -63,6 +67,7 @@ export class Generator {
 
   #reset() {
     this.#steps = [];
+    this.#kept = null;
     this.#context = [];
     this.#chosen = null;
     this.#done = null;
@@ -99,6 +104,7 @@ export class Generator {
     const signal = (this.#signal = new AbortController()).signal;
     this.#reset();
     const watch = this.#watch();
+    this.#rows.reserve(watch.heads);
     $("gen-stop").hidden = false;
     $("gen-run").disabled = true;
     $("gen-status").textContent = this.#app.T("gen.writing");
@@ -107,7 +113,10 @@ export class Generator {
         if (signal.aborted) return;
         this.#context = step.read;
         this.#source = step.source ?? [];
-        this.#steps.push({ ...step.token, rows: step.rows, cross: step.cross, kept: step.kept, ms: step.ms, cacheBytes: step.cacheBytes });
+        // the cache only grows: an earlier step's is the first rows of the newest
+        if (step.kept) this.#kept = { ...step.kept, layer: watch.layer, head: watch.head };
+        const keptRows = step.kept ? step.kept.keys.length / step.kept.dK : 0;
+        this.#steps.push({ ...step.token, rows: step.rows, cross: step.cross, keptRows, ms: step.ms, cacheBytes: step.cacheBytes });
         this.#chosen = this.#steps.length - 1;
         this.#drawTokens();
         this.#drawChosen();
@@ -159,13 +168,15 @@ export class Generator {
     this.#rows.draw({ rows, heads: watch.heads, keys, labels, head: watch.head, width, lut: lutFor("viridis"), label: text });
     // the cost of this step, counted, and the time it took against the whole text at once
     const n = step.keys;
-    const d = watch.heads * (step.kept?.dK ?? 0);
+    const d = watch.heads * (this.#kept?.dK ?? 0);
     const { cached, full } = stepCost(n, d);
     const measured = this.#done ? this.#app.T("gen.measured", { ms: step.ms.toFixed(1), full: this.#done.msFull.toFixed(1) }) : this.#app.T("gen.stepMs", { ms: step.ms.toFixed(1) });
     $("gen-cost").textContent = `${this.#app.T("gen.cost", { n, cached: cached.toLocaleString(this.#app.lang), full: full.toLocaleString(this.#app.lang), times: Math.max(1, Math.round(full / Math.max(1, cached))), kb: Math.round(step.cacheBytes / 1024) })} ${measured}`;
-    if ($("gen-cache").open && step.kept) {
-      const rowsKept = step.kept.keys.length / step.kept.dK;
-      this.#cache.draw({ ...step.kept, labels: this.#context.slice(0, rowsKept), newRows: this.#chosen === 0 ? rowsKept : 1, width, titles: ["K", "V"], label: this.#app.T("gen.cacheLabel", { layer: watch.layer + 1, head: watch.head + 1, n: rowsKept }) });
+    if ($("gen-cache").open && this.#kept) {
+      const { keys, values, dK, layer, head } = this.#kept;
+      const n = step.keptRows;
+      const label = this.#app.T("gen.cacheLabel", { layer: layer + 1, head: head + 1, n });
+      this.#cache.draw({ keys: keys.subarray(0, n * dK), values: values.subarray(0, n * dK), dK, labels: this.#context.slice(0, n), newRows: this.#chosen === 0 ? n : 1, width, titles: ["K", "V"], label });
     }
     this.#app.probe.generated = { chosen: this.#chosen, keys, tokens: this.#steps.map((s) => s.token), rows: Array.from(rows) };
   }

@@ -5,7 +5,7 @@
 // its cache). Used by the explorer's "generate" panel and the widget's `view="generate"`. Text
 // is drawn on canvas or set as textContent, never as HTML.
 
-import { cssColorOf } from "../render/colormap.js";
+import { lutIndex } from "../render/colormap.js";
 import { el, sizeCanvas } from "./dom.js";
 import { FONT } from "./heatmap-view.js";
 import { percent, pieceText } from "./predictions.js";
@@ -37,34 +37,79 @@ export function stepCost(n, d) {
   return { cached: 2 * n * d, full: 2 * n * n * d };
 }
 
+/**
+ * A grid of `rows` × `cols` cells at CSS (`x`, `y`), each `cellW` × `cellH` with a `gap` cleared
+ * at its right and bottom, coloured by `rgba(r, c, pixel)` (it writes the cell's four bytes, or
+ * leaves them 0 for none). One pixel per cell, then scaled without smoothing: a writing redraws
+ * tens of thousands of cells a token, which one fillRect each made a frame of 100+ ms.
+ */
+function paintCells(ctx, { x, y, rows, cols, cellW, cellH, gap = 0, rgba }) {
+  if (rows < 1 || cols < 1) return;
+  const image = new ImageData(cols, rows);
+  const pixel = new Uint8ClampedArray(4);
+  for (let r = 0; r < rows; r++) {
+    for (let c = 0; c < cols; c++) {
+      pixel.fill(0);
+      rgba(r, c, pixel);
+      image.data.set(pixel, (r * cols + c) * 4);
+    }
+  }
+  const small = typeof OffscreenCanvas === "function" ? new OffscreenCanvas(cols, rows) : Object.assign(document.createElement("canvas"), { width: cols, height: rows });
+  small.getContext("2d").putImageData(image, 0, 0);
+  ctx.save();
+  ctx.imageSmoothingEnabled = false;
+  ctx.drawImage(small, x, y, cols * cellW, rows * cellH);
+  ctx.restore();
+  if (!gap) return;
+  for (let c = 1; c <= cols; c++) ctx.clearRect(x + c * cellW - gap, y, gap, rows * cellH);
+  for (let r = 1; r <= rows; r++) ctx.clearRect(x, y + r * cellH - gap, cols * cellW, gap);
+}
+
+/** Writes `lut`'s colour of `value` on [0, `max`] into `pixel`, opaque. */
+function lutPixel(pixel, value, max, lut) {
+  const i = lutIndex(value, max) * 3;
+  pixel[0] = lut[i];
+  pixel[1] = lut[i + 1];
+  pixel[2] = lut[i + 2];
+  pixel[3] = 255;
+}
+
+/** A thin row's height for a layer of `heads` heads. */
+const rowHeightFor = (heads) => (heads > 12 ? 6 : heads > 8 ? 12 : 16);
+/** Room below the rows for the keys' tokens. */
+const ROWS_BOTTOM = 60;
+
 /** `rows` [H, keys] of one layer as thin rows, the watched head lit, the key tokens below. */
 export class RowsView {
   constructor(container) {
+    this.container = container;
     this.canvas = el("canvas", { class: "gen-rows", role: "img" });
     container.replaceChildren(el("div", { class: "flow-scroll" }, this.canvas));
+  }
+
+  /** Keeps the room `heads` rows take before the first is drawn, so the page below stays put. */
+  reserve(heads) {
+    this.container.style.minHeight = `${rowHeightFor(heads) * heads + ROWS_BOTTOM}px`;
   }
 
   /** `data`: { rows, heads, keys, labels (the keys' tokens), head, width, lut, ink, label }. */
   draw({ rows, heads, keys, labels, head, width, lut, ink = "#444", label = "" }) {
     const gutter = 34;
-    const bottom = 60;
     const cell = Math.max(10, Math.min(36, Math.floor((width - gutter) / Math.max(1, keys))));
-    const rowHeight = heads > 12 ? 6 : heads > 8 ? 12 : 16;
+    const rowHeight = rowHeightFor(heads);
     const w = gutter + cell * keys;
-    const h = rowHeight * heads + bottom;
+    const h = rowHeight * heads + ROWS_BOTTOM;
     const { ctx } = sizeCanvas(this.canvas, w, h);
     ctx.clearRect(0, 0, w, h);
     ctx.font = `11px ${FONT}`;
     let top = 0;
     for (let j = 0; j < keys; j++) top = Math.max(top, rows[head * keys + j] ?? 0);
-    for (let hd = 0; hd < heads; hd++) {
+    const maxes = Array.from({ length: heads }, (_, hd) => {
       let max = 0;
       for (let j = 0; j < keys; j++) max = Math.max(max, rows[hd * keys + j]);
-      for (let j = 0; j < keys; j++) {
-        ctx.fillStyle = cssColorOf(rows[hd * keys + j], max || 1, lut);
-        ctx.fillRect(gutter + j * cell, hd * rowHeight, cell - 1, rowHeight - 1);
-      }
-    }
+      return max || 1;
+    });
+    paintCells(ctx, { x: gutter, y: 0, rows: heads, cols: keys, cellW: cell, cellH: rowHeight, gap: 1, rgba: (hd, j, pixel) => lutPixel(pixel, rows[hd * keys + j], maxes[hd], lut) });
     // the watched head: outlined, and its number in the gutter
     ctx.strokeStyle = ink;
     ctx.lineWidth = 2;
@@ -93,7 +138,9 @@ export class RowsView {
 export class CacheView {
   constructor(container) {
     this.canvas = el("canvas", { class: "gen-cache", role: "img" });
-    container.replaceChildren(el("div", { class: "flow-scroll" }, this.canvas));
+    // a box of its own height: the cache grows a row a token without moving the page below
+    this.box = el("div", { class: "flow-scroll gen-cache-box" }, this.canvas);
+    container.replaceChildren(this.box);
   }
 
   /** `data`: { keys, values (Float32Array [T, dK]), dK, labels, newRows, width, ink, titles: [K, V], label }. */
@@ -114,16 +161,15 @@ export class CacheView {
     ctx.textAlign = "center";
     ctx.fillText(titles[0], gutter + block / 2, 8);
     ctx.fillText(titles[1], gutter + block + gap + block / 2, 8);
+    // red for positive, blue for negative, as strong as the value against the largest
     const paint = (m, x0) => {
       let max = 0;
       for (const v of m) max = Math.max(max, Math.abs(v));
-      for (let r = 0; r < t; r++) {
-        for (let c = 0; c < dK; c++) {
-          const v = m[r * dK + c] / (max || 1);
-          ctx.fillStyle = v >= 0 ? `rgba(179, 38, 30, ${v.toFixed(3)})` : `rgba(42, 111, 151, ${(-v).toFixed(3)})`;
-          ctx.fillRect(x0 + c * cellW, 18 + r * cellH, cellW, cellH);
-        }
-      }
+      const rgba = (r, c, pixel) => {
+        const v = m[r * dK + c] / (max || 1);
+        pixel.set(v >= 0 ? [179, 38, 30, 255 * v] : [42, 111, 151, -255 * v]);
+      };
+      paintCells(ctx, { x: x0, y: 18, rows: t, cols: dK, cellW, cellH, rgba });
     };
     paint(keys, gutter);
     paint(values, gutter + block + gap);
@@ -136,6 +182,8 @@ export class CacheView {
     ctx.lineWidth = 2;
     for (const x0 of [gutter, gutter + block + gap]) ctx.strokeRect(x0 - 1, 18 + first * cellH - 1, block + 2, (t - first) * cellH + 2);
     this.canvas.setAttribute("aria-label", label);
+    // the newest rows in sight
+    this.box.scrollTop = this.box.scrollHeight;
   }
 }
 
@@ -162,13 +210,15 @@ export class GrowingView {
     ctx.clearRect(0, 0, w, h);
     ctx.font = `11px ${FONT}`;
     ctx.textBaseline = "middle";
-    rows.forEach((row, i) => {
+    const maxes = rows.map((row) => {
       let max = 0;
       for (const v of row) max = Math.max(max, v);
-      for (let j = 0; j < row.length; j++) {
-        ctx.fillStyle = cssColorOf(row[j], max || 1, lut);
-        ctx.fillRect(gutter + j * cell, i * rowHeight, cell - 1, rowHeight - 1);
-      }
+      return max || 1;
+    });
+    // a row is as long as what its token read: the cells past it stay empty
+    const rgba = (i, j, pixel) => j < rows[i].length && lutPixel(pixel, rows[i][j], maxes[i], lut);
+    paintCells(ctx, { x: gutter, y: 0, rows: rows.length, cols: keys, cellW: cell, cellH: rowHeight, gap: 1, rgba });
+    rows.forEach((row, i) => {
       ctx.fillStyle = ink;
       ctx.textAlign = "right";
       ctx.fillText(short(pieceText(written[i] ?? "")), gutter - 6, (i + 0.5) * rowHeight);
