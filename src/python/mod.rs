@@ -19,6 +19,7 @@ use crate::{Error, MaskKind, Model, Place, Request, Run};
 
 mod corpus;
 mod run;
+mod write;
 use run::PyRun;
 
 pyo3::create_exception!(
@@ -222,6 +223,51 @@ impl PyModel {
         place: Option<&str>,
     ) -> PyResult<Bound<'py, PyDict>> {
         corpus::qk_draw(self, py, texts, layer, count, sum, outer, place)
+    }
+
+    /// What the model predicts at every position of `texts` (a padded batch; `targets`: an
+    /// encoder–decoder's decoder input): the `top_k` most likely tokens with their
+    /// probabilities, with heads off (`ablate`, `mean_ablation`) and through the logit lens
+    /// (`lens`) — the document `headmap predict` prints, as Python objects.
+    #[pyo3(signature = (texts, targets = None, top_k = 5, lens = false, ablate = None, mean_ablation = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn predict<'py>(
+        &self,
+        py: Python<'py>,
+        texts: &Bound<'_, PyAny>,
+        targets: Option<&Bound<'_, PyAny>>,
+        top_k: usize,
+        lens: bool,
+        ablate: Option<String>,
+        mean_ablation: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let texts = self::texts(Some(texts), "texts")?;
+        let targets = self::texts(targets, "targets")?;
+        write::predict(self, py, write::Predict { texts, targets, top_k, lens, ablate, mean_ablation })
+    }
+
+    /// Text the model writes from `prompt` over its KV cache (an encoder–decoder translates
+    /// it): greedy, or sampled with `temperature` (and `top_k`, `top_p`, `seed`), until its
+    /// end token or `max_new_tokens`, with heads off — the document `headmap generate` prints.
+    /// With `run=True`, `(document, run)`: the run of the prompt and every token written,
+    /// like any run (`headmap.show(run)` draws it).
+    #[pyo3(signature = (prompt, max_new_tokens = 20, temperature = None, top_k = None, top_p = None, seed = 0, ablate = None, mean_ablation = false, run = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn generate<'py>(
+        &self,
+        py: Python<'py>,
+        prompt: String,
+        max_new_tokens: usize,
+        temperature: Option<f32>,
+        top_k: Option<usize>,
+        top_p: Option<f32>,
+        seed: u64,
+        ablate: Option<String>,
+        mean_ablation: bool,
+        run: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let asked = write::Generate { prompt, max_new_tokens, temperature, top_k, top_p, seed, ablate, mean_ablation, run };
+        write::generate(self, py, asked)
     }
 
     fn __repr__(&self) -> String {
