@@ -355,6 +355,12 @@ fn a_corpus_goes_in_as_a_file_and_out_as_a_row_per_text() {
     let alone = one["places"][0]["rows"][0]["scores"]["first_token"][1][3].as_f64().unwrap();
     assert_eq!(got[2]["first_token.1.3"].as_f64().unwrap() as f32, alone as f32);
     assert_eq!(got[2]["id"], 2);
+    // a file named .csv is CSV: a header, then a row per text
+    let (ok, _, err) = headmap(&["heads", "--model", &model, "--input", &path("c.txt"), "--score", "first_token", "--out", &path("s.csv")]);
+    assert!(ok, "{err}");
+    let csv = std::fs::read_to_string(dir.join("s.csv")).unwrap();
+    assert!(csv.starts_with("id,tokens,error,first_token.0.0,"), "{csv}");
+    assert_eq!(csv.lines().count(), 4);
     // what cannot be read at all is said, not written as rows
     std::fs::write(dir.join("broken.parquet"), b"PAR1 not really").unwrap();
     for (args, said) in [

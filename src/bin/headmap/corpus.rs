@@ -224,7 +224,9 @@ impl Out {
             Some(path) => Box::new(create(path)?),
             None => Box::new(BufWriter::new(std::io::stdout())),
         };
-        let csv = matches!(args.output.format, Table::Csv);
+        // a file named .csv is written as CSV, as one named .parquet is Parquet
+        let named_csv = out.is_some_and(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv")));
+        let csv = named_csv || matches!(args.output.format, Table::Csv);
         if csv {
             writeln!(to, "id,tokens,error,{}", columns.join(",")).map_err(|e| e.to_string())?;
         }
