@@ -356,7 +356,17 @@ fn a_corpus_goes_in_as_a_file_and_out_as_a_row_per_text() {
     assert_eq!(got[2]["first_token.1.3"].as_f64().unwrap() as f32, alone as f32);
     assert_eq!(got[2]["id"], 2);
     // a file named .csv is CSV: a header, then a row per text
-    let (ok, _, err) = headmap(&["heads", "--model", &model, "--input", &path("c.txt"), "--score", "first_token", "--out", &path("s.csv")]);
+    let (ok, _, err) = headmap(&[
+        "heads",
+        "--model",
+        &model,
+        "--input",
+        &path("c.txt"),
+        "--score",
+        "first_token",
+        "--out",
+        &path("s.csv"),
+    ]);
     assert!(ok, "{err}");
     let csv = std::fs::read_to_string(dir.join("s.csv")).unwrap();
     assert!(csv.starts_with("id,tokens,error,first_token.0.0,"), "{csv}");

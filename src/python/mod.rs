@@ -266,7 +266,8 @@ impl PyModel {
         mean_ablation: bool,
         run: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let asked = write::Generate { prompt, max_new_tokens, temperature, top_k, top_p, seed, ablate, mean_ablation, run };
+        let asked =
+            write::Generate { prompt, max_new_tokens, temperature, top_k, top_p, seed, ablate, mean_ablation, run };
         write::generate(self, py, asked)
     }
 
