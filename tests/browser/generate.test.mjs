@@ -64,6 +64,11 @@ describe("generate and watch, in the explorer", () => {
     const wide = await page.evaluate(() => document.documentElement.scrollWidth - innerWidth);
     assert.ok(wide <= 0, `the page does not scroll sideways (${wide} px)`);
     await page.locator("#generate-panel").screenshot({ path: join(SHOTS, "generate-copy-ko-390.png") });
+    // the cache opened on a phone: its own scrolling box, the newest row in sight
+    await page.locator("#gen-cache summary").tap();
+    await page.waitForFunction(() => document.querySelector("#gen-kv canvas")?.getAttribute("aria-label")?.includes("K와 V"));
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth), "still no sideways scroll");
+    await page.locator("#generate-panel").screenshot({ path: join(SHOTS, "generate-cache-ko-390.png") });
     // the previous-token head off, from the predictions panel: the copy fails
     await page.fill("#off", "0.3");
     await page.locator("#off").dispatchEvent("change");
