@@ -271,6 +271,15 @@ pub enum FileProblem {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// How a failure to load the model folder `dir` is said, by the command line and Python
+    /// alike: a file's own error already names its file; any other is said of the folder.
+    pub fn of_folder(&self, dir: &std::path::Path) -> String {
+        match self {
+            Error::File { .. } => self.to_string(),
+            e => format!("{}: {e}", dir.display()),
+        }
+    }
+
     pub(crate) fn shape(what: impl Into<String>, got: &[usize], expected: &[usize]) -> Self {
         Error::Shape { what: what.into(), got: got.to_vec(), expected: expected.to_vec() }
     }

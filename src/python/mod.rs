@@ -59,10 +59,7 @@ fn load(py: Python<'_>, dir: PathBuf, threads: Option<usize>) -> PyResult<PyMode
         Some(n) => Some(crate::par::pool(n).map_err(refused)?),
         None => None,
     };
-    let model = py.detach(|| Model::from_dir(&dir)).map_err(|e| match e {
-        Error::File { .. } => refused(e),
-        e => HeadmapError::new_err(format!("{}: {e}", dir.display())),
-    })?;
+    let model = py.detach(|| Model::from_dir(&dir)).map_err(|e| HeadmapError::new_err(e.of_folder(&dir)))?;
     Ok(PyModel { model: Arc::new(model), pool: Arc::new(pool) })
 }
 

@@ -350,10 +350,7 @@ pub(crate) fn write(out: Option<&Path>, bytes: &[u8]) -> Result<(), String> {
 }
 
 pub(crate) fn load(dir: &Path) -> Result<Model, String> {
-    Model::from_dir(dir).map_err(|e| match e {
-        headmap::Error::File { .. } => e.to_string(),
-        e => format!("{}: {e}", dir.display()),
-    })
+    Model::from_dir(dir).map_err(|e| e.of_folder(dir))
 }
 
 /// The figure of one head: the run keeps only the place to draw.
