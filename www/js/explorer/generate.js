@@ -174,9 +174,10 @@ export class Generator {
     $("gen-cost").textContent = `${this.#app.T("gen.cost", { n, cached: cached.toLocaleString(this.#app.lang), full: full.toLocaleString(this.#app.lang), times: Math.max(1, Math.round(full / Math.max(1, cached))), kb: Math.round(step.cacheBytes / 1024) })} ${measured}`;
     if ($("gen-cache").open && this.#kept) {
       const { keys, values, dK, layer, head } = this.#kept;
-      const n = step.keptRows;
-      const label = this.#app.T("gen.cacheLabel", { layer: layer + 1, head: head + 1, n });
-      this.#cache.draw({ keys: keys.subarray(0, n * dK), values: values.subarray(0, n * dK), dK, labels: this.#context.slice(0, n), newRows: this.#chosen === 0 ? n : 1, width, titles: ["K", "V"], label });
+      const rowsKept = step.keptRows;
+      const label = this.#app.T("gen.cacheLabel", { layer: layer + 1, head: head + 1, n: rowsKept });
+      const upTo = rowsKept * dK;
+      this.#cache.draw({ keys: keys.subarray(0, upTo), values: values.subarray(0, upTo), dK, labels: this.#context.slice(0, rowsKept), newRows: this.#chosen === 0 ? rowsKept : 1, width, titles: ["K", "V"], label });
     }
     this.#app.probe.generated = { chosen: this.#chosen, keys, tokens: this.#steps.map((s) => s.token), rows: Array.from(rows) };
   }
