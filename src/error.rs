@@ -273,6 +273,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     /// How a failure to load the model folder `dir` is said, by the command line and Python
     /// alike: a file's own error already names its file; any other is said of the folder.
+    #[cfg(feature = "hf")]
     pub fn of_folder(&self, dir: &std::path::Path) -> String {
         match self {
             Error::File { .. } => self.to_string(),
