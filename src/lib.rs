@@ -6,7 +6,7 @@
 //! ```text
 //! leaves, used all along: math (exp, erf), rng (the toy's weights), cost (what a block costs),
 //!        stats (numbers off weights), examples (the seed sentences), svg (a head as a picture),
-//!        gemm (the wasm matrix kernel) → error (the one error type) → par (threads)
+//!        gemm (the matrix kernels) → error (the one error type) → par (threads)
 //! text → tokens (tokenize) → embeddings + positions (nn, models)
 //!      → per layer Q = XW_Q, K = XW_K, V = XW_V, Q and K turned by position in rotary models,
 //!        key/value heads shared in grouped-query ones (attention::multi_head,
@@ -36,7 +36,7 @@ pub mod cost;
 pub mod error;
 pub mod examples;
 pub mod export;
-#[cfg(all(target_arch = "wasm32", any(feature = "hf", feature = "bench")))]
+#[cfg(any(not(target_arch = "wasm32"), feature = "hf", feature = "bench"))]
 pub mod gemm;
 #[cfg(feature = "hf")]
 pub mod heads;

@@ -136,12 +136,12 @@ pub fn product_here(x: ArrayView2<f32>, w: ArrayView2<f32>) -> Array2<f32> {
     y
 }
 
-/// `y = x · w` on this thread: natively matrixmultiply's kernels, in the real-model wasm our own
-/// ([`crate::gemm`]; the toy-only build keeps matrixmultiply's, a smaller download).
+/// `y = x · w` on this thread: our own kernels ([`crate::gemm`]) natively and in the real-model
+/// wasm; the toy-only build keeps matrixmultiply's, a smaller download.
 pub fn product_into(x: ArrayView2<f32>, w: ArrayView2<f32>, y: &mut ArrayViewMut2<f32>) {
-    #[cfg(all(target_arch = "wasm32", feature = "hf"))]
+    #[cfg(any(not(target_arch = "wasm32"), feature = "hf"))]
     crate::gemm::product_into(x, w, y);
-    #[cfg(not(all(target_arch = "wasm32", feature = "hf")))]
+    #[cfg(not(any(not(target_arch = "wasm32"), feature = "hf")))]
     ndarray::linalg::general_mat_mul(1.0, &x, &w, 0.0, y);
 }
 

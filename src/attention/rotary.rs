@@ -75,7 +75,7 @@ impl Rotary {
     /// broadcasts: at dim 1 to no frequency at all, at 3 one entry for both; from 5 it fails.
     pub fn new(dim: usize, base: f32, scaling: RopeScaling, max_positions: usize) -> Result<Self> {
         let yarn = matches!(scaling, RopeScaling::Yarn { .. });
-        if yarn && dim % 2 != 0 && dim >= 5 {
+        if yarn && !dim.is_multiple_of(2) && dim >= 5 {
             return Err(Error::out_of_range("yarn rotary dimensions (even, or 1 or 3)", dim, 0, 3));
         }
         let dims = if yarn && dim == 1 { 0 } else { 2 * dim.div_ceil(2) };

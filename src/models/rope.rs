@@ -144,7 +144,7 @@ pub(crate) fn rotary(settings: &RopeSettings, head_dim: usize) -> Result<Rotary>
             }
         }
         // transformers' ramp has ⌊dim/2⌋ entries for ⌈dim/2⌉ frequencies: from 5 on an odd dim fails
-        "yarn" if dim % 2 != 0 && dim >= 5 => {
+        "yarn" if !dim.is_multiple_of(2) && dim >= 5 => {
             let reason =
                 format!("yarn needs an even rotary width (or 1 or 3), and int({head_dim} · {partial}) = {dim}");
             return Err(impossible("partial_rotary_factor", partial, &reason));

@@ -63,7 +63,7 @@ impl ToyConfig {
         if !(1..=1024).contains(&self.d_model) {
             return Err(Error::out_of_range("d_model", self.d_model, 1, 1024));
         }
-        if self.heads == 0 || self.d_model % self.heads != 0 {
+        if self.heads == 0 || !self.d_model.is_multiple_of(self.heads) {
             return Err(Error::HeadsDoNotDivide { d_model: self.d_model, heads: self.heads });
         }
         if !(1..=4096).contains(&self.d_ff) {

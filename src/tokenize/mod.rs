@@ -304,7 +304,7 @@ mod tests {
         let jamo = "\u{1100}\u{1161}\u{11A8}".repeat(MAX_LABEL_CHARS + 5);
         let label = short_label(&jamo);
         let kept = label.strip_suffix('…').unwrap().chars().count();
-        assert!(kept >= MAX_LABEL_CHARS && kept % 3 == 0, "{kept} code points: whole syllables only");
+        assert!(kept >= MAX_LABEL_CHARS && kept.is_multiple_of(3), "{kept} code points: whole syllables only");
         // an emoji joined by ZWJ stays whole: 👩‍💻 is three code points
         let emoji = format!("{}\u{1F469}\u{200D}\u{1F4BB}tail", "a".repeat(MAX_LABEL_CHARS - 1));
         assert_eq!(short_label(&emoji), format!("{}\u{1F469}\u{200D}\u{1F4BB}…", "a".repeat(MAX_LABEL_CHARS - 1)));

@@ -110,7 +110,7 @@ impl MultiHeadAttention {
     /// The paper's block: four (D, D) projections, `heads` heads of D / heads, ÷√d_k.
     pub fn new(w_q: Linear, w_k: Linear, w_v: Linear, w_o: Linear, heads: usize) -> Result<Self> {
         let d = w_q.d_in();
-        if heads == 0 || d % heads != 0 {
+        if heads == 0 || !d.is_multiple_of(heads) {
             return Err(Error::HeadsDoNotDivide { d_model: d, heads });
         }
         Self::with_shape(w_q, w_k, w_v, w_o, HeadShape { heads, kv_heads: heads, head_dim: d / heads })
