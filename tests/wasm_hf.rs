@@ -182,7 +182,7 @@ fn a_file_of_attention_opens_as_a_run_with_no_model() {
     assert!(message(broken).starts_with("broken.safetensors: not a file of attention weights"));
 }
 
-/// headmap's own wasm kernel (src/gemm.rs): ndarray's product within float rounding for shapes
+/// headmap's own wasm kernel (src/gemm/wasm.rs): ndarray's product within float rounding for shapes
 /// with rows and columns past whole tiles and k past one block, and each row the same bits
 /// whichever rows it is computed with (the threaded build splits rows among threads).
 #[wasm_bindgen_test]

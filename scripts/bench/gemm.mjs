@@ -1,4 +1,4 @@
-// headmap's own wasm matrix kernel (src/gemm.rs) against matrixmultiply's (ndarray's dot) on the
+// headmap's own wasm matrix kernel (src/gemm/wasm.rs) against matrixmultiply's (ndarray's dot) on the
 // linear maps of all-MiniLM-L6-v2 at 16, 128 and 512 tokens, in headless Chromium: the plain
 // simd128 build and the relaxed-SIMD one, each kernel timed in turn on the same matrices.
 // Prints GFLOP/s at the median, min–max ms and ours ÷ matrixmultiply; never asserts a time.
