@@ -24,6 +24,8 @@ const MAX_BYTES: u64 = 6_000_000;
 enum Probe {
     /// `induction` on headmap's induction probe, `previous_token` on the probe's text.
     Induction,
+    /// `mass` from probe.queries to probe.keys in the encoder's self-attention.
+    Mass,
 }
 
 struct Shipped {
@@ -34,11 +36,15 @@ struct Shipped {
     heads: &'static str,
 }
 
-// The translator ships none yet: retrained here it does not come back to its committed
-// model.safetensors, and a timeline must end at the shipped weights. Its scoring (the encoder's
-// 그것 → 동물 mass) was written with the induction model's in 7022aac, to come back with it.
-const SHIPPED: [Shipped; 1] =
-    [Shipped { name: "headmap-tiny-induction", probe: Probe::Induction, layers: "n_layer", heads: "n_head" }];
+const SHIPPED: [Shipped; 2] = [
+    Shipped { name: "headmap-tiny-induction", probe: Probe::Induction, layers: "n_layer", heads: "n_head" },
+    Shipped {
+        name: "headmap-tiny-ko-en",
+        probe: Probe::Mass,
+        layers: "encoder_layers",
+        heads: "encoder_attention_heads",
+    },
+];
 
 fn folder(model: &Shipped) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("www/models").join(model.name)
@@ -120,6 +126,13 @@ fn check_shape(model: &Shipped, doc: &Value) -> Vec<String> {
             assert_eq!(probe["place"], "decoder_self", "{m} probe.place");
             assert!(probe["queries"].is_null() && probe["keys"].is_null(), "{m}: the probe scores every row");
         }
+        Probe::Mass => {
+            assert_eq!(probe["place"], "encoder", "{m} probe.place");
+            for side in ["queries", "keys"] {
+                let positions = probe[side].as_array().unwrap_or_else(|| panic!("{m} probe.{side} is a list"));
+                assert!(!positions.is_empty() && positions.iter().all(Value::is_u64), "{m} probe.{side}");
+            }
+        }
     }
 
     let names: Vec<String> = doc["scores"]
@@ -135,6 +148,7 @@ fn check_shape(model: &Shipped, doc: &Value) -> Vec<String> {
         .collect();
     let want: &[&str] = match model.probe {
         Probe::Induction => &["induction", "previous_token"],
+        Probe::Mass => &["mass"],
     };
     assert_eq!(names, want, "{m} scores");
     has_keys(&doc["accuracy"], &["en", "ko"], "accuracy");
@@ -212,6 +226,10 @@ fn check_steps(model: &Shipped, doc: &Value) {
         Probe::Induction => {
             entries.iter().find(|h| accuracy[&step_of(h, "heads")] >= 0.6 && best(h, "induction") >= 0.5)
         }
+        Probe::Mass => {
+            let end = best(entries.last().unwrap(), "mass");
+            entries.iter().find(|h| best(h, "mass") >= end / 2.0)
+        }
     };
     assert_eq!(
         Some(&doc["phaseChange"]["step"]),
@@ -276,6 +294,21 @@ fn headmap_scores(model: &Shipped, dir: &Path, probe: &Value) -> BTreeMap<String
                 ("previous_token".to_string(), grid(&row["scores"]["previous_token"])),
             ])
         }
+        Probe::Mass => {
+            let list = |side: &str| {
+                probe[side].as_array().unwrap().iter().map(|v| v.to_string()).collect::<Vec<_>>().join(",")
+            };
+            let (queries, keys) = (list("queries"), list("keys"));
+            let args = ["heads", "--model", dir, "--text", text, "--place", "encoder_self", "--score", "first_token"];
+            let heads = json_of(&[&args[..], &["--queries", &queries, "--keys", &keys]].concat());
+            let row = &heads["places"][0]["rows"][0];
+            let at = |side: &str| -> Vec<&Value> {
+                probe[side].as_array().unwrap().iter().map(|p| &row["tokens"][p.as_u64().unwrap() as usize]).collect()
+            };
+            assert!(at("queries").iter().all(|t| *t == "그것"), "{}: the queries are 그것", model.name);
+            assert!(at("keys").iter().all(|t| *t == "동물"), "{}: the keys are 동물", model.name);
+            BTreeMap::from([("mass".to_string(), grid(&row["mass"]["values"]))])
+        }
     }
 }
 
@@ -337,4 +370,9 @@ fn check_timeline(model: &Shipped) {
 #[test]
 fn the_induction_model_s_timeline_is_headmap_s_own_reading_of_its_checkpoints() {
     check_timeline(&SHIPPED[0]);
+}
+
+#[test]
+fn the_translator_s_timeline_is_headmap_s_own_reading_of_its_checkpoints() {
+    check_timeline(&SHIPPED[1]);
 }

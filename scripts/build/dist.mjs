@@ -32,12 +32,13 @@ const FILES = [
   "models/headmap-tiny-ko-en/tokenizer.json",
   "models/headmap-tiny-ko-en/headmap.json",
   "models/headmap-tiny-ko-en/README.md",
+  "models/headmap-tiny-ko-en/timeline", // the training timeline a widget's `step` opens, fetched only then
   "models/headmap-tiny-induction/config.json",
   "models/headmap-tiny-induction/model.safetensors",
   "models/headmap-tiny-induction/tokenizer.json",
   "models/headmap-tiny-induction/headmap.json",
   "models/headmap-tiny-induction/README.md",
-  "models/headmap-tiny-induction/timeline", // the training timeline a widget's `step` opens, fetched only then
+  "models/headmap-tiny-induction/timeline",
   "data/sentences.en.txt",
   "data/sentences.ko.txt",
 ];

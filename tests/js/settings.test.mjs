@@ -15,10 +15,8 @@ const LINK_NAMES = { score: "find", ablate: "off" };
 /** The value each host reads for its setting `name` written as `value`. */
 async function bothRead(name, value) {
   const linkName = LINK_NAMES[name] ?? name;
-  // a step belongs to a model with a timeline
-  const extra = name === "step" ? { model: "induction" } : {};
-  const link = await decodeState(`?${new URLSearchParams({ ...extra, [linkName]: value })}`);
-  const { settings } = parseAttributes({ ...extra, [name]: value }, BASE);
+  const link = await decodeState(`?${new URLSearchParams({ [linkName]: value })}`);
+  const { settings } = parseAttributes({ [name]: value }, BASE);
   return { link: link[linkName], attribute: settings[name === "ablate" ? "off" : name] };
 }
 

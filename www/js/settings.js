@@ -21,8 +21,7 @@ export const TOY_PRESETS = { small: 2, base: 6 };
  * (models/<name>/timeline/: checkpoints a `step` opens).
  */
 export const FOLDERS = {
-  // no timeline yet: retrained here it does not give back its committed weights (see its card)
-  trained: { name: "headmap-tiny-ko-en", languages: ["ko"], widget: true },
+  trained: { name: "headmap-tiny-ko-en", languages: ["ko"], widget: true, timeline: true },
   induction: { name: "headmap-tiny-induction", languages: ["ko", "en"], widget: true, timeline: true },
   minilm: { name: "all-MiniLM-L6-v2" },
 };

@@ -125,7 +125,7 @@ export const EN = {
   "expected.layer": "a layer number, counted from 0",
   "expected.head": "a head number, counted from 0, or all",
   "expected.seed": "a whole number from 0",
-  "expected.step": "a checkpoint's step of the induction model's timeline (model=\"induction\")",
+  "expected.step": "a checkpoint's step of a trained model's timeline (model=\"trained\" or \"induction\")",
   clamped: "Attribute {attribute}=\"{value}\": this model has {count} ({range} counted from 0), so the widget shows {shown}.",
   "clamped.layer": "layers",
   "clamped.head": "heads",

@@ -124,7 +124,7 @@ export const KO = {
   "expected.layer": "0부터 세는 층 번호",
   "expected.head": "0부터 세는 헤드 번호, 또는 all",
   "expected.seed": "0 이상의 정수",
-  "expected.step": "인덕션 모델(model=\"induction\")의 학습 과정에 남은 체크포인트의 단계",
+  "expected.step": "학습된 모델(model=\"trained\", \"induction\")의 학습 과정에 남은 체크포인트의 단계",
   clamped: "속성 {attribute}=\"{value}\": 이 모델에는 {count}만 있어(0부터 세어 {range}) {shown}을(를) 그립니다.",
   "clamped.layer": "층",
   "clamped.head": "헤드",

@@ -185,7 +185,7 @@ export function parseAttributes(attrs, base) {
   }
   if (has("step")) {
     const n = intOf("step", attrs.step);
-    if (n === undefined || !FOLDERS[s.model.from]?.timeline) bad("step", "a checkpoint's step of a model with a training timeline (model=\"induction\"), a whole number");
+    if (n === undefined || !FOLDERS[s.model.from]?.timeline) bad("step", "a checkpoint's step of the trained models' timelines (model=\"trained\" or \"induction\"), a whole number");
     else s.step = n;
   }
   if (s.head === "all" && s.view === "heatmap") s.view = "grid";
