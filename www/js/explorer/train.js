@@ -254,6 +254,8 @@ export class Training {
 
   #draw() {
     const { $, T, lang } = this.#app;
+    // the charts' first appearance lays out the panel anew: the heads' thumbnails wait a frame
+    const appearing = $("train-charts").hidden && !!this.#session;
     $("train-charts").hidden = !this.#session;
     const width = Math.max(240, ($("train-panel").clientWidth || 600) - 30);
     const xMax = Math.max(this.#until, 50);
@@ -281,7 +283,8 @@ export class Training {
     $("train-legend").replaceChildren(
       ...layerKeys(layers, (layer) => T("train.lineLayer", { layer: layer + 1 })),
     );
-    this.#drawThumbs();
+    if (appearing) requestAnimationFrame(() => this.#drawThumbs());
+    else this.#drawThumbs();
   }
 
   /** Every head's attention on the probe at the last scored step, a layer a row. */
