@@ -11,7 +11,10 @@ import { after, before, describe, it } from "node:test";
 
 import { ROOT, SHOTS, inShadow, openBlog, openExplorer, openHarness, waitForRender, waitRender } from "./harness.mjs";
 
-const TIMELINE = JSON.parse(readFileSync(join(ROOT, "www", "models", "headmap-tiny-induction", "timeline", "timeline.json"), "utf8"));
+const timelineOf = (name) => JSON.parse(readFileSync(join(ROOT, "www", "models", name, "timeline", "timeline.json"), "utf8"));
+const TIMELINE = timelineOf("headmap-tiny-induction");
+/** The translator's: every encoder head's 그것 → 동물 mass on the seed sentence. */
+const KO_EN = timelineOf("headmap-tiny-ko-en");
 const steps = TIMELINE.checkpoints.map((c) => c.step);
 /** The last checkpoint before the phase change: induction heads not formed yet. */
 const EARLY = steps.filter((s) => s < TIMELINE.phaseChange.step).at(-1);
@@ -96,6 +99,48 @@ describe("the trained models' timelines, in the explorer", () => {
   });
 });
 
+describe("the translator's timeline, in the explorer", () => {
+  let h;
+  before(async () => {
+    h = await openHarness();
+  });
+  after(async () => h?.close());
+
+  const last = KO_EN.checkpoints.at(-1).step;
+  const phase = KO_EN.phaseChange.step;
+  const before_ = KO_EN.checkpoints.map((c) => c.step).filter((s) => s < phase).at(-1);
+
+  it("opens at the model as trained, with its 그것 → 동물 curves and phase change, at 1280 px in English", async () => {
+    const page = await openExplorer(h, "?model=trained&lang=en", { locale: "en-US", width: 1280, height: 900 });
+    await page.waitForFunction(() => !document.getElementById("timeline").hidden);
+    assert.equal(await page.locator("#timeline-label").textContent(), `step ${last.toLocaleString("en")} of ${last.toLocaleString("en")}: the model as trained`);
+    assert.equal(await page.locator("#timeline-step").getAttribute("max"), String(KO_EN.checkpoints.length - 1));
+    assert.equal(await page.locator("#timeline-curves canvas").count(), 3, "loss, accuracy, and every encoder head's 그것 → 동물 mass");
+    assert.match(await page.locator("#timeline-note").textContent(), new RegExp(`step ${phase.toLocaleString("en")}`));
+    await page.locator("#timeline").screenshot({ path: join(SHOTS, "timeline-trained-en-1280.png") });
+    const renders = await page.evaluate(() => globalThis.__headmap.renders);
+    await slide(page, KO_EN.checkpoints.findIndex((c) => c.step === before_));
+    await page.waitForFunction((s) => new URLSearchParams(location.search).get("step") === String(s), before_);
+    await waitForRender(page, renders + 1);
+    assert.match(await page.locator("#model-status").textContent(), new RegExp(`^headmap-tiny-ko-en at step ${before_.toLocaleString("en")}`));
+    await page.locator(".view").screenshot({ path: join(SHOTS, "timeline-trained-early-en-1280.png") });
+    assert.deepEqual(await page.evaluate(() => globalThis.__csp), []);
+    assert.deepEqual(page.consoleErrors, []);
+  });
+
+  it("keeps a step in a link and fits a phone in Korean", async () => {
+    const page = await openExplorer(h, `?model=trained&lang=ko&step=${before_}`, { locale: "ko-KR", width: 390, height: 844, touch: true });
+    await page.waitForFunction(() => !document.getElementById("timeline").hidden);
+    assert.equal(await page.locator("#timeline-label").textContent(), `${last.toLocaleString("en")}단계 중 ${before_.toLocaleString("en")}단계`);
+    await page.locator("#timeline-charts summary").tap();
+    await page.waitForFunction(() => document.querySelectorAll("#timeline-curves canvas").length === 3);
+    const wide = await page.evaluate(() => document.documentElement.scrollWidth - innerWidth);
+    assert.ok(wide <= 0, `the page does not scroll sideways (${wide} px)`);
+    await page.locator("#timeline").screenshot({ path: join(SHOTS, "timeline-trained-ko-390.png") });
+    assert.deepEqual(page.consoleErrors, []);
+  });
+});
+
 describe("the widget's step, on a strict-CSP blog", () => {
   let blog;
   before(async () => {
@@ -116,6 +161,23 @@ describe("the widget's step, on a strict-CSP blog", () => {
     assert.equal(await page.evaluate(() => document.getElementById("early").step), 1000);
     assert.match(await inShadow(page, "early", (e) => e.shadowRoot.textContent), /gpt2 · 학습 1,000단계/, "the figure says its step");
     await page.locator("#early").screenshot({ path: join(SHOTS, "widget-step-ko.png") });
+    // the translator: each encoder head's weight from 그것 to 동물 is the timeline's mass at that step
+    const encoder = async (id) => {
+      await page.locator(`#${id}`).scrollIntoViewIfNeeded();
+      await waitRender(page, id);
+      return inShadow(page, id, async (e) => JSON.parse(await e.toJSON()).rows[0].attention.encoder_self.weights);
+    };
+    const [q, k] = [KO_EN.probe.queries[0], KO_EN.probe.keys[0]];
+    const mass = (step) => KO_EN.heads.find((x) => x.step === step).scores.mass.flat();
+    const drawn = (weights) => weights.flatMap((layer) => layer.map((head) => head[q][k]));
+    const koEarly = drawn(await encoder("ko-early"));
+    const offEarly = Math.max(...koEarly.map((v, i) => Math.abs(v - mass(250)[i])));
+    assert.ok(offEarly < 1e-4, `step 250's 그것 → 동물 weights are the timeline's (off by ${offEarly})`);
+    const koLate = drawn(await encoder("ko-late"));
+    const offLate = Math.max(...koLate.map((v, i) => Math.abs(v - mass(KO_EN.checkpoints.at(-1).step)[i])));
+    assert.ok(offLate < 0.01, `the model as trained is its last checkpoint's within f16 (off by ${offLate})`);
+    assert.ok(Math.max(...koLate) > 0.9 && Math.max(...koEarly) < 0.6, "the coreference head forms between them");
+    await page.locator("#ko-early").screenshot({ path: join(SHOTS, "widget-step-trained-ko.png") });
     await page.locator("#bad").scrollIntoViewIfNeeded();
     await page.waitForFunction(() => globalThis.__events.some((e) => e.id === "bad" && e.type === "error" && e.detail.attribute === "step"));
     assert.deepEqual(await page.evaluate(() => globalThis.__csp), []);
