@@ -116,6 +116,7 @@ describe("the translator's timeline, in the explorer", () => {
     assert.equal(await page.locator("#timeline-label").textContent(), `step ${last.toLocaleString("en")} of ${last.toLocaleString("en")}: the model as trained`);
     assert.equal(await page.locator("#timeline-step").getAttribute("max"), String(KO_EN.checkpoints.length - 1));
     assert.equal(await page.locator("#timeline-curves canvas").count(), 3, "loss, accuracy, and every encoder head's 그것 → 동물 mass");
+    assert.match(await page.locator("#timeline-curves canvas").nth(2).getAttribute("aria-label"), /^그것 → 동물/, "the mass chart names its tokens");
     assert.match(await page.locator("#timeline-note").textContent(), new RegExp(`step ${phase.toLocaleString("en")}`));
     await page.locator("#timeline").screenshot({ path: join(SHOTS, "timeline-trained-en-1280.png") });
     const renders = await page.evaluate(() => globalThis.__headmap.renders);

@@ -155,7 +155,9 @@ export class TimelinePanel {
     for (const score of t.scores ?? []) {
       const rows = t.heads[0]?.scores[score.name] ?? [];
       const series = rows.flatMap((row, layer) => row.map((_, head) => ({ xs: hs, ys: t.heads.map((h) => h.scores[score.name][layer][head]), color: headColor(layer, head, row.length), label: `L${layer + 1}H${head + 1}` })));
-      const name = FIND[lang]?.[`score.${score.name}`]?.split(":")[0] ?? score[lang] ?? score.en;
+      // a mass between chosen tokens is named by them (the translator's 그것 → 동물), the rest as "find heads" names them
+      const own = score[lang] ?? score.en;
+      const name = (score.name === "mass" && own) || (FIND[lang]?.[`score.${score.name}`]?.split(":")[0] ?? own);
       chart(T("timeline.score", { score: name }), series);
     }
     $("timeline-curves").replaceChildren(...canvases);
