@@ -242,8 +242,8 @@ macro_rules! kernel {
                         c[0] = $madd(a, b[0], c[0]);
                         c[1] = $madd(a, b[1], c[1]);
                     }
-                    pa = pa.add(p.x_col);
-                    pb = pb.add(strip_row);
+                    pa = pa.wrapping_add(p.x_col); // past the end after the last step: never read
+                    pb = pb.wrapping_add(strip_row);
                 }
                 for (r, c) in c.iter().enumerate() {
                     let to = out.add(r * p.y_row);
