@@ -34,6 +34,16 @@ pub enum Kernel {
 }
 
 impl Kernel {
+    /// Whether this CPU has the kernel's instruction set (the portable product: never, as it
+    /// is what the kernels hand back to).
+    pub fn available(self) -> bool {
+        match self {
+            Kernel::Avx512 => is_x86_feature_detected!("avx512f"),
+            Kernel::Avx2 => is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"),
+            Kernel::Portable => false,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Kernel::Avx512 => "avx512",
@@ -48,18 +58,10 @@ impl Kernel {
 pub fn kernel() -> Kernel {
     static CHOSEN: OnceLock<Kernel> = OnceLock::new();
     *CHOSEN.get_or_init(|| {
-        let avx512 = is_x86_feature_detected!("avx512f");
-        let avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
-        let best = if avx512 {
-            Kernel::Avx512
-        } else if avx2 {
-            Kernel::Avx2
-        } else {
-            Kernel::Portable
-        };
+        let best = [Kernel::Avx512, Kernel::Avx2].into_iter().find(|k| k.available()).unwrap_or(Kernel::Portable);
         match std::env::var("HEADMAP_GEMM").as_deref().map(str::trim) {
             Ok("portable") => Kernel::Portable,
-            Ok("avx2") if avx2 => Kernel::Avx2,
+            Ok("avx2") if Kernel::Avx2.available() => Kernel::Avx2,
             _ => best,
         }
     })
@@ -92,12 +94,7 @@ pub fn product_into(x: ArrayView2<f32>, w: ArrayView2<f32>, y: &mut ArrayViewMut
 /// [`product_into`] on `kernel`, which the CPU must have (the tests hold the kernels to each other).
 pub fn product_with(kernel: Kernel, x: ArrayView2<f32>, w: ArrayView2<f32>, y: &mut ArrayViewMut2<f32>) -> bool {
     let (m, k, n) = (x.nrows(), x.ncols(), w.ncols());
-    let has = match kernel {
-        Kernel::Avx512 => is_x86_feature_detected!("avx512f"),
-        Kernel::Avx2 => is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"),
-        Kernel::Portable => false,
-    };
-    if !has || w.nrows() != k || y.dim() != (m, n) {
+    if !kernel.available() || w.nrows() != k || y.dim() != (m, n) {
         return false;
     }
     let columns_in_order = |strides: &[isize]| n <= 1 || strides[1] == 1;
@@ -136,7 +133,7 @@ pub fn product_with(kernel: Kernel, x: ArrayView2<f32>, w: ArrayView2<f32>, y: &
         k,
         n,
     };
-    // SAFETY: `has` says the CPU has the kernel's instruction set; `parts` points
+    // SAFETY: `available` says the CPU has the kernel's instruction set; `parts` points
     // into the three views with their own strides, which hold m × k, k × n and m × n values,
     // and `y` is borrowed mutably for the call
     unsafe {
@@ -262,8 +259,28 @@ macro_rules! kernel {
     };
 }
 
-kernel!(avx512, "avx512f", 16, [8, 4, 2], _mm512_setzero_ps, _mm512_set1_ps, _mm512_loadu_ps, _mm512_fmadd_ps, _mm512_storeu_ps);
-kernel!(avx2, "avx2,fma", 8, [6, 4, 2], _mm256_setzero_ps, _mm256_set1_ps, _mm256_loadu_ps, _mm256_fmadd_ps, _mm256_storeu_ps);
+kernel!(
+    avx512,
+    "avx512f",
+    16,
+    [8, 4, 2],
+    _mm512_setzero_ps,
+    _mm512_set1_ps,
+    _mm512_loadu_ps,
+    _mm512_fmadd_ps,
+    _mm512_storeu_ps
+);
+kernel!(
+    avx2,
+    "avx2,fma",
+    8,
+    [6, 4, 2],
+    _mm256_setzero_ps,
+    _mm256_set1_ps,
+    _mm256_loadu_ps,
+    _mm256_fmadd_ps,
+    _mm256_storeu_ps
+);
 
 #[cfg(test)]
 mod tests {
@@ -284,14 +301,7 @@ mod tests {
     }
 
     fn kernels() -> Vec<Kernel> {
-        let mut out = Vec::new();
-        if is_x86_feature_detected!("avx512f") {
-            out.push(Kernel::Avx512);
-        }
-        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-            out.push(Kernel::Avx2);
-        }
-        out
+        [Kernel::Avx512, Kernel::Avx2].into_iter().filter(|k| k.available()).collect()
     }
 
     #[test]
