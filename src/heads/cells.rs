@@ -96,6 +96,8 @@ pub(super) struct Cells {
     left_out: Vec<Vec<u32>>,
     /// Per wanted score, per scored row, the pattern's keys among the counted ones.
     on: Vec<Option<Vec<Vec<u32>>>>,
+    /// Per scored row, log₂ of its count of keys, the most entropy it has (none under two).
+    most_entropy: Vec<Option<f64>>,
 }
 
 /// The keys of one row.
@@ -192,11 +194,9 @@ impl Cells {
             .iter()
             .zip(&seen)
             .map(|(&i, keys)| {
-                [0, i as u32].into_iter().filter(|&j| excluded(i, j) && keys.contains(j)).collect::<Vec<_>>()
-            })
-            .map(|mut v| {
-                v.dedup();
-                v
+                // at query 0, key 0 is both the first and the current token: once
+                let last = if i == 0 { 1 } else { 2 };
+                [0, i as u32][..last].iter().copied().filter(|&j| excluded(i, j) && keys.contains(j)).collect()
             })
             .collect();
         let on = patterns
@@ -212,7 +212,8 @@ impl Cells {
                 })
             })
             .collect();
-        Cells { rows, seen, left_out, on }
+        let most_entropy = seen.iter().map(|keys| (keys.len() >= 2).then(|| (keys.len() as f64).log2())).collect();
+        Cells { rows, seen, left_out, on, most_entropy }
     }
 
     /// Each wanted score of one head, (Tq, Tk), in one pass over its rows.
@@ -243,8 +244,8 @@ impl Cells {
             }
             far += distance as f64;
             // a row that may see one key or none has no spread to measure
-            if keys.len() >= 2 {
-                entropy += h as f64 / (keys.len() as f64).log2();
+            if let Some(most) = self.most_entropy[r] {
+                entropy += h as f64 / most;
                 spread_rows += 1;
             }
         }

@@ -137,10 +137,21 @@ pub struct ScoreOptions {
 
 /// Score `score` of every layer and head of one batch row at `place`: (L, H).
 pub fn scores(row: &RowAttention, place: Place, score: Score, options: &ScoreOptions) -> Result<Array2<f32>> {
-    if place == Place::Cross && score.positional() {
+    Ok(scores_of(row, place, &[score], options)?.remove(0))
+}
+
+/// Scores `wanted` of every layer and head of one batch row at `place`, (L, H) each, in one
+/// pass over each head's weights: each has the bits it has asked alone.
+pub fn scores_of(
+    row: &RowAttention,
+    place: Place,
+    wanted: &[Score],
+    options: &ScoreOptions,
+) -> Result<Vec<Array2<f32>>> {
+    if let Some(score) = wanted.iter().find(|s| place == Place::Cross && s.positional()) {
         return Err(Error::ScoreNeedsSelf { score: score.name().to_string(), place: place.name().to_string() });
     }
-    Ok(table(row, &[score], options)?.remove(0))
+    table(row, wanted, options)
 }
 
 /// Every score in `wanted` of every layer and head of one row, (L, H) each, in one pass over
