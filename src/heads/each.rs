@@ -6,11 +6,12 @@
 
 use ndarray::Array2;
 
-use super::{scores, Score, ScoreOptions};
+use super::{scores_of, Score, ScoreOptions};
 use crate::attention::place::Place;
 use crate::error::{Error, Result};
+use crate::models::MAX_BATCH;
 use crate::run::PlaceInfo;
-use crate::{Model, Request};
+use crate::{Model, Request, Run};
 
 /// One text's scores: how many tokens it has at the place, and each score asked, (L, H).
 #[derive(Debug, Clone, PartialEq)]
@@ -32,7 +33,10 @@ pub fn wanted_at(place: Place, asked: &[Score]) -> Result<Vec<Score>> {
     Ok(asked.to_vec())
 }
 
-/// Scores `wanted` of every layer and head at `place` for each of `texts`, in order.
+/// Scores `wanted` of every layer and head at `place` for each of `texts`, in order. Texts of
+/// one token length run together, up to [`MAX_BATCH`] and [`TOGETHER_ROWS`] tokens at a time
+/// (an encoder's products then read its weights once for all of them); each text's scores
+/// have the bits of its own run.
 pub fn each_text(
     model: &Model,
     texts: &[String],
@@ -40,16 +44,62 @@ pub fn each_text(
     wanted: &[Score],
     options: &ScoreOptions,
 ) -> Vec<Result<TextScores>> {
-    let one = |text: &String| -> Result<TextScores> {
-        let request = Request { texts: vec![text.clone()], place: Some(place.place), ..Request::default() };
-        let run = model.run_weights(&request)?;
-        let row = run.place(place.place)?.row(0)?;
-        let table: Vec<Array2<f32>> =
-            wanted.iter().map(|&s| scores(row, place.place, s, options)).collect::<Result<_>>()?;
+    let score = |run: &Run, r: usize| -> Result<TextScores> {
+        let row = run.place(place.place)?.row(r)?;
+        let table = scores_of(row, place.place, wanted, options)?;
         if let Some(t) = table.iter().find(|t| t.dim() != (place.layers, place.heads)) {
             return Err(Error::shape("a text's head scores", t.shape(), &[place.layers, place.heads]));
         }
         Ok(TextScores { tokens: row.query_valid.iter().filter(|&&v| v).count(), scores: table })
     };
-    crate::par::map(texts, one)
+    let run = |group: &[usize]| {
+        let request = Request {
+            texts: group.iter().map(|&i| texts[i].clone()).collect(),
+            place: Some(place.place),
+            ..Request::default()
+        };
+        model.run_weights(&request)
+    };
+    let groups = groups(model, texts);
+    let done = crate::par::map(&groups, |group| match run(group) {
+        Ok(together) => (0..group.len()).map(|r| score(&together, r)).collect(),
+        // a text the model refuses is its own error, not its neighbours'
+        Err(_) if group.len() > 1 => group.iter().map(|&i| run(&[i]).and_then(|alone| score(&alone, 0))).collect(),
+        Err(e) => vec![Err(e)],
+    });
+    let mut out: Vec<Option<Result<TextScores>>> = texts.iter().map(|_| None).collect();
+    for (group, results) in groups.iter().zip(done) {
+        for (&i, result) in group.iter().zip(results) {
+            out[i] = Some(result);
+        }
+    }
+    out.into_iter().map(|r| r.unwrap_or_else(|| Err(Error::EmptyText))).collect()
+}
+
+/// The most tokens run together: an encoder's products are as fast per row from here on, and
+/// the weights of 8 texts of 64 tokens stay well within what a run keeps whole.
+const TOGETHER_ROWS: usize = 512;
+
+/// `texts`' indices in groups to run together: of one token length (no padding), in the order
+/// they come; a text that does not tokenize, alone.
+fn groups(model: &Model, texts: &[String]) -> Vec<Vec<usize>> {
+    let lengths = crate::par::map(texts, |t| model.tokenize(t).map(|e| e.ids.len()).ok());
+    let mut open: Vec<(usize, Vec<usize>)> = Vec::new(); // (length, group being filled)
+    let mut groups = Vec::new();
+    for (i, length) in lengths.into_iter().enumerate() {
+        let Some(length) = length else {
+            groups.push(vec![i]);
+            continue;
+        };
+        let most = (TOGETHER_ROWS / length.max(1)).clamp(1, MAX_BATCH);
+        match open.iter_mut().position(|(l, _)| *l == length) {
+            Some(k) => open[k].1.push(i),
+            None => open.push((length, vec![i])),
+        }
+        if let Some(k) = open.iter().position(|(l, g)| *l == length && g.len() >= most) {
+            groups.push(open.swap_remove(k).1);
+        }
+    }
+    groups.extend(open.into_iter().map(|(_, g)| g));
+    groups
 }

@@ -157,6 +157,9 @@ impl Network for EncoderOnly {
     /// Encoder self-attention with the padding mask it was trained with (or a what-if mask).
     fn forward(&self, batch: &Batch, settings: &Settings) -> Result<Run> {
         let mut place = PlaceRun::new(&self.place, settings);
+        if stacks(batch) && transformer::stacks(&self.layers, settings) {
+            return self.forward_stacked(batch, settings, place);
+        }
         // the rows of a padded batch are independent: on the threads when there are some
         let rows = par::map(&batch.sources, |row| {
             let x = self.embeddings.forward(&row.ids)?; // (T, D)
@@ -170,6 +173,40 @@ impl Network for EncoderOnly {
             place.rows.push(record);
             hidden.push(row);
         }
+        Ok(Run { places: vec![place], hidden, ..Run::default() })
+    }
+}
+
+/// Whether a batch's rows can run stacked: more than one, of one length, none padded (a padded
+/// row would be attended over in the products' place of a real one).
+fn stacks(batch: &Batch) -> bool {
+    let Some(first) = batch.sources.first() else { return false };
+    batch.sources.len() > 1
+        && batch.sources.iter().all(|row| row.ids.len() == first.ids.len() && row.valid.iter().all(|&v| v))
+}
+
+impl EncoderOnly {
+    /// The batch's texts through the stack together (`transformer::encode_stacked`): each
+    /// row's weights and output with the bits of its own run, the products read once.
+    fn forward_stacked(&self, batch: &Batch, settings: &Settings, mut place: PlaceRun) -> Result<Run> {
+        let embedded = batch.sources.iter().map(|row| self.embeddings.forward(&row.ids)).collect::<Result<Vec<_>>>()?;
+        let views: Vec<_> = embedded.iter().map(|x| x.view()).collect();
+        let x = ndarray::concatenate(Axis(0), &views)
+            .map_err(|e| Error::shape(format!("stacked rows: {e}"), &[views.len()], &[]))?;
+        let mut texts = Vec::with_capacity(views.len());
+        for v in &views {
+            let start = texts.last().map_or(0, |r: &std::ops::Range<usize>| r.end);
+            texts.push(start..start + v.nrows());
+        }
+        let masks = batch.sources.iter().map(|row| place_mask(place.mask, row, row)).collect::<Result<Vec<_>>>()?;
+        let mut records: Vec<_> = batch.sources.iter().map(|row| place.record(row, row)).collect();
+        let outs =
+            transformer::encode_stacked(&self.layers, x, &texts, &masks, settings, &mut records, settings.until())?;
+        place.rows = records;
+        let hidden = outs
+            .into_iter()
+            .map(|out| Hidden { encoder: out.output, decoder: None, residuals: out.residuals })
+            .collect();
         Ok(Run { places: vec![place], hidden, ..Run::default() })
     }
 }

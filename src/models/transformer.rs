@@ -11,6 +11,8 @@
 //! Decoder-only models (GPT-2, GPT-Neo, GPT-NeoX, Llama-style) and T5 run pre-norm blocks
 //! instead (`pre_norm`).
 
+#[cfg(feature = "hf")]
+use std::ops::Range;
 use std::sync::Arc;
 
 use ndarray::Array2;
@@ -19,10 +21,14 @@ use ndarray::Array2;
 use super::decoding::{step_mask, tokens_read, LayerCache, Step, StepRows};
 use super::network::Stacked;
 use crate::attention::mask::Mask;
+#[cfg(feature = "hf")]
+use crate::attention::multi_head::rows_of;
 use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
 use crate::error::Result;
 use crate::nn::{FeedForward, LayerNorm};
+#[cfg(feature = "hf")]
+use crate::run::LayerInputs;
 use crate::run::{attend, attend_weights, RowAttention, Settings, Until};
 
 /// One post-LN encoder layer (BART's `encoder.layers.N`, BERT's `encoder.layer.N`).
@@ -81,6 +87,55 @@ pub(crate) fn encode(
         }
     }
     Ok(Stacked { output: Some(Arc::unwrap_or_clone(x)), residuals })
+}
+
+/// Whether `encode_stacked` can run `layers` as `settings` say: every block takes texts
+/// side by side, and the run turns no head off and begins at the first layer.
+#[cfg(feature = "hf")]
+pub(crate) fn stacks(layers: &[EncoderLayer], settings: &Settings) -> bool {
+    settings.edits.is_empty() && settings.start.is_none() && layers.iter().all(|l| l.self_attn.stacks())
+}
+
+/// [`encode`] for several texts at once, their tokens rows `texts` of `x` (ΣT, D), each with
+/// its own mask and record: the products take every text's rows together, each text attends
+/// over its own. Gives each text's output (or none) and residuals, with the bits `encode`
+/// gives that text alone. Only where [`stacks`] says.
+#[cfg(feature = "hf")]
+pub(crate) fn encode_stacked(
+    layers: &[EncoderLayer],
+    x: Array2<f32>,
+    texts: &[Range<usize>],
+    masks: &[Arc<Mask>],
+    settings: &Settings,
+    records: &mut [RowAttention],
+    until: Until,
+) -> Result<Vec<Stacked>> {
+    let each: Vec<&Mask> = masks.iter().map(|m| m.as_ref()).collect();
+    let mut x = x;
+    let mut residuals = vec![Vec::new(); texts.len()];
+    for (i, layer) in layers.iter().enumerate() {
+        let last = until.stops_at(i, layers.len());
+        let keep = records.iter().any(|r| r.keeps_weights());
+        let (a, outs) = layer.self_attn.forward_stacked(x.view(), texts, &each, settings.scale_scores, keep, !last)?;
+        for (((record, out), rows), mask) in records.iter_mut().zip(outs).zip(texts).zip(masks) {
+            let input = Arc::new(rows_of(x.view(), rows.clone()));
+            record.push_layer(&layer.self_attn, out, mask, LayerInputs { x_q: Arc::clone(&input), x_kv: input });
+        }
+        if last {
+            return Ok(residuals.into_iter().map(|residuals| Stacked { output: None, residuals }).collect());
+        }
+        let x1 = layer.self_attn_norm.forward_sum(x.view(), a.view()); // (ΣT, D)
+        let f = layer.ffn.forward(x1.view())?;
+        x = layer.final_norm.forward_sum(x1.view(), f.view());
+        if settings.residuals {
+            texts.iter().zip(&mut residuals).for_each(|(rows, kept)| kept.push(rows_of(x.view(), rows.clone())));
+        }
+    }
+    Ok(texts
+        .iter()
+        .zip(residuals)
+        .map(|(rows, residuals)| Stacked { output: Some(rows_of(x.view(), rows.clone())), residuals })
+        .collect())
 }
 
 /// The masks and records of a decoder stack's two attention places.

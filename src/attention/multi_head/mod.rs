@@ -16,10 +16,12 @@ use crate::error::{Error, Result};
 use crate::nn::Linear;
 pub use cache::KvCache;
 use heads::{Keep, Projected};
+pub use stacked::rows_of;
 pub use writes::HeadWrites;
 
 mod cache;
 mod heads;
+mod stacked;
 mod writes;
 
 /// The four projections of one attention block, and what the model does between them.
