@@ -15,6 +15,7 @@ fn median(mut xs: Vec<f64>) -> f64 {
 }
 
 fn main() {
+    headmap::memory::keep_freed();
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models/all-MiniLM-L6-v2");
     let read = |f: &str| {
         std::fs::read(dir.join(f)).unwrap_or_else(|e| panic!("{}: {e} (run scripts/setup)", dir.join(f).display()))

@@ -86,6 +86,7 @@ fn serve(model: &Model, ids_path: &str, settings: &Settings) {
 }
 
 fn main() {
+    headmap::memory::keep_freed();
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
     let model = load();
     match args.first().map(String::as_str) {

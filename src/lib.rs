@@ -43,6 +43,8 @@ pub mod heads;
 #[cfg(feature = "hf")]
 pub mod import;
 pub mod math;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod memory;
 pub mod models;
 pub mod nn;
 pub mod par;

@@ -275,6 +275,7 @@ enum ProbeKind {
 }
 
 fn main() -> ExitCode {
+    headmap::memory::keep_freed();
     let cli = Cli::parse();
     if let Some(n) = cli.threads {
         if let Err(e) = headmap::par::set_threads(usize::from(n)) {
