@@ -16,8 +16,9 @@ type Graph = BTreeMap<Module, BTreeSet<Module>>;
 
 /// The top-level modules in the order data flows through them (lib.rs's map): each imports only
 /// from modules before it.
-const LAYERS: [&str; 23] = [
+const LAYERS: [&str; 24] = [
     "math",
+    "memory",
     "rng",
     "cost",
     "stats",
