@@ -144,6 +144,21 @@ impl Mask {
     }
 }
 
+impl Mask {
+    /// Per query, one past the last key it may see (or, seeing none, spreads its weight over):
+    /// every key from there on is hidden from it. None when that hides under a quarter of the
+    /// keys (a padding mask): then nothing is worth leaving out. A causal mask gives i + 1.
+    pub fn reach(&self) -> Option<Vec<usize>> {
+        let (tq, tk) = self.shape();
+        let last = |row: ArrayView1<bool>| row.iter().rposition(|&a| a).map_or(0, |j| j + 1);
+        let reach: Vec<usize> = (0..tq)
+            .map(|i| last(self.allowed.row(i)).max(self.fallback.as_ref().map_or(0, |f| last(f.row(i)))))
+            .collect();
+        let seen: usize = reach.iter().sum();
+        (seen * 4 <= tq * tk * 3).then_some(reach)
+    }
+}
+
 /// Requests name masks by string; a wrong name gets the same message as everywhere else.
 impl TryFrom<String> for MaskKind {
     type Error = Error;

@@ -8,6 +8,10 @@ use ndarray::{Array1, Array2, ArrayView1, ArrayView2, ArrayViewMut1, Zip};
 use super::mask::Mask;
 use crate::error::{ensure_finite, Error, Result};
 use crate::math;
+use reach::scores_reaching;
+pub(crate) use reach::{reach_of, values_reaching};
+
+mod reach;
 
 /// What attention returns: the weights with the output.
 #[derive(Debug, Clone, PartialEq)]
@@ -117,7 +121,8 @@ fn weights_checked(
 ) -> Result<(Array2<f32>, Vec<usize>)> {
     let (tq, tk) = (q.nrows(), k.nrows());
     let mut weights = vec![0.0; tq * tk];
-    let head = weights_into(q, k, mask, steps, &mut Vec::new(), &mut weights)?;
+    let reach = reach_of(mask, tq, tk);
+    let head = weights_into(q, k, mask, steps, &mut Vec::new(), &mut weights, reach.as_deref())?;
     Ok((matrix("weights", tq, tk, weights)?, head.fully_masked_rows))
 }
 
@@ -132,7 +137,8 @@ pub(crate) struct HeadWeights {
 
 /// Writes the weights of queries `q` (Tq, d_k) over keys `k` (Tk, d_k) into `out`, (Tq, Tk)
 /// row-major, with `scratch` holding QKᵀ: then each row goes through 1. scale, 2. the position
-/// bias, 3. the mask and 4. softmax while it is in cache.
+/// bias, 3. the mask and 4. softmax while it is in cache. With `reach` ([`reach_of`] for this
+/// mask) only the scores of keys a query may see are computed.
 ///
 /// The caller has checked the shapes and that Q, K and the bias are finite; a score that
 /// overflows is an error here.
@@ -143,6 +149,7 @@ pub(crate) fn weights_into(
     steps: ScoreSteps,
     scratch: &mut Vec<f32>,
     out: &mut [f32],
+    reach: Option<&[usize]>,
 ) -> Result<HeadWeights> {
     let (tq, tk) = (q.nrows(), k.nrows());
     if out.len() != tq * tk {
@@ -150,16 +157,21 @@ pub(crate) fn weights_into(
     }
     scratch.resize(tq * tk, 0.0);
     let mut scores = matrix("scores QKᵀ", tq, tk, std::mem::take(scratch))?; // (Tq, Tk)
-    crate::par::product_into(q, k.t(), &mut scores.view_mut()); // QKᵀ, as the trace makes it
+    match reach {
+        Some(reach) => scores_reaching(q, k, reach, &mut scores.view_mut()),
+        None => crate::par::product_into(q, k.t(), &mut scores.view_mut()), // QKᵀ, as the trace makes it
+    }
     *scratch = scores.into_raw_vec_and_offset().0;
     let inv = 1.0 / steps.divisor;
     let mut head = HeadWeights { fully_masked_rows: Vec::new(), max: 0.0 };
     for (i, (s, row)) in scratch.chunks_exact(tk).zip(out.chunks_exact_mut(tk)).enumerate() {
+        // past a query's reach the scores were not computed: the mask hides those keys
+        let s = &s[..reach.map_or(tk, |r| r[i])];
         if !math::all_finite(s) {
             let j = s.iter().position(|x| !x.is_finite()).unwrap_or(0);
             return Err(Error::NonFinite { what: "scores QKᵀ".to_string(), index: vec![i, j] });
         }
-        row.copy_from_slice(s);
+        row[..s.len()].copy_from_slice(s);
         // 1. scale, 2. add the position bias, 3. mask: the trace's arithmetic, value for value
         if inv != 1.0 {
             row.iter_mut().for_each(|x| *x *= inv);

@@ -36,6 +36,8 @@ struct Pass<'a, 'k> {
     mask: Option<&'a Mask>,
     divisor: f32,
     buckets: Option<Array2<usize>>, // (Tq, Tk), T5's relative positions
+    /// Per query, the keys the mask lets it see, when leaving out the rest pays (causal masks).
+    reach: Option<Vec<usize>>,
 }
 
 impl MultiHeadAttention {
@@ -62,6 +64,7 @@ impl MultiHeadAttention {
             mask,
             divisor: self.score_scale.divisor(d_k, scale_scores),
             buckets: self.positions.buckets(p.first, tq, tk),
+            reach: sdpa::reach_of(mask, tq, tk),
         };
         let n = tq * tk;
         let mut weights = vec![0.0; if kept { self.heads * n } else { n }]; // (H, Tq, Tk) or (Tq, Tk)
@@ -152,12 +155,13 @@ impl MultiHeadAttention {
         let steps = ScoreSteps { divisor: pass.divisor, bias: bias.as_ref().map(|b| b.view()) };
         let (q, k, v) = self.head_slices(pass.p, h);
         sdpa::check_shapes(q, k, v, pass.mask, steps.bias)?;
-        let head = sdpa::weights_into(q, k, pass.mask, steps, scores, slot)?;
+        let reach = pass.reach.as_deref();
+        let head = sdpa::weights_into(q, k, pass.mask, steps, scores, slot, reach)?;
         if let (Some(v), Some(mut dest)) = (v, dest) {
             // this head's weights were just written, still in cache
             let w = ArrayView2::from_shape((q.nrows(), k.nrows()), &*slot)
                 .map_err(|_| Error::shape("weights", &[slot.len()], &[q.nrows(), k.nrows()]))?;
-            par::product_into(w, v, &mut dest); // (Tq, d_k)
+            sdpa::values_reaching(w, v, reach, &mut dest); // (Tq, d_k)
         }
         Ok(head)
     }
