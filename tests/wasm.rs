@@ -4,9 +4,6 @@
 //! scripts/test).
 #![cfg(target_arch = "wasm32")]
 
-mod common;
-
-use common::{assert_close, flat, golden};
 use headmap::wasm::{examples, weighted_sum, Model};
 use js_sys::{Array, Float32Array, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
