@@ -62,18 +62,22 @@ pub enum Error {
     #[error("{architecture} cannot write text of its own: that needs a decoder-only or an encoder–decoder model")]
     CannotGenerate { architecture: String },
 
+    #[cfg(feature = "hf")]
     /// Sampling's temperature must be above 0; without one, decoding is greedy.
     #[error("temperature {value} must be greater than 0 (leave it out for greedy decoding)")]
     BadTemperature { value: f32 },
 
+    #[cfg(feature = "hf")]
     /// Nucleus sampling keeps the smallest set of tokens whose probabilities add up to top-p.
     #[error("top-p {value} must be greater than 0 and at most 1")]
     BadTopP { value: f32 },
 
+    #[cfg(feature = "hf")]
     /// A trainer's size, seed or learning rate outside what it takes.
     #[error("the training setting {setting} is {value}: it must be {expected}")]
     BadTrainSetting { setting: String, value: String, expected: String },
 
+    #[cfg(feature = "hf")]
     /// Training stopped where the loss stopped being a number; the last good weights are kept.
     #[error("training diverged at step {step}: the loss is {loss}, so the last good weights are kept")]
     Diverged { step: usize, loss: f32 },
@@ -111,6 +115,7 @@ pub enum Error {
     #[error("the induction probe draws tokens from a vocabulary: {architecture} has none")]
     NoVocabulary { architecture: String },
 
+    #[cfg(feature = "hf")]
     #[error("{architecture} has no output head ({missing} is missing): predictions, the logit lens and patching need one; every attention view still works")]
     NoOutputHead { architecture: String, missing: String },
 

@@ -14,12 +14,12 @@
 //! schema is `docs/attention.schema.json`; [`crate::import`] reads it back, and the same
 //! document without `weights` is the metadata of the safetensors form ([`safetensors`]).
 
-use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use ndarray::{ArrayView, Axis, IxDyn};
 use serde::ser::{Serialize, SerializeSeq, Serializer};
 
+use crate::attention::place::Place;
 use crate::run::{RowAttention, Run};
 
 /// The JSON document of a run.
@@ -33,8 +33,18 @@ pub struct Export<'a> {
 
 #[derive(serde::Serialize)]
 pub struct ExportRow<'a> {
-    /// By place name: `encoder_self`, `decoder_self`, `cross`.
-    pub attention: BTreeMap<&'static str, ExportPlace<'a>>,
+    /// By place name, a JSON object whose keys come in the names' order (`cross`,
+    /// `decoder_self`, `encoder_self`). A list, not a `BTreeMap`: three keys at most, and the
+    /// map with the sort it brings was the largest thing in the toy wasm that a list does.
+    #[serde(serialize_with = "as_map")]
+    pub attention: Vec<(&'static str, ExportPlace<'a>)>,
+}
+
+/// The places in their names' order, the order of an export's keys.
+const BY_NAME: [Place; 3] = [Place::Cross, Place::DecoderSelf, Place::EncoderSelf];
+
+fn as_map<S: Serializer>(entries: &[(&'static str, ExportPlace<'_>)], serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_map(entries.iter().map(|(name, place)| (name, place)))
 }
 
 #[derive(serde::Serialize)]
@@ -94,9 +104,9 @@ fn kinds(row: &[crate::tokenize::Token]) -> Vec<&'static str> {
 pub fn export<'a>(model_type: &'a str, run: &'a Run) -> Export<'a> {
     let rows = (0..run.batch())
         .map(|b| ExportRow {
-            attention: run
-                .places
+            attention: BY_NAME
                 .iter()
+                .filter_map(|&name| run.places.iter().find(|p| p.place == name))
                 .filter_map(|p| p.rows.get(b).map(|row| (p, row)))
                 .map(|(p, row): (_, &RowAttention)| {
                     let place = ExportPlace {

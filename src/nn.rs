@@ -7,6 +7,7 @@
 use ndarray::{s, Array1, Array2, ArrayView2, ArrayViewMut2, Axis};
 
 use crate::error::{Error, Result};
+#[cfg(feature = "hf")]
 use crate::math;
 
 /// `y = x W + b`.
@@ -121,23 +122,30 @@ impl RmsNorm {
 }
 
 /// The activation functions of the feed-forward block, by the names Hugging Face configs use.
+/// The toy has the paper's ReLU; the others come with real models (the `hf` feature), and a
+/// toy-only build leaves their math out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Activation {
     /// `gelu`: x Φ(x), with the exact error function.
+    #[cfg(feature = "hf")]
     Gelu,
     /// `gelu_new`, `gelu_pytorch_tanh`: GPT-2's tanh approximation.
+    #[cfg(feature = "hf")]
     GeluTanh,
     /// `relu`: the paper's max(0, x).
     Relu,
     /// `swish`, `silu`: x σ(x).
+    #[cfg(feature = "hf")]
     Silu,
 }
 
 impl Activation {
+    #[cfg(feature = "hf")]
     pub const NAMES: [&'static str; 7] =
         ["gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "relu", "swish", "silu"];
 
     /// `None` for a name headmap does not know.
+    #[cfg(feature = "hf")]
     pub fn parse(name: &str) -> Option<Self> {
         match name {
             "gelu" => Some(Activation::Gelu),
@@ -150,6 +158,7 @@ impl Activation {
 
     pub fn apply(self, mut x: ArrayViewMut2<f32>) {
         match self {
+            #[cfg(feature = "hf")]
             Activation::Gelu => {
                 // natively, the widest SIMD the CPU has; elsewhere (wasm) the map vectorises as is
                 #[cfg(target_arch = "x86_64")]
@@ -158,11 +167,13 @@ impl Activation {
                 }
                 x.mapv_inplace(math::gelu_one)
             }
+            #[cfg(feature = "hf")]
             Activation::GeluTanh => x.mapv_inplace(|v| {
                 let c = (2.0 / std::f32::consts::PI).sqrt();
                 0.5 * v * (1.0 + (c * (v + 0.044715 * v * v * v)).tanh())
             }),
             Activation::Relu => x.mapv_inplace(|v| v.max(0.0)),
+            #[cfg(feature = "hf")]
             Activation::Silu => x.mapv_inplace(|v| v / (1.0 + (-v).exp())),
         }
     }
@@ -300,11 +311,16 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "hf")]
     fn every_activation_name_parses() {
         for name in Activation::NAMES {
             assert!(Activation::parse(name).is_some(), "{name}");
         }
         assert_eq!(Activation::parse("mish"), None);
+    }
+
+    #[test]
+    fn relu_keeps_the_positive_part() {
         let mut x = array![[-1.0f32, 0.0, 2.0]];
         Activation::Relu.apply(x.view_mut());
         assert_eq!(x, array![[0.0f32, 0.0, 2.0]]);

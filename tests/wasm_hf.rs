@@ -4,6 +4,7 @@
 //! scripts/test).
 #![cfg(all(target_arch = "wasm32", feature = "hf"))]
 
+mod common;
 mod wasm_hf_common;
 
 use headmap::wasm::Model;
@@ -11,6 +12,10 @@ use js_sys::Array;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::wasm_bindgen_test;
 use wasm_hf_common::{bert, get, js, message};
+
+fn floats(value: JsValue) -> Vec<f32> {
+    value.dyn_into::<js_sys::Float32Array>().expect("a Float32Array").to_vec()
+}
 
 fn first_place(run: &headmap::wasm::Run) -> JsValue {
     let info: JsValue = run.info().unwrap().into();
@@ -310,4 +315,36 @@ fn the_trainer_takes_the_command_lines_steps_and_becomes_a_model() {
     }
     assert!(message(Trainer::new(js(r#"{"learningRate":-1}"#))).contains("learning rate"));
     assert!(message(Trainer::new(js(r#"{"heads":5}"#))).contains("heads"));
+}
+
+/// The raw attention function, on matrices given directly: in this package only, as no page
+/// calls it (the toy-only one leaves it out).
+#[wasm_bindgen_test]
+fn raw_attention_matches_pytorch_across_the_boundary() {
+    use common::{assert_close, flat, golden};
+    use headmap::wasm::attention;
+    use js_sys::{Object, Reflect};
+    let fixture = golden();
+    for case in fixture["sdpa"].as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        let to_f32 = |key: &str| flat(&case[key]).into_iter().map(|x| x as f32).collect::<Vec<f32>>();
+        let d_k = case["q"][0].as_array().unwrap().len();
+        let d_v = case["v"][0].as_array().unwrap().len();
+        let options = Object::new();
+        let kind = case["mask"].as_str().unwrap();
+        Reflect::set(&options, &"causal".into(), &kind.starts_with("causal").into()).unwrap();
+        Reflect::set(&options, &"scale".into(), &case["scale"].as_bool().unwrap().into()).unwrap();
+        if let Some(valid) = case["key_valid"].as_array() {
+            let arr: Array = valid.iter().map(|b| JsValue::from(b.as_bool().unwrap())).collect();
+            Reflect::set(&options, &"keyValid".into(), &arr).unwrap();
+        }
+        let got: JsValue =
+            attention(&to_f32("q"), &to_f32("k"), &to_f32("v"), d_k, d_v, options.unchecked_into()).unwrap().into();
+        assert_close(&floats(get(&get(&got, "weights"), "data")), &flat(&case["weights"]), 1e-5, name);
+        assert_close(&floats(get(&get(&got, "output"), "data")), &flat(&case["output"]), 1e-5, name);
+    }
+    let none = || JsValue::UNDEFINED.unchecked_into();
+    assert!(message(attention(&[1.0, 2.0, 3.0], &[1.0, 2.0], &[1.0], 2, 1, none())).contains("do not fill rows of 2"));
+    assert!(message(attention(&[f32::NAN, 0.0], &[1.0, 2.0], &[1.0], 2, 1, none())).contains("non-finite"));
+    assert!(message(attention(&[1.0, 0.0], &[1.0, 2.0, 3.0, 4.0], &[1.0], 2, 1, none())).contains("`K` has shape"));
 }

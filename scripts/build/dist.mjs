@@ -6,6 +6,7 @@ import { gzipSync } from "node:zlib";
 import { build, transform } from "esbuild";
 import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { TOY_BUDGET_KIB, toyDownload } from "./toy-download.mjs";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const WWW = join(ROOT, "www");
@@ -222,18 +223,12 @@ async function sizes(dir) {
 const all = await sizes(OUT);
 const sum = (list) => list.reduce((a, f) => ({ raw: a.raw + f.raw, gz: a.gz + f.gz }), { raw: 0, gz: 0 });
 const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
-// what a page with a toy heatmap widget downloads: the JS it imports before its first figure,
-// the worker, and the small wasm; the views loaded on first use are counted apart
-// and the words of the page's one language (the Korean ones are the larger); the error words
-// come at a widget's first error, and the find-heads views with their words on first use
-const eagerFiles = new Set(JSON.parse(await readFile(join(OUT, "js", "chunks", "eager.json"), "utf8")));
-const words = (lang) => all.filter((f) => new RegExp(`^js/chunks/${lang}-\\w+\\.js$`).test(f.path));
-const base = all.filter((f) => eagerFiles.has(f.path) || ["pkg/headmap.js", "pkg/headmap_bg.wasm"].includes(f.path));
-const toy = sum([...base, ...words("ko")]);
-const toyEn = sum([...base, ...words("en")]);
+// what a page with a toy heatmap widget downloads (toy-download.mjs says which files)
+const toy = await toyDownload(OUT, "ko");
+const toyEn = await toyDownload(OUT, "en");
 const views = sum(all.filter((f) => /^js\/chunks\/(lines|mixing|pipeline|steps)-figure-/.test(f.path)));
 const errorWords = sum(all.filter((f) => /^js\/chunks\/errors-/.test(f.path)));
 const real = sum(all.filter((f) => f.path.startsWith("pkg-hf/") && !f.path.endsWith(".d.ts")));
 const twin = sum(all.filter((f) => f.path.startsWith("pkg-hf-relaxed/") && !f.path.endsWith(".d.ts")));
 const model = sum(all.filter((f) => f.path.startsWith("models/")));
-console.log(`[dist] dist/headmap: toy widget ${kib(toy.gz)} gzipped on a Korean page (${kib(toy.raw)}), ${kib(toyEn.gz)} on an English one, JS + toy wasm; the steps, mixing, pipeline and lines views add ${kib(views.gz)} on first use, the error words ${kib(errorWords.gz)} at the first error; real models add ${kib(real.gz)} gzipped (${kib(twin.gz)} in the relaxed-SIMD twin); the trained models ${kib(model.raw)}`);
+console.log(`[dist] dist/headmap: toy widget ${kib(toy.gz)} gzipped on a Korean page (${kib(toy.raw)}), ${kib(toyEn.gz)} on an English one, JS + toy wasm (budget ${TOY_BUDGET_KIB} KiB); the steps, mixing, pipeline and lines views add ${kib(views.gz)} on first use, the error words ${kib(errorWords.gz)} at the first error; real models add ${kib(real.gz)} gzipped (${kib(twin.gz)} in the relaxed-SIMD twin); the trained models ${kib(model.raw)}`);

@@ -24,7 +24,9 @@ use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::attention::mask::{Mask, MaskKind};
+#[cfg(feature = "hf")]
+use crate::attention::mask::Mask;
+use crate::attention::mask::MaskKind;
 use crate::attention::place::Place;
 use crate::attention::sdpa;
 use crate::error::{Error, Result};
@@ -58,6 +60,7 @@ pub use run::Run;
 pub use threads::thread_count;
 #[cfg(feature = "threads")]
 pub use threads::{init_thread_pool, panic_on_a_thread, report_thread_panics};
+#[cfg(feature = "hf")]
 use trace::StepsOut;
 #[cfg(feature = "hf")]
 pub use train::Trainer;
@@ -271,6 +274,7 @@ impl Model {
     }
 }
 
+#[cfg(feature = "hf")]
 #[derive(Deserialize, Default)]
 #[serde(default, rename_all = "camelCase", deny_unknown_fields)]
 struct AttentionOptions {
@@ -281,7 +285,9 @@ struct AttentionOptions {
 
 /// Scaled dot-product attention on matrices given directly, every step returned like
 /// `Model.trace`. `q` is `[Tq, d_k]`, `k` `[Tk, d_k]`, `v` `[Tk, d_v]`, row-major;
-/// `options`: `{ causal?: boolean, keyValid?: boolean[], scale?: boolean }`.
+/// `options`: `{ causal?: boolean, keyValid?: boolean[], scale?: boolean }`. No page calls it,
+/// so the toy-only package, a widget's download, leaves it to the one with real models.
+#[cfg(feature = "hf")]
 #[wasm_bindgen]
 pub fn attention(
     q: &[f32],

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 
+import { TOY_BUDGET_KIB, toyDownload } from "../../scripts/build/toy-download.mjs";
 import { serve } from "../../scripts/serve.mjs";
 import { BLOG_CSP, FIXTURES, ROOT, SHOTS, openBlog } from "./harness.mjs";
 
@@ -268,6 +269,15 @@ describe("the widget on a blog", () => {
     for (const c of cases) await page.locator(`#${c.id}`).screenshot({ path: join(SHOTS, `widget-${c.id}.png`) });
     assert.deepEqual(page.consoleErrors, []);
     assert.deepEqual(await page.evaluate(() => globalThis.__csp), []);
+  });
+
+  it(`downloads at most ${TOY_BUDGET_KIB} KiB gzipped for a toy widget, on a Korean page and on an English one`, async () => {
+    // sizes only: the same build gives the same bytes (scripts/bench/widget-budget.mjs times it)
+    for (const lang of ["ko", "en"]) {
+      const { files, gz } = await toyDownload(DIST, lang);
+      const list = files.map((f) => `${f.path} ${f.gz}`).join(", ");
+      assert.ok(gz <= TOY_BUDGET_KIB * 1024, `${lang}: ${(gz / 1024).toFixed(1)} KiB gzipped, over the budget: ${list}`);
+    }
   });
 
   it("shows what the author put inside to readers without JavaScript", async () => {

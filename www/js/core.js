@@ -11,26 +11,30 @@
 // multiply–add) for browsers that have it.
 
 import initToy, * as toyPkg from "../pkg/headmap.js";
-import * as compute from "./compute.js";
 import { coded } from "./errors.js";
 
 let toyReady = null;
 let hfReady = null;
 
+/** How real models are computed here (compute.js): loaded with their package, so never by a page of toy widgets. */
+const computing = () => import("./compute.js");
+
 /** The package with real-model support, loaded once, with its memory (for the peak). */
 function hf() {
-  hfReady ??= compute
-    .threaded(() =>
-      compute.started(
-        ["pkg-hf-threads-relaxed", () => import("../pkg-hf-threads-relaxed/headmap.js")],
-        ["pkg-hf-threads", () => import("../pkg-hf-threads/headmap.js")],
-      ),
-    )
-    .then((loaded) => loaded ?? single());
+  hfReady ??= computing().then((compute) =>
+    compute
+      .threaded(() =>
+        compute.started(
+          ["pkg-hf-threads-relaxed", () => import("../pkg-hf-threads-relaxed/headmap.js")],
+          ["pkg-hf-threads", () => import("../pkg-hf-threads/headmap.js")],
+        ),
+      )
+      .then((loaded) => loaded ?? single(compute)),
+  );
   return hfReady;
 }
 
-async function single() {
+async function single(compute) {
   const { pkg, wasm, name } = await compute.started(
     ["pkg-hf-relaxed", () => import("../pkg-hf-relaxed/headmap.js")],
     ["pkg-hf", () => import("../pkg-hf/headmap.js")],
@@ -48,8 +52,8 @@ export async function panicOnAThread() {
 }
 
 /** How real models are computed on this page, once their package has loaded. */
-export function computeInfo() {
-  return compute.computeInfo(hfReady);
+export async function computeInfo() {
+  return (await computing()).computeInfo(hfReady);
 }
 
 async function toy() {
