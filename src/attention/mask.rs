@@ -142,9 +142,7 @@ impl Mask {
     pub fn fully_masked_rows(&self) -> Vec<usize> {
         self.allowed.rows().into_iter().enumerate().filter(|(_, row)| !row.iter().any(|&a| a)).map(|(i, _)| i).collect()
     }
-}
 
-impl Mask {
     /// Per query, one past the last key it may see (or, seeing none, spreads its weight over):
     /// every key from there on is hidden from it. None when that hides under a quarter of the
     /// keys (a padding mask): then nothing is worth leaving out. A causal mask gives i + 1.

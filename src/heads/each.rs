@@ -67,13 +67,11 @@ pub fn each_text(
         Err(_) if group.len() > 1 => group.iter().map(|&i| run(&[i]).and_then(|alone| score(&alone, 0))).collect(),
         Err(e) => vec![Err(e)],
     });
-    let mut out: Vec<Option<Result<TextScores>>> = texts.iter().map(|_| None).collect();
-    for (group, results) in groups.iter().zip(done) {
-        for (&i, result) in group.iter().zip(results) {
-            out[i] = Some(result);
-        }
-    }
-    out.into_iter().map(|r| r.unwrap_or_else(|| Err(Error::EmptyText))).collect()
+    // every text is in one group: back in the texts' order
+    let mut out: Vec<(usize, Result<TextScores>)> =
+        groups.iter().flatten().copied().zip(done.into_iter().flatten()).collect();
+    out.sort_unstable_by_key(|(i, _)| *i);
+    out.into_iter().map(|(_, result)| result).collect()
 }
 
 /// The most tokens run together: an encoder's products are as fast per row from here on, and
@@ -91,12 +89,12 @@ fn groups(model: &Model, texts: &[String]) -> Vec<Vec<usize>> {
             groups.push(vec![i]);
             continue;
         };
-        let most = (TOGETHER_ROWS / length.max(1)).clamp(1, MAX_BATCH);
-        match open.iter_mut().position(|(l, _)| *l == length) {
-            Some(k) => open[k].1.push(i),
-            None => open.push((length, vec![i])),
-        }
-        if let Some(k) = open.iter().position(|(l, g)| *l == length && g.len() >= most) {
+        let k = open.iter().position(|(l, _)| *l == length).unwrap_or_else(|| {
+            open.push((length, Vec::new()));
+            open.len() - 1
+        });
+        open[k].1.push(i);
+        if open[k].1.len() >= (TOGETHER_ROWS / length.max(1)).clamp(1, MAX_BATCH) {
             groups.push(open.swap_remove(k).1);
         }
     }

@@ -193,11 +193,13 @@ impl EncoderOnly {
         let views: Vec<_> = embedded.iter().map(|x| x.view()).collect();
         let x = ndarray::concatenate(Axis(0), &views)
             .map_err(|e| Error::shape(format!("stacked rows: {e}"), &[views.len()], &[]))?;
-        let mut texts = Vec::with_capacity(views.len());
-        for v in &views {
-            let start = texts.last().map_or(0, |r: &std::ops::Range<usize>| r.end);
-            texts.push(start..start + v.nrows());
-        }
+        let texts: Vec<_> = views
+            .iter()
+            .scan(0, |start, v| {
+                *start += v.nrows();
+                Some(*start - v.nrows()..*start)
+            })
+            .collect();
         let masks = batch.sources.iter().map(|row| place_mask(place.mask, row, row)).collect::<Result<Vec<_>>>()?;
         let mut records: Vec<_> = batch.sources.iter().map(|row| place.record(row, row)).collect();
         let outs =

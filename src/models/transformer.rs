@@ -113,9 +113,9 @@ pub(crate) fn encode_stacked(
     let each: Vec<&Mask> = masks.iter().map(|m| m.as_ref()).collect();
     let mut x = x;
     let mut residuals = vec![Vec::new(); texts.len()];
+    let keep = records.iter().any(|r| r.keeps_weights());
     for (i, layer) in layers.iter().enumerate() {
         let last = until.stops_at(i, layers.len());
-        let keep = records.iter().any(|r| r.keeps_weights());
         let (a, outs) = layer.self_attn.forward_stacked(x.view(), texts, &each, settings.scale_scores, keep, !last)?;
         for (((record, out), rows), mask) in records.iter_mut().zip(outs).zip(texts).zip(masks) {
             let input = Arc::new(rows_of(x.view(), rows.clone()));
