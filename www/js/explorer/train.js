@@ -10,7 +10,7 @@ import { coded } from "../errors.js";
 import { RANGES } from "../settings.js";
 import { TRAIN } from "../strings/train.js";
 import { el, sizeCanvas } from "../views/dom.js";
-import { cssNumber } from "../views/sizes.js";
+import { cssNumber, cssSizeOf } from "../views/sizes.js";
 import { chartWidth, drawCurves, headColor, layerKeys, thinned } from "../views/curves.js";
 
 addStrings(TRAIN);
@@ -36,7 +36,11 @@ export class Training {
   #until = 0;
   #frame = 0;
   #links = [];
-  #thumbsDrawn = ""; // the step and size the probe's heatmaps show
+  #plan = { layers: 2, heads: 4, until: 3000 }; // the settings as typed, the last ones that were valid
+  #figures = []; // a head's figure each: { node, canvas, induction, previous }, kept from draw to draw
+  #figuresShape = ""; // the layers and heads they are made for
+  #thumbsDrawn = ""; // the step, shape, size and language the heads' figures show
+  #legendDrawn = ""; // the layers and language of the colour key
 
   constructor(app) {
     this.#app = app;
@@ -49,7 +53,11 @@ export class Training {
     $("train-reset").addEventListener("click", () => this.#reset());
     $("train-keep").addEventListener("click", () => this.#keep());
     addEventListener("resize", () => this.#schedule());
-    $("train-panel").querySelector(".train-settings").addEventListener("input", () => this.#label());
+    // before a session the charts' axis and the heads' figures follow the settings as typed
+    $("train-panel").querySelector(".train-settings").addEventListener("input", () => {
+      this.#label();
+      if (!this.#session) this.#schedule();
+    });
   }
 
   applyLanguage() {
@@ -108,7 +116,7 @@ export class Training {
     const session = this.#session;
     this.#running(true);
     this.#since = performance.now();
-    const thumb = Math.round(this.#thumbSize() * Math.min(globalThis.devicePixelRatio || 1, 3));
+    const thumb = Math.round(this.#thumbSize($("train-panel").clientWidth, asked.settings.heads) * Math.min(globalThis.devicePixelRatio || 1, 3));
     try {
       await client.call("train", { session, settings: asked.settings, until: asked.until, thumb }, { signal, onProgress: (out) => session === this.#session && this.#progress(out) });
     } catch (e) {
@@ -184,6 +192,7 @@ export class Training {
     let resume = false;
     try {
       const { settings, until } = this.#read();
+      this.#plan = { layers: settings.layers, heads: settings.heads, until };
       resume = !this.#since && Boolean(this.#made) && JSON.stringify(this.#made) === JSON.stringify(settings) && this.#steps.xs.length < until;
     } catch {
       // settings it would refuse: Train says why
@@ -245,20 +254,29 @@ export class Training {
       : `${T("train.noPhase")} ${T("train.phaseRule")}`;
   }
 
-  /** The CSS size of one head's probe heatmap: the heads of a layer side by side in the panel. */
-  #thumbSize() {
-    const heads = Number(this.#app.$("train-heads").value) || 4;
-    const room = (this.#app.$("train-panel").clientWidth || 600) - 40;
-    return Math.max(48, Math.min(120, Math.floor(room / heads) - 10));
+  /** The CSS size of one head's probe heatmap in a panel `panel` CSS pixels wide: the `heads` of a layer side by side. */
+  #thumbSize(panel, heads) {
+    return Math.max(48, Math.min(120, Math.floor(((panel || 600) - 40) / heads) - 10));
   }
 
+  /** The model drawn: the session's, else the settings as typed. */
+  #shape() {
+    const { layers, heads } = this.#made ?? this.#plan;
+    return { layers, heads };
+  }
+
+  /**
+   * The charts and every head's figure. They are there from the page's start, empty, with the
+   * axis and the heads the settings ask for, so a reader sees what will be drawn; a session only
+   * draws into them. Made while it trains, they were its one long task: the panel laid out anew,
+   * a font looked up for each text size not yet on the page, a canvas buffer for each new canvas
+   * (docs/perf-notes.md). The panel's width is read once, before anything is written.
+   */
   #draw() {
     const { $, T, lang } = this.#app;
-    // the charts' first appearance lays out the panel anew: the heads' thumbnails wait a frame
-    const appearing = $("train-charts").hidden && !!this.#session;
-    $("train-charts").hidden = !this.#session;
-    const width = Math.max(240, ($("train-panel").clientWidth || 600) - 30);
-    const xMax = Math.max(this.#until, 50);
+    const panel = $("train-panel").clientWidth || 600;
+    const width = Math.max(240, panel - 30);
+    const xMax = Math.max(this.#session ? this.#until : this.#plan.until, 50);
     const marks = this.#phase ? [{ x: this.#phase.step, label: T("train.phaseMark"), color: "#b2182b" }] : [];
     const steps = this.#scores.map((s) => s.step);
     const chart = (id, title, series, options = {}) => {
@@ -279,44 +297,61 @@ export class Training {
       );
       chart(id, title, series);
     }
-    const layers = this.#scores[0]?.induction.length ?? 0;
-    $("train-legend").replaceChildren(
-      ...layerKeys(layers, (layer) => T("train.lineLayer", { layer: layer + 1 })),
-    );
-    if (appearing) requestAnimationFrame(() => this.#drawThumbs());
-    else this.#drawThumbs();
+    const { layers } = this.#shape();
+    if (this.#legendDrawn !== `${layers} ${lang}`) {
+      this.#legendDrawn = `${layers} ${lang}`;
+      $("train-legend").replaceChildren(...layerKeys(layers, (layer) => T("train.lineLayer", { layer: layer + 1 })));
+    }
+    this.#drawThumbs(panel);
   }
 
-  /** Every head's attention on the probe at the last scored step, a layer a row. */
-  #drawThumbs() {
+  /**
+   * Every head's attention on the probe at the last scored step, a layer a row; before the
+   * first, an empty figure for each head. The figures are made again only when the number of
+   * heads changes: a scored step draws into their canvases and sets their numbers.
+   */
+  #drawThumbs(panel) {
     const { $, T, lang } = this.#app;
     const last = this.#scores.at(-1);
-    $("train-heads-out").hidden = !last;
-    if (!last) return $("train-thumbs").replaceChildren();
-    $("train-heads-title").textContent = T("train.heads.title", { step: last.step.toLocaleString(lang) });
-    $("train-heads-hint").textContent = T("train.heads.hint", { length: this.#probe.split(" ").length / 2 });
-    const heads = last.induction[0].length;
-    const size = this.#thumbSize();
-    if (this.#thumbsDrawn === `${last.step} ${size} ${lang}`) return;
-    this.#thumbsDrawn = `${last.step} ${size} ${lang}`;
-    const cells = [];
-    last.induction.forEach((row, layer) =>
-      row.forEach((score, head) => {
-        const bitmap = this.#thumbs[layer * heads + head];
-        const canvas = el("canvas");
-        const label = T("train.headLabel", { layer: layer + 1, head: head + 1, induction: score.toFixed(2), previous: last.previousToken[layer][head].toFixed(2) });
-        if (bitmap) {
-          const { ctx } = sizeCanvas(canvas, size, (size * bitmap.height) / bitmap.width);
-          ctx.imageSmoothingEnabled = false;
-          ctx.drawImage(bitmap, 0, 0, size, (size * bitmap.height) / bitmap.width);
-        }
-        canvas.setAttribute("role", "img");
-        canvas.setAttribute("aria-label", label);
-        cells.push(el("figure", { class: "train-head" }, canvas, el("figcaption", { text: `L${layer + 1} H${head + 1}` }), el("span", { class: "small-label", text: `${T("train.short.induction")} ${score.toFixed(2)}` }), el("span", { class: "small-label", text: `${T("train.short.previous")} ${last.previousToken[layer][head].toFixed(2)}` })));
-      }),
-    );
-    $("train-thumbs").replaceChildren(...cells);
-    cssNumber($("train-thumbs"), "heads", heads);
+    const { layers, heads } = this.#shape();
+    const size = this.#thumbSize(panel, heads);
+    const key = `${last?.step} ${layers}x${heads} ${size} ${lang}`;
+    if (this.#thumbsDrawn === key) return;
+    this.#thumbsDrawn = key;
+    $("train-heads-title").textContent = last ? T("train.heads.title", { step: last.step.toLocaleString(lang) }) : T("train.heads.before");
+    $("train-heads-hint").textContent = last ? `${T("train.heads.probe", { length: this.#probe.split(" ").length / 2 })} ${T("train.heads.hint")}` : T("train.heads.hint");
+    if (this.#figuresShape !== `${layers}x${heads}`) {
+      this.#figuresShape = `${layers}x${heads}`;
+      this.#figures = Array.from({ length: layers * heads }, (_, i) => {
+        const figure = { canvas: el("canvas", { role: "img" }), induction: el("span", { class: "small-label" }), previous: el("span", { class: "small-label" }) };
+        figure.node = el("figure", { class: "train-head" }, figure.canvas, el("figcaption", { text: `L${Math.floor(i / heads) + 1} H${(i % heads) + 1}` }), figure.induction, figure.previous);
+        return figure;
+      });
+      $("train-thumbs").replaceChildren(...this.#figures.map((f) => f.node));
+      cssNumber($("train-thumbs"), "heads", heads);
+    }
+    const n = (v) => (v === undefined ? "—" : v.toFixed(2));
+    this.#figures.forEach(({ canvas, induction, previous }, i) => {
+      const [layer, head] = [Math.floor(i / heads), i % heads];
+      const bitmap = last && this.#thumbs[i];
+      const height = bitmap ? (size * bitmap.height) / bitmap.width : size;
+      const drawn = cssSizeOf(canvas);
+      // sized again only when its size changes: sizing a canvas resets it
+      const same = drawn?.width === size && Math.abs(drawn.height - height) < 0.01;
+      const ctx = same ? canvas.getContext("2d") : sizeCanvas(canvas, size, height).ctx;
+      ctx.clearRect(0, 0, size, height);
+      if (bitmap) {
+        ctx.imageSmoothingEnabled = false;
+        ctx.drawImage(bitmap, 0, 0, size, height);
+      } else {
+        ctx.fillStyle = "#f4f4f4";
+        ctx.fillRect(0, 0, size, height);
+      }
+      const scores = { induction: n(last?.induction[layer][head]), previous: n(last?.previousToken[layer][head]) };
+      canvas.setAttribute("aria-label", T("train.headLabel", { layer: layer + 1, head: head + 1, ...scores }));
+      induction.textContent = `${T("train.short.induction")} ${scores.induction}`;
+      previous.textContent = `${T("train.short.previous")} ${scores.previous}`;
+    });
   }
 
   /** The model as it is now: one more choice in the picker, open in every view, and its files to download. */
