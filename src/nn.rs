@@ -49,9 +49,9 @@ impl Linear {
         if x.ncols() != self.d_in() {
             return Err(Error::shape("input", &[x.nrows(), x.ncols()], &[x.nrows(), self.d_in()]));
         }
-        Ok(crate::par::product_then(x, self.weight.view(), |mut y| {
+        Ok(crate::par::product_then(x, self.weight.view(), |mut y, columns| {
             if let Some(b) = &self.bias {
-                y += b;
+                y += &b.slice(s![columns]);
             }
             then(y)
         })) // (T, d_out)

@@ -16,6 +16,7 @@
 //! process that used rayon before keeps the pool it started.
 //! The toy-only build has no threads at all.
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use ndarray::{Array2, ArrayView2, ArrayViewMut2, Axis};
@@ -38,6 +39,22 @@ pub const ROWS_SPLIT_VALUES: usize = 1 << 15;
 /// A layer's heads go to threads when their products together are at least this many
 /// multiply–adds (H · Tq · Tk · d_k): at 16 tokens MiniLM's heads stay on one thread.
 pub const HEADS_SPLIT_FLOPS: usize = 1 << 18;
+
+/// Natively, a product whose rows give each thread fewer than this many splits by columns: each
+/// thread then reads its part of the weights, not all of them, and each part serves every row.
+/// Short texts, which stay whole by rows, gain most: MiniLM at 16 tokens on two threads took
+/// 1.7 ms instead of 2.3. Past it rows split better (at 128 and 512 tokens columns were 4 % and
+/// 8 % slower; `docs/perf-notes.md`). In wasm the products split by rows alone: the page's
+/// thresholds were measured so.
+#[cfg(not(target_arch = "wasm32"))]
+pub const COLUMNS_BELOW_ROWS: usize = 64;
+#[cfg(target_arch = "wasm32")]
+pub const COLUMNS_BELOW_ROWS: usize = 0;
+
+/// A piece of columns starts at a multiple of this: a whole number of the kernels' widest
+/// tiles (32 columns), so a column is in a whole tile or the last partial one as it is in the
+/// whole product.
+pub const COLUMN_STEP: usize = 32;
 
 static SPLIT_ALL: AtomicBool = AtomicBool::new(false);
 
@@ -73,6 +90,14 @@ pub fn pool(n: usize) -> Result<rayon::ThreadPool> {
         .map_err(|e| crate::error::Error::Thread { reason: e.to_string() })
 }
 
+/// `f` on one of the pool's threads, when there are several and this thread is not one of
+/// them (a program's main thread, the page's worker). Work that the forward splits is then
+/// shared between pool threads directly: from outside the pool each split is handed in and
+/// the caller sleeps until it is done, and every layer's dozen splits each woke it again.
+pub fn inside<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    imp::inside(f)
+}
+
 /// `f` over `items`, in order; in parallel when there are threads and more than one item.
 pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
     imp::map(items, f)
@@ -82,33 +107,57 @@ pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> 
 /// row's sums are the ones the whole product makes (the kernel sums along d_in in the same
 /// blocks for any number of rows), so the result does not depend on the split.
 pub fn product(x: ArrayView2<f32>, w: ArrayView2<f32>) -> Array2<f32> {
-    product_then(x, w, |_| {})
+    product_then(x, w, |_, _| {})
 }
 
-/// [`product`], then `then` on each piece of rows of the result by the thread that made it,
-/// while they are in its cache (a bias, an activation): `then` must treat every row alike.
+/// [`product`], then `then` on each piece of the result by the thread that made it, while
+/// it is in its cache (a bias, an activation), with the columns the piece holds: `then` must
+/// treat every row alike. A product splits by rows where each thread gets many of them;
+/// natively, one of few rows splits by columns instead (see [`COLUMNS_BELOW_ROWS`]).
 pub fn product_then(
     x: ArrayView2<f32>,
     w: ArrayView2<f32>,
-    then: impl Fn(ArrayViewMut2<f32>) + Sync + Send,
+    then: impl Fn(ArrayViewMut2<f32>, Range<usize>) + Sync + Send,
 ) -> Array2<f32> {
     // rows laid out in order, so that every piece takes the same kernel as the whole would
     let x = x.as_standard_layout();
     let x = x.view();
     let (rows, d_in, d_out) = (x.nrows(), x.ncols(), w.ncols());
-    let chunk = rows_per_piece(rows);
     let mut y = Array2::zeros((rows, d_out));
-    if chunk >= rows || !worth_splitting(rows.saturating_mul(d_in).saturating_mul(d_out), PRODUCT_SPLIT_FLOPS) {
-        product_into(x, w, &mut y.view_mut());
-        then(y.view_mut());
-        return y;
+    if threads() > 1 && worth_splitting(rows.saturating_mul(d_in).saturating_mul(d_out), PRODUCT_SPLIT_FLOPS) {
+        if let Some(width) = columns_per_piece(rows, d_out) {
+            let pieces: Vec<_> =
+                w.axis_chunks_iter(Axis(1), width).zip(y.axis_chunks_iter_mut(Axis(1), width)).enumerate().collect();
+            imp::each(pieces, |(i, (w, mut y))| {
+                product_into(x, w, &mut y);
+                let first = i * width;
+                then(y, first..first + w.ncols());
+            });
+            return y;
+        }
+        let chunk = rows_per_piece(rows);
+        if chunk < rows {
+            let pieces: Vec<_> =
+                x.axis_chunks_iter(Axis(0), chunk).zip(y.axis_chunks_iter_mut(Axis(0), chunk)).collect();
+            imp::each(pieces, |(x, mut y)| {
+                product_into(x, w, &mut y);
+                then(y, 0..d_out);
+            });
+            return y;
+        }
     }
-    let pieces: Vec<_> = x.axis_chunks_iter(Axis(0), chunk).zip(y.axis_chunks_iter_mut(Axis(0), chunk)).collect();
-    imp::each(pieces, |(x, mut y)| {
-        product_into(x, w, &mut y);
-        then(y);
-    });
+    product_into(x, w, &mut y.view_mut());
+    then(y.view_mut(), 0..d_out);
     y
+}
+
+/// The columns of a piece when a product of `rows` rows and `d_out` columns splits by columns:
+/// about one piece a thread, each a multiple of [`COLUMN_STEP`]; none when it splits by rows.
+fn columns_per_piece(rows: usize, d_out: usize) -> Option<usize> {
+    let threads = threads();
+    let few_rows = rows.div_ceil(threads) < COLUMNS_BELOW_ROWS;
+    let width = d_out.div_ceil(threads).next_multiple_of(COLUMN_STEP);
+    (few_rows && width < d_out).then_some(width)
 }
 
 /// `f` on pieces of `y`'s rows, on the threads when `y` is large enough: for passes that treat
@@ -198,6 +247,15 @@ mod imp {
         }
     }
 
+    pub fn inside<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+        if threads() > 1 && rayon::current_thread_index().is_none() {
+            // a scope runs its body on a pool thread when called from outside the pool
+            rayon::scope(|_| f())
+        } else {
+            f()
+        }
+    }
+
     pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
         if items.len() < 2 || threads() == 1 {
             return items.iter().map(f).collect();
@@ -225,6 +283,10 @@ mod imp {
         }
     }
 
+    pub fn inside<R>(f: impl FnOnce() -> R) -> R {
+        f()
+    }
+
     pub fn map<T, R>(items: &[T], f: impl Fn(&T) -> R) -> Vec<R> {
         items.iter().map(f).collect()
     }
@@ -249,6 +311,35 @@ mod tests {
             let split = pool(n).unwrap().install(|| product(x.view(), w.view()));
             assert_eq!(split, whole, "{n} threads");
         }
+    }
+
+    #[test]
+    fn a_product_split_by_columns_equals_the_whole_one_with_its_bias() {
+        // 16 rows split by columns natively; 160 columns make pieces of 96 + 64 on two
+        // threads and 64 + 64 + 32 on three
+        let x = Array2::from_shape_fn((16, 384), |(i, j)| ((i * 29 + j * 11) % 83) as f32 / 83.0 - 0.5);
+        let w = Array2::from_shape_fn((384, 160), |(i, j)| ((i * 7 + j * 19) % 101) as f32 / 101.0 - 0.5);
+        let bias = ndarray::Array1::from_shape_fn(160, |j| j as f32 / 7.0);
+        let biased = || product_then(x.view(), w.view(), |mut y, columns| y += &bias.slice(ndarray::s![columns]));
+        let whole = pool(1).unwrap().install(biased);
+        assert_eq!(whole, product_here(x.view(), w.view()) + &bias);
+        for n in [2, 3] {
+            #[cfg(not(target_arch = "wasm32"))]
+            assert!(pool(n).unwrap().install(|| columns_per_piece(16, 160)).is_some(), "{n} threads split by columns");
+            assert_eq!(pool(n).unwrap().install(biased), whole, "{n} threads");
+        }
+    }
+
+    #[test]
+    fn inside_runs_on_a_pool_thread_and_gives_what_it_computes() {
+        // from the test's own thread, outside the global pool: on it when it has several threads
+        assert_eq!(rayon::current_thread_index(), None);
+        assert_eq!(inside(rayon::current_thread_index).is_some(), threads() > 1);
+        assert_eq!(inside(|| 6 * 7), 42);
+        // already on a pool's thread, it stays there
+        let two = pool(2).unwrap();
+        let here = two.install(|| (rayon::current_thread_index(), inside(rayon::current_thread_index)));
+        assert_eq!(here.0, here.1);
     }
 
     #[test]

@@ -158,9 +158,13 @@ impl Writer {
             return Ok(None);
         }
         let head = model.output_head()?;
-        let out = model.net.decode_step(&mut self.state, &self.input, &self.settings)?;
-        let last = out.hidden.nrows().checked_sub(1).ok_or(Error::EmptyText)?;
-        let mut logits = head.logits_one(out.hidden.row(last))?; // (V,)
+        let (state, input, settings) = (&mut self.state, &self.input, &self.settings);
+        let (out, last, mut logits) = crate::par::inside(|| {
+            let out = model.net.decode_step(state, input, settings)?;
+            let last = out.hidden.nrows().checked_sub(1).ok_or(Error::EmptyText)?;
+            let logits = head.logits_one(out.hidden.row(last))?; // (V,)
+            Ok::<_, Error>((out, last, logits))
+        })?;
         for &b in &self.banned {
             if let Some(l) = logits.get_mut(b as usize) {
                 *l = f32::NEG_INFINITY;

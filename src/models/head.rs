@@ -50,9 +50,9 @@ impl OutputHead {
     /// The logits of every row of `h` (T, D): (T, V).
     pub fn logits(&self, h: ArrayView2<f32>) -> Result<Array2<f32>> {
         let x = self.projected(h)?; // (T, D)
-        Ok(crate::par::product_then(x.view(), self.weight.t(), |mut y| {
+        Ok(crate::par::product_then(x.view(), self.weight.t(), |mut y, columns| {
             if let Some(b) = &self.bias {
-                y += b;
+                y += &b.slice(ndarray::s![columns]);
             }
         })) // (T, V)
     }

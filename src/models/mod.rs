@@ -210,7 +210,8 @@ impl Model {
             Store::Auto => Store::OnDemand,
             chosen => chosen,
         };
-        let run = self.net.forward(batch, &Settings { store, ..settings.clone() })?;
+        let settings = Settings { store, ..settings.clone() };
+        let run = crate::par::inside(|| self.net.forward(batch, &settings))?;
         Ok(Run { edits: settings.edits.clone(), ..run })
     }
 

@@ -69,7 +69,7 @@ impl MultiHeadAttention {
             Error::check_index("head", head, self.heads)?;
             edit.apply(z.slice_mut(s![.., head * d..(head + 1) * d]))?;
         }
-        let y = crate::par::product_then(z.view(), self.w_o.weight.view(), |_| {}); // (Tq, D), no bias
+        let y = crate::par::product_then(z.view(), self.w_o.weight.view(), |_, _| {}); // (Tq, D), no bias
         let tq = z.nrows();
         let mut norms = Array2::zeros((self.heads, tq));
         let mut shares = Array2::zeros((self.heads, tq));
@@ -96,6 +96,6 @@ impl MultiHeadAttention {
     /// `x` (T, d_k) through head `h`'s rows of W_O: (T, D).
     fn through_w_o(&self, x: ArrayView2<f32>, h: usize) -> Array2<f32> {
         let d = self.head_dim;
-        crate::par::product_then(x, self.w_o.weight.slice(s![h * d..(h + 1) * d, ..]), |_| {})
+        crate::par::product_then(x, self.w_o.weight.slice(s![h * d..(h + 1) * d, ..]), |_, _| {})
     }
 }
