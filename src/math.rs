@@ -5,6 +5,8 @@
 //! Softmax gives `exp` arguments that are never positive (a score minus its row's largest), so
 //! [`exp_neg`] is written for x ≤ 0 only.
 
+use std::mem::MaybeUninit;
+
 /// Values processed side by side: one wasm `v128`, two SSE or one AVX register natively (where
 /// two accumulators also hide the adds' latency).
 #[cfg(target_arch = "wasm32")]
@@ -227,6 +229,33 @@ pub fn sum(xs: &[f32]) -> f32 {
         }
     }
     rest.iter().chain(&lanes).fold(0.0, |s, &x| s + x)
+}
+
+/// `dst = src · by`, and whether every value of `src` is finite, with the largest product:
+/// a row of scores scaled, checked and measured for softmax in one pass, written into values
+/// that may not have been written before. `by` is positive and at most 1, so a finite value
+/// stays finite.
+pub fn scale_into(dst: &mut [MaybeUninit<f32>], src: &[f32], by: f32) -> (bool, f32) {
+    let mut finite = [0.0f32; LANES];
+    let mut max = [f32::NEG_INFINITY; LANES];
+    let (d_chunks, s_chunks) = (dst.chunks_exact_mut(LANES), src.chunks_exact(LANES));
+    let at = src.len() - s_chunks.remainder().len();
+    for (d, s) in d_chunks.zip(s_chunks) {
+        for i in 0..LANES {
+            let v = s[i] * by;
+            finite[i] += s[i] * 0.0;
+            max[i] = if v > max[i] { v } else { max[i] };
+            d[i].write(v);
+        }
+    }
+    for (d, &s) in dst[at..].iter_mut().zip(&src[at..]) {
+        let v = s * by;
+        finite[0] += s * 0.0;
+        max[0] = if v > max[0] { v } else { max[0] };
+        d.write(v);
+    }
+    let finite = finite.iter().fold(0.0f32, |s, &x| s + x) == 0.0;
+    (finite, max.iter().fold(f32::NEG_INFINITY, |m, &x| if x > m { x } else { m }))
 }
 
 /// Whether every value is finite: x·0 is 0 for a finite x and NaN for ±∞ or NaN, and a sum of

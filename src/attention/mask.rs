@@ -69,33 +69,40 @@ pub struct Mask {
     /// masks make it do (every score becomes the dtype's minimum, and softmax of equal numbers
     /// is uniform); `None`: such a row is all zeros, headmap's own convention.
     fallback: Option<Array2<bool>>, // (Tq, Tk)
+    /// Per query, whether it sees every key: softmax then skips the mask's pass over its row.
+    open: Vec<bool>, // (Tq,)
 }
 
 impl Mask {
     /// Every query sees every key.
     pub fn none(tq: usize, tk: usize) -> Self {
-        Mask { allowed: Array2::from_elem((tq, tk), true), fallback: None }
+        Mask::of(Array2::from_elem((tq, tk), true))
     }
 
     /// Query `i` sees keys `0..=i`: the decoder cannot look at words it has not written yet.
     pub fn causal(t: usize) -> Self {
-        Mask { allowed: Array2::from_shape_fn((t, t), |(i, j)| j <= i), fallback: None }
+        Mask::of(Array2::from_shape_fn((t, t), |(i, j)| j <= i))
     }
 
     /// Query `i` sees no key more than `window - 1` places before it (a local or sliding-window
     /// layer: GPT-Neo's local layers, Mistral). Later keys are left to the causal mask.
     pub fn window(tq: usize, tk: usize, window: usize) -> Self {
-        Mask { allowed: Array2::from_shape_fn((tq, tk), |(i, j)| j + window > i), fallback: None }
+        Mask::of(Array2::from_shape_fn((tq, tk), |(i, j)| j + window > i))
     }
 
     /// Keys where `key_valid` is false (PAD) are hidden from every query.
     pub fn key_padding(tq: usize, key_valid: &[bool]) -> Self {
-        Mask { allowed: Array2::from_shape_fn((tq, key_valid.len()), |(_, j)| key_valid[j]), fallback: None }
+        Mask::of(Array2::from_shape_fn((tq, key_valid.len()), |(_, j)| key_valid[j]))
     }
 
     /// Wraps a boolean matrix, `(Tq, Tk)`, true where attention is allowed.
     pub fn from_allowed(allowed: Array2<bool>) -> Self {
-        Mask { allowed, fallback: None }
+        Mask::of(allowed)
+    }
+
+    fn of(allowed: Array2<bool>) -> Self {
+        let open = allowed.rows().into_iter().map(|row| row.iter().all(|&a| a)).collect();
+        Mask { allowed, fallback: None, open }
     }
 
     /// The same mask, where a query that may see no key spreads its weight evenly over the
@@ -121,7 +128,7 @@ impl Mask {
             return Err(Error::shape("mask", &[b.0, b.1], &[a.0, a.1]));
         }
         let allowed = ndarray::Zip::from(&self.allowed).and(&other.allowed).map_collect(|&a, &b| a && b);
-        Ok(Mask { allowed, fallback: None })
+        Ok(Mask::of(allowed))
     }
 
     /// `(Tq, Tk)`.
@@ -131,6 +138,11 @@ impl Mask {
 
     pub fn allows(&self, query: usize, key: usize) -> bool {
         self.allowed[[query, key]]
+    }
+
+    /// Whether query `query` sees every key.
+    pub fn sees_all(&self, query: usize) -> bool {
+        self.open[query]
     }
 
     pub fn allowed(&self) -> ArrayView2<'_, bool> {

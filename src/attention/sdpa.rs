@@ -3,6 +3,8 @@
 //!
 //! Symbols: Tq queries, Tk keys, d_k the width of a query and a key, d_v the width of a value.
 
+use std::mem::MaybeUninit;
+
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, ArrayViewMut1, Zip};
 
 use super::mask::Mask;
@@ -120,9 +122,19 @@ fn weights_checked(
     steps: ScoreSteps,
 ) -> Result<(Array2<f32>, Vec<usize>)> {
     let (tq, tk) = (q.nrows(), k.nrows());
-    let mut weights = vec![0.0; tq * tk];
     let reach = reach_of(mask, tq, tk);
-    let head = weights_into(q, k, mask, steps, &mut Vec::new(), &mut weights, reach.as_deref())?;
+    let mut weights = Vec::with_capacity(tq * tk);
+    let (head, _) = weights_into(
+        q,
+        k,
+        mask,
+        steps,
+        &mut Vec::new(),
+        &mut weights.spare_capacity_mut()[..tq * tk],
+        reach.as_deref(),
+    )?;
+    // SAFETY: `weights_into` wrote every one of the tq · tk values
+    unsafe { weights.set_len(tq * tk) };
     Ok((matrix("weights", tq, tk, weights)?, head.fully_masked_rows))
 }
 
@@ -141,16 +153,18 @@ pub(crate) struct HeadWeights {
 /// mask) only the scores of keys a query may see are computed.
 ///
 /// The caller has checked the shapes and that Q, K and the bias are finite; a score that
-/// overflows is an error here.
-pub(crate) fn weights_into(
+/// overflows is an error here. `out` need not have been written before: a head's weights are
+/// a large buffer, and zeroing it first took 4 % of MiniLM's forward at 512 tokens. Every
+/// value is written before it is read, and on success `out` comes back as the weights.
+pub(crate) fn weights_into<'o>(
     q: ArrayView2<f32>,
     k: ArrayView2<f32>,
     mask: Option<&Mask>,
     steps: ScoreSteps,
     scratch: &mut Vec<f32>,
-    out: &mut [f32],
+    out: &'o mut [MaybeUninit<f32>],
     reach: Option<&[usize]>,
-) -> Result<HeadWeights> {
+) -> Result<(HeadWeights, &'o mut [f32])> {
     let (tq, tk) = (q.nrows(), k.nrows());
     if out.len() != tq * tk {
         return Err(Error::shape("weights", &[out.len()], &[tq * tk]));
@@ -167,31 +181,37 @@ pub(crate) fn weights_into(
     for (i, (s, row)) in scratch.chunks_exact(tk).zip(out.chunks_exact_mut(tk)).enumerate() {
         // past a query's reach the scores were not computed: the mask hides those keys
         let s = &s[..reach.map_or(tk, |r| r[i])];
-        if !math::all_finite(s) {
+        // 1. scale (×1 where nothing scales: the same bits), with the check and the largest
+        // score in the same pass; 2. add the position bias, 3. mask: the trace's arithmetic,
+        // value for value
+        let (finite, max) = math::scale_into(&mut row[..s.len()], s, inv);
+        if !finite {
             let j = s.iter().position(|x| !x.is_finite()).unwrap_or(0);
             return Err(Error::NonFinite { what: "scores QKᵀ".to_string(), index: vec![i, j] });
         }
-        row[..s.len()].copy_from_slice(s);
-        // 1. scale, 2. add the position bias, 3. mask: the trace's arithmetic, value for value
-        if inv != 1.0 {
-            row.iter_mut().for_each(|x| *x *= inv);
-        }
+        // past its reach the mask hides every key
+        row[s.len()..].fill(MaybeUninit::new(f32::NEG_INFINITY));
+        // SAFETY: every value of the row was written just above
+        let row = unsafe { &mut *(row as *mut [MaybeUninit<f32>] as *mut [f32]) };
+        let hidden = mask.filter(|m| !m.sees_all(i));
         if let Some(bias) = steps.bias {
             Zip::from(ArrayViewMut1::from(&mut *row)).and(bias.row(i)).for_each(|x, &b| *x += b);
         }
-        if let Some(mask) = mask {
+        if let Some(mask) = hidden {
             Zip::from(ArrayViewMut1::from(&mut *row))
                 .and(mask.allowed().row(i))
                 .for_each(|x, &a| *x = if a { *x } else { f32::NEG_INFINITY });
         }
-        // 4. softmax
-        let end = softmax_row(row, mask.and_then(|m| m.fallback(i)));
+        // 4. softmax, from the largest score when steps 2 and 3 left the row as scaled
+        let max = (steps.bias.is_none() && hidden.is_none()).then_some(max);
+        let end = softmax_row(row, mask.and_then(|m| m.fallback(i)), max);
         head.max = head.max.max(end.max);
         if !end.seen {
             head.fully_masked_rows.push(i);
         }
     }
-    Ok(head)
+    // SAFETY: the loop wrote every row of `out`: tq rows of tk, its whole length
+    Ok((head, unsafe { &mut *(out as *mut [MaybeUninit<f32>] as *mut [f32]) }))
 }
 
 /// `values` as a (rows, cols) matrix, row-major: `what` names it in the error (which a caller
@@ -286,7 +306,7 @@ fn softmax_masked(x: &mut Array2<f32>, mask: Option<&Mask>) -> Vec<usize> {
     let rows = x.as_slice_mut().map_or(&mut [][..], |s| s);
     let mut unseen = Vec::new();
     for (i, row) in rows.chunks_exact_mut(tk).enumerate() {
-        if !softmax_row(row, mask.and_then(|m| m.fallback(i))).seen {
+        if !softmax_row(row, mask.and_then(|m| m.fallback(i)), None).seen {
             unseen.push(i);
         }
     }
@@ -304,9 +324,10 @@ struct RowEnd {
 /// Softmax of one row in place (-∞ marks a hidden key). A row that sees no key spreads evenly
 /// over its `fallback` keys if it has any (transformers' arithmetic for such rows), else it is
 /// all zeros.
-fn softmax_row(row: &mut [f32], fallback: Option<ArrayView1<bool>>) -> RowEnd {
-    // 1. the largest visible score; subtracting it keeps exp() from overflowing
-    let max = math::max(row);
+fn softmax_row(row: &mut [f32], fallback: Option<ArrayView1<bool>>, max: Option<f32>) -> RowEnd {
+    // 1. the largest visible score (unless the caller has it); subtracting it keeps exp() from
+    // overflowing
+    let max = max.unwrap_or_else(|| math::max(row));
     if max == f32::NEG_INFINITY {
         let keys = fallback.map_or(0, |f| f.iter().filter(|&&k| k).count());
         let share = if keys > 0 { 1.0 / keys as f32 } else { 0.0 };

@@ -1,6 +1,8 @@
 //! One pass over a block's heads: QKᵀ → scale → bias → mask → softmax (→ ·V) for each, on
 //! one thread or spread over the threads there are ([`crate::par`]).
 
+use std::mem::MaybeUninit;
+
 use ndarray::{Array2, Array3, ArrayView2, ArrayViewMut2, Axis, CowArray, Ix2};
 #[cfg(feature = "hf")]
 use rayon::prelude::*;
@@ -67,7 +69,10 @@ impl MultiHeadAttention {
             reach: sdpa::reach_of(mask, tq, tk),
         };
         let n = tq * tk;
-        let mut weights = vec![0.0; if kept { self.heads * n } else { n }]; // (H, Tq, Tk) or (Tq, Tk)
+        // (H, Tq, Tk) or (Tq, Tk), each head's slot written whole by `sdpa::weights_into`
+        let len = if kept { self.heads * n } else { n };
+        let mut weights: Vec<f32> = Vec::with_capacity(len);
+        let slots = &mut weights.spare_capacity_mut()[..len];
         let mut heads_out = Array2::zeros((tq, if values { self.heads * d_k } else { 0 })); // (Tq, H·d_k)
                                                                                             // each head's columns of the output (none without values), one per head even at d_k 0
         let columns: Vec<Option<ArrayViewMut2<f32>>> = match values {
@@ -79,15 +84,18 @@ impl MultiHeadAttention {
             && par::threads() > 1
             && par::worth_splitting(self.heads.saturating_mul(n).saturating_mul(d_k), par::HEADS_SPLIT_FLOPS);
         let done = if spread {
-            par::all(self.heads_spread(&pass, &mut weights, columns, kept))?
+            par::all(self.heads_spread(&pass, slots, columns, kept))?
         } else {
             let mut scores = Vec::with_capacity(n); // (Tq, Tk), every head's QKᵀ in turn
             let mut each = |(h, dest)| {
-                let slot = if kept { &mut weights[h * n..(h + 1) * n] } else { &mut weights[..] };
+                let slot = if kept { &mut slots[h * n..(h + 1) * n] } else { &mut slots[..] };
                 self.head(&pass, h, &mut scores, slot, dest)
             };
             columns.into_iter().enumerate().map(&mut each).collect::<Result<Vec<_>>>()?
         };
+        // SAFETY: every head succeeded, and each wrote its whole slot: with `kept` the H slots
+        // of n values that make up `len`, without it the one slot of n
+        unsafe { weights.set_len(len) };
         let maxima = done.iter().map(|h| h.max).collect();
         // the mask's fully masked queries are the same for every head
         let fully_masked_rows = done.into_iter().last().map(|h| h.fully_masked_rows).unwrap_or_default();
@@ -106,7 +114,7 @@ impl MultiHeadAttention {
     fn heads_spread(
         &self,
         pass: &Pass<'_, '_>,
-        weights: &mut [f32],
+        weights: &mut [MaybeUninit<f32>],
         columns: Vec<Option<ArrayViewMut2<f32>>>,
         kept: bool,
     ) -> Vec<Result<HeadWeights>> {
@@ -121,7 +129,7 @@ impl MultiHeadAttention {
                 .into_par_iter()
                 .enumerate()
                 .map_init(
-                    || (Vec::new(), vec![0.0; n]),
+                    || (Vec::new(), vec![MaybeUninit::uninit(); n]),
                     |(scores, slot), (h, dest)| self.head(pass, h, scores, slot, dest),
                 )
                 .collect()
@@ -131,7 +139,7 @@ impl MultiHeadAttention {
     fn heads_spread(
         &self,
         _: &Pass<'_, '_>,
-        _: &mut [f32],
+        _: &mut [MaybeUninit<f32>],
         _: Vec<Option<ArrayViewMut2<f32>>>,
         _: bool,
     ) -> Vec<Result<HeadWeights>> {
@@ -145,7 +153,7 @@ impl MultiHeadAttention {
         pass: &Pass<'_, '_>,
         h: usize,
         scores: &mut Vec<f32>,
-        slot: &mut [f32],
+        slot: &mut [MaybeUninit<f32>],
         dest: Option<ArrayViewMut2<f32>>,
     ) -> Result<HeadWeights> {
         let bias = self.positions.head_bias(h, pass.buckets.as_ref());
@@ -156,7 +164,7 @@ impl MultiHeadAttention {
         let (q, k, v) = self.head_slices(pass.p, h);
         sdpa::check_shapes(q, k, v, pass.mask, steps.bias)?;
         let reach = pass.reach.as_deref();
-        let head = sdpa::weights_into(q, k, pass.mask, steps, scores, slot, reach)?;
+        let (head, slot) = sdpa::weights_into(q, k, pass.mask, steps, scores, slot, reach)?;
         if let (Some(v), Some(mut dest)) = (v, dest) {
             // this head's weights were just written, still in cache
             let w = ArrayView2::from_shape((q.nrows(), k.nrows()), &*slot)

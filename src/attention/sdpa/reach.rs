@@ -70,6 +70,8 @@ pub(super) fn scores_reaching(
 
 #[cfg(test)]
 mod tests {
+    use std::mem::MaybeUninit;
+
     use ndarray::Array2;
 
     use super::super::{weights_into, ScoreSteps};
@@ -97,9 +99,14 @@ mod tests {
         {
             let reach = reach_of(Some(&mask), t, t).unwrap_or_else(|| panic!("{name}: nothing left out"));
             let steps = ScoreSteps { divisor: 32f32.sqrt(), bias: None };
-            let (mut whole, mut left) = (vec![0.0; t * t], vec![0.0; t * t]);
-            weights_into(q.view(), k.view(), Some(&mask), steps, &mut Vec::new(), &mut whole, None).unwrap();
-            weights_into(q.view(), k.view(), Some(&mask), steps, &mut Vec::new(), &mut left, Some(&reach)).unwrap();
+            let weights = |reach: Option<&[usize]>| {
+                let mut out = vec![MaybeUninit::new(f32::NAN); t * t];
+                weights_into(q.view(), k.view(), Some(&mask), steps, &mut Vec::new(), &mut out, reach)
+                    .unwrap()
+                    .1
+                    .to_vec()
+            };
+            let (whole, left) = (weights(None), weights(Some(&reach)));
             let bits = |w: &[f32]| w.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert!(bits(&whole) == bits(&left), "{name}: the weights differ");
             let w = Array2::from_shape_vec((t, t), whole).unwrap();
