@@ -159,7 +159,8 @@ impl Writer {
         }
         let head = model.output_head()?;
         let (state, input, settings) = (&mut self.state, &self.input, &self.settings);
-        let (out, last, mut logits) = crate::par::inside(|| {
+        // a step's work is small, but steps follow each other: the pool does not fall asleep
+        let (out, last, mut logits) = crate::par::inside(true, || {
             let out = model.net.decode_step(state, input, settings)?;
             let last = out.hidden.nrows().checked_sub(1).ok_or(Error::EmptyText)?;
             let logits = head.logits_one(out.hidden.row(last))?; // (V,)

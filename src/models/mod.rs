@@ -211,7 +211,8 @@ impl Model {
             chosen => chosen,
         };
         let settings = Settings { store, ..settings.clone() };
-        let run = crate::par::inside(|| self.net.forward(batch, &settings))?;
+        let rows: usize = batch.sources.iter().chain(&batch.targets).map(|r| r.ids.len()).sum();
+        let run = crate::par::inside(rows >= crate::par::INSIDE_MIN_ROWS, || self.net.forward(batch, &settings))?;
         Ok(Run { edits: settings.edits.clone(), ..run })
     }
 

@@ -147,6 +147,7 @@ def main():
     p.add_argument("--model", type=Path, required=True)
     p.add_argument("--runs", type=int, default=20)
     p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--settle", type=float, default=0, help="ms to wait before each engine's run (default none)")
     p.add_argument("--gemm", help="scripts/bench/peer-harness/gemm's binary: times the forward's products alone, in the rounds")
     p.add_argument("--gemm-avx512", help="the same built with matrixmultiply's AVX-512 kernel (which ndarray turns off)")
     p.add_argument("--out", type=Path)
@@ -205,6 +206,11 @@ def main():
         times = {e.name: [] for e in engines}
         for _ in range(args.runs):
             for e in engines:
+                # --settle: the last engine's threads may spin on after its run (onnxruntime's
+                # and OpenMP's do by default) and take this one's cores; a pause lets them stop,
+                # and also lets idle threads fall asleep, which a run then pays to wake
+                if args.settle:
+                    time.sleep(args.settle / 1e3)
                 times[e.name].append(e.run(n))
         result["lengths"][n] = {"delta": delta, "times": {k: stats(v) for k, v in times.items()}}
         medians = ", ".join(f"{k} {v['median']:.1f}" for k, v in result["lengths"][n]["times"].items())

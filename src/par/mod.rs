@@ -41,15 +41,21 @@ pub const ROWS_SPLIT_VALUES: usize = 1 << 15;
 pub const HEADS_SPLIT_FLOPS: usize = 1 << 18;
 
 /// Natively, a product whose rows give each thread fewer than this many splits by columns: each
-/// thread then reads its part of the weights, not all of them, and each part serves every row.
-/// Short texts, which stay whole by rows, gain most: MiniLM at 16 tokens on two threads took
-/// 1.7 ms instead of 2.3. Past it rows split better (at 128 and 512 tokens columns were 4 % and
-/// 8 % slower; `docs/perf-notes.md`). In wasm the products split by rows alone: the page's
-/// thresholds were measured so.
+/// thread then reads its part of the weights, not all of them, and each part serves every row
+/// (a generation step's one row over the vocabulary; see also [`COLUMN_SPLIT_FLOPS`]). Past it
+/// rows split better (at 128 and 512 tokens columns were 4 % and 8 % slower;
+/// `docs/perf-notes.md`). In wasm the products split by rows alone: the page's thresholds
+/// were measured so.
 #[cfg(not(target_arch = "wasm32"))]
 pub const COLUMNS_BELOW_ROWS: usize = 64;
 #[cfg(target_arch = "wasm32")]
 pub const COLUMNS_BELOW_ROWS: usize = 0;
+
+/// A product splits by columns from this many multiply–adds: a short text's products (MiniLM's
+/// at 16 tokens, 2–9 million) stay whole. Split, they were faster while the threads were awake
+/// (1.7 ms against 2.3 a forward on two threads) and slower once the pool had been idle a
+/// while (4.1 against 3.0): waking a thread that slept costs milliseconds on this machine.
+pub const COLUMN_SPLIT_FLOPS: usize = 1 << 24;
 
 /// A piece of columns starts at a multiple of this: a whole number of the kernels' widest
 /// tiles (32 columns), so a column is in a whole tile or the last partial one as it is in the
@@ -90,13 +96,26 @@ pub fn pool(n: usize) -> Result<rayon::ThreadPool> {
         .map_err(|e| crate::error::Error::Thread { reason: e.to_string() })
 }
 
-/// `f` on one of the pool's threads, when there are several and this thread is not one of
-/// them (a program's main thread, the page's worker). Work that the forward splits is then
-/// shared between pool threads directly: from outside the pool each split is handed in and
-/// the caller sleeps until it is done, and every layer's dozen splits each woke it again.
-pub fn inside<R: Send>(f: impl FnOnce() -> R + Send) -> R {
-    imp::inside(f)
+/// `f` on one of the pool's threads, natively, when there are several and this thread is not
+/// one of them (a program's main thread, a Python thread). Work that the forward splits is then
+/// shared between pool threads directly: from outside the pool each split is handed in and the
+/// caller sleeps until it is done, a dozen times a layer. MiniLM on two threads took 1.7 ms
+/// instead of 2.3 at 16 tokens, 9.0 instead of 9.9 at 128.
+///
+/// Only for `large` work: a pool idle for a while sleeps, and waking it costs milliseconds on
+/// this machine, more than a short text's whole forward (MiniLM at 16 tokens took 5.4 ms on two
+/// threads handed in after 300 ms idle, against 3.0 on the caller's own thread).
+pub fn inside<R: Send>(large: bool, f: impl FnOnce() -> R + Send) -> R {
+    if large {
+        imp::inside(f)
+    } else {
+        f()
+    }
 }
+
+/// Rows from which a forward's work is large enough for [`inside`]: from them on its products
+/// split by rows.
+pub const INSIDE_MIN_ROWS: usize = 2 * MIN_ROWS_PER_THREAD;
 
 /// `f` over `items`, in order; in parallel when there are threads and more than one item.
 pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
@@ -125,7 +144,9 @@ pub fn product_then(
     let (rows, d_in, d_out) = (x.nrows(), x.ncols(), w.ncols());
     let mut y = Array2::zeros((rows, d_out));
     if threads() > 1 && worth_splitting(rows.saturating_mul(d_in).saturating_mul(d_out), PRODUCT_SPLIT_FLOPS) {
-        if let Some(width) = columns_per_piece(rows, d_out) {
+        let columns =
+            columns_per_piece(rows, d_out).filter(|_| worth_splitting(rows * d_in * d_out, COLUMN_SPLIT_FLOPS));
+        if let Some(width) = columns {
             let pieces: Vec<_> =
                 w.axis_chunks_iter(Axis(1), width).zip(y.axis_chunks_iter_mut(Axis(1), width)).enumerate().collect();
             imp::each(pieces, |(i, (w, mut y))| {
@@ -201,6 +222,7 @@ pub fn all<R>(results: Vec<Result<R>>) -> Result<Vec<R>> {
 
 #[cfg(feature = "hf")]
 mod imp {
+    use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Once;
 
     use rayon::prelude::*;
@@ -247,12 +269,49 @@ mod imp {
         }
     }
 
+    /// Whether a forward keeps the pool's threads awake now: one at a time does.
+    static AWAKE: AtomicBool = AtomicBool::new(false);
+
     pub fn inside<R: Send>(f: impl FnOnce() -> R + Send) -> R {
-        if threads() > 1 && rayon::current_thread_index().is_none() {
-            // a scope runs its body on a pool thread when called from outside the pool
-            rayon::scope(|_| f())
-        } else {
+        // in wasm the page's worker hands each split in as before (not measured there yet)
+        let outside = cfg!(not(target_arch = "wasm32")) && rayon::current_thread_index().is_none();
+        let threads = threads();
+        if !outside || threads == 1 || AWAKE.swap(true, Ordering::AcqRel) {
+            return f();
+        }
+        let _awake = Reset(&AWAKE, false);
+        // a scope runs its body on a pool thread when called from outside the pool; the pool's
+        // other threads wait for work awake until the body ends
+        let done = AtomicBool::new(false);
+        rayon::scope(|s| {
+            for _ in 1..threads {
+                s.spawn(|_| keep_busy(&done));
+            }
+            let _ended = Reset(&done, true);
             f()
+        })
+    }
+
+    /// Runs the pool's work as it comes until `done`, never sleeping. A rayon thread with
+    /// nothing to do soon sleeps, and on this machine waking it again cost more than a split of
+    /// a layer is worth once the process had been idle: MiniLM at 512 tokens on two threads after
+    /// 300 ms idle took 72 ms, one thread's time, and 40 ms with the threads kept awake
+    /// (`docs/perf-notes.md`).
+    fn keep_busy(done: &AtomicBool) {
+        while !done.load(Ordering::Acquire) {
+            if rayon::yield_now() != Some(rayon::Yield::Executed) {
+                std::hint::spin_loop();
+            }
+        }
+    }
+
+    /// Sets its flag to its value when dropped, even when the work panics: the busy threads
+    /// stop, and the next forward may keep them awake.
+    struct Reset<'a>(&'a AtomicBool, bool);
+
+    impl Drop for Reset<'_> {
+        fn drop(&mut self) {
+            self.0.store(self.1, Ordering::Release);
         }
     }
 
@@ -297,55 +356,4 @@ mod imp {
 }
 
 #[cfg(all(test, feature = "hf"))]
-mod tests {
-    use ndarray::Array2;
-
-    use super::*;
-
-    #[test]
-    fn a_split_product_equals_the_whole_one_bit_for_bit() {
-        let x = Array2::from_shape_fn((77, 384), |(i, j)| ((i * 31 + j * 17) % 97) as f32 / 97.0 - 0.5);
-        let w = Array2::from_shape_fn((384, 160), |(i, j)| ((i * 13 + j * 7) % 89) as f32 / 89.0 - 0.5);
-        let whole = product_here(x.view(), w.view());
-        for n in [1, 2, 3] {
-            let split = pool(n).unwrap().install(|| product(x.view(), w.view()));
-            assert_eq!(split, whole, "{n} threads");
-        }
-    }
-
-    #[test]
-    fn a_product_split_by_columns_equals_the_whole_one_with_its_bias() {
-        // 16 rows split by columns natively; 160 columns make pieces of 96 + 64 on two
-        // threads and 64 + 64 + 32 on three
-        let x = Array2::from_shape_fn((16, 384), |(i, j)| ((i * 29 + j * 11) % 83) as f32 / 83.0 - 0.5);
-        let w = Array2::from_shape_fn((384, 160), |(i, j)| ((i * 7 + j * 19) % 101) as f32 / 101.0 - 0.5);
-        let bias = ndarray::Array1::from_shape_fn(160, |j| j as f32 / 7.0);
-        let biased = || product_then(x.view(), w.view(), |mut y, columns| y += &bias.slice(ndarray::s![columns]));
-        let whole = pool(1).unwrap().install(biased);
-        assert_eq!(whole, product_here(x.view(), w.view()) + &bias);
-        for n in [2, 3] {
-            #[cfg(not(target_arch = "wasm32"))]
-            assert!(pool(n).unwrap().install(|| columns_per_piece(16, 160)).is_some(), "{n} threads split by columns");
-            assert_eq!(pool(n).unwrap().install(biased), whole, "{n} threads");
-        }
-    }
-
-    #[test]
-    fn inside_runs_on_a_pool_thread_and_gives_what_it_computes() {
-        // from the test's own thread, outside the global pool: on it when it has several threads
-        assert_eq!(rayon::current_thread_index(), None);
-        assert_eq!(inside(rayon::current_thread_index).is_some(), threads() > 1);
-        assert_eq!(inside(|| 6 * 7), 42);
-        // already on a pool's thread, it stays there
-        let two = pool(2).unwrap();
-        let here = two.install(|| (rayon::current_thread_index(), inside(rayon::current_thread_index)));
-        assert_eq!(here.0, here.1);
-    }
-
-    #[test]
-    fn map_keeps_the_order() {
-        let items: Vec<usize> = (0..100).collect();
-        let squares = pool(2).unwrap().install(|| map(&items, |i| i * i));
-        assert_eq!(squares, items.iter().map(|i| i * i).collect::<Vec<_>>());
-    }
-}
+mod tests;
