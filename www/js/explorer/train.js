@@ -323,16 +323,17 @@ export class Training {
     if (this.#figuresShape !== `${layers}x${heads}`) {
       this.#figuresShape = `${layers}x${heads}`;
       this.#figures = Array.from({ length: layers * heads }, (_, i) => {
-        const figure = { canvas: el("canvas", { role: "img" }), induction: el("span", { class: "small-label" }), previous: el("span", { class: "small-label" }) };
-        figure.node = el("figure", { class: "train-head" }, figure.canvas, el("figcaption", { text: `L${Math.floor(i / heads) + 1} H${(i % heads) + 1}` }), figure.induction, figure.previous);
+        const figure = { canvas: el("canvas", { role: "img" }), caption: el("figcaption"), induction: el("span", { class: "small-label" }), previous: el("span", { class: "small-label" }) };
+        figure.node = el("figure", { class: "train-head" }, figure.canvas, figure.caption, figure.induction, figure.previous);
         return figure;
       });
       $("train-thumbs").replaceChildren(...this.#figures.map((f) => f.node));
       cssNumber($("train-thumbs"), "heads", heads);
     }
     const n = (v) => (v === undefined ? "—" : v.toFixed(2));
-    this.#figures.forEach(({ canvas, induction, previous }, i) => {
+    this.#figures.forEach(({ canvas, caption, induction, previous }, i) => {
       const [layer, head] = [Math.floor(i / heads), i % heads];
+      caption.textContent = T("train.headShort", { layer: layer + 1, head: head + 1 });
       const bitmap = last && this.#thumbs[i];
       const height = bitmap ? (size * bitmap.height) / bitmap.width : size;
       const drawn = cssSizeOf(canvas);
