@@ -233,8 +233,7 @@ pub fn sum(xs: &[f32]) -> f32 {
 
 /// `dst = src · by`, and whether every value of `src` is finite, with the largest product:
 /// a row of scores scaled, checked and measured for softmax in one pass, written into values
-/// that may not have been written before. `by` is positive and at most 1, so a finite value
-/// stays finite.
+/// that may not have been written before.
 pub fn scale_into(dst: &mut [MaybeUninit<f32>], src: &[f32], by: f32) -> (bool, f32) {
     let mut finite = [0.0f32; LANES];
     let mut max = [f32::NEG_INFINITY; LANES];

@@ -2,11 +2,11 @@
 //!
 //! Four places run in parallel when more than one thread is there: the batch rows of a padded
 //! batch ([`map`]), the heads of a layer (`attention::multi_head`: each head's QKᵀ → softmax →
-//! ·V is independent), the rows of a large product ([`product_then`], with what follows it on
-//! the same rows: bias, activation) and the rows of the per-row passes ([`rows_mut`]: layer
-//! norm, RMS norm). Each piece of work does
-//! the same arithmetic in the same order whatever thread runs it, so the weights are the same,
-//! bit for bit, with one thread or many (`tests/threads.rs`).
+//! ·V is independent), the rows or columns of a large product ([`product_then`], with what
+//! follows it on the same values: bias, activation) and the rows of the per-row passes
+//! ([`rows_mut`]: layer norm, RMS norm). Each piece of work does the same arithmetic in the
+//! same order whatever thread runs it, so the weights are the same, bit for bit, with one
+//! thread or many (`tests/threads.rs`). A forward runs on the pool's threads ([`inside`]).
 //!
 //! The threads are rayon's: natively its global pool, sized by `HEADMAP_THREADS` (the
 //! machine's cores when unset) or by [`set_threads`] (the command line's `--threads`); in the
@@ -97,10 +97,12 @@ pub fn pool(n: usize) -> Result<rayon::ThreadPool> {
 }
 
 /// `f` on one of the pool's threads, natively, when there are several and this thread is not
-/// one of them (a program's main thread, a Python thread). Work that the forward splits is then
-/// shared between pool threads directly: from outside the pool each split is handed in and the
-/// caller sleeps until it is done, a dozen times a layer. MiniLM on two threads took 1.7 ms
-/// instead of 2.3 at 16 tokens, 9.0 instead of 9.9 at 128.
+/// one of them (a program's main thread, a Python thread), with the pool's other threads kept
+/// awake until it ends. Work that the forward splits is then shared between pool threads
+/// directly: from outside the pool each split is handed in and the caller sleeps until it is
+/// done, a dozen times a layer. With it and the other changes of its stop, MiniLM on two
+/// threads went from 10.5 to 8.4 ms at 128 tokens and from 46.8 to 38.7 at 512
+/// (`docs/perf-notes.md`).
 ///
 /// Only for `large` work: a pool idle for a while sleeps, and waking it costs milliseconds on
 /// this machine, more than a short text's whole forward (MiniLM at 16 tokens took 5.4 ms on two

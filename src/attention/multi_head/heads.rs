@@ -93,13 +93,13 @@ impl MultiHeadAttention {
             };
             columns.into_iter().enumerate().map(&mut each).collect::<Result<Vec<_>>>()?
         };
-        // SAFETY: every head succeeded, and each wrote its whole slot: with `kept` the H slots
-        // of n values that make up `len`, without it the one slot of n
-        unsafe { weights.set_len(len) };
         let maxima = done.iter().map(|h| h.max).collect();
         // the mask's fully masked queries are the same for every head
         let fully_masked_rows = done.into_iter().last().map(|h| h.fully_masked_rows).unwrap_or_default();
         let weights = if kept {
+            // SAFETY: every head succeeded, and each wrote its whole slot: the H slots of n
+            // values that make up `len`
+            unsafe { weights.set_len(len) };
             Array3::from_shape_vec((self.heads, tq, tk), weights)
                 .map_err(|_| Error::shape("weights", &[self.heads * n], &[self.heads, tq, tk]))?
         } else {
