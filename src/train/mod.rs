@@ -206,9 +206,10 @@ mod tests {
         assert!((first - (32f32).ln()).abs() < 0.3, "a fresh model: {first}");
         assert!(last < first - 0.3, "the loss falls: {first} → {last}");
         assert!(reports[55..].iter().any(|r| r.copy_accuracy > 0.5), "the pairs' second tokens are predicted");
-        let pool = crate::par::pool(1).unwrap();
-        let (_, alone) = pool.install(run);
-        assert_eq!(weights, alone, "one thread gives the same weights");
+        for n in [1, 2, 4] {
+            let (_, on_n) = crate::par::pool(n).unwrap().install(run);
+            assert_eq!(weights, on_n, "{n} threads give the same weights");
+        }
     }
 
     #[test]
