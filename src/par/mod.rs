@@ -124,9 +124,9 @@ pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> 
     imp::map(items, f)
 }
 
-/// `x · w`, split by rows of `x` across the threads when the product is large enough. Each
-/// row's sums are the ones the whole product makes (the kernel sums along d_in in the same
-/// blocks for any number of rows), so the result does not depend on the split.
+/// `x · w`, split by rows or columns across the threads when the product is large enough.
+/// Each value's sum is the one the whole product makes (the kernels sum along d_in in the same
+/// order whatever values are beside it), so the result does not depend on the split.
 pub fn product(x: ArrayView2<f32>, w: ArrayView2<f32>) -> Array2<f32> {
     product_then(x, w, |_, _| {})
 }
@@ -145,9 +145,9 @@ pub fn product_then(
     let x = x.view();
     let (rows, d_in, d_out) = (x.nrows(), x.ncols(), w.ncols());
     let mut y = Array2::zeros((rows, d_out));
-    if threads() > 1 && worth_splitting(rows.saturating_mul(d_in).saturating_mul(d_out), PRODUCT_SPLIT_FLOPS) {
-        let columns =
-            columns_per_piece(rows, d_out).filter(|_| worth_splitting(rows * d_in * d_out, COLUMN_SPLIT_FLOPS));
+    let flops = rows.saturating_mul(d_in).saturating_mul(d_out);
+    if threads() > 1 && worth_splitting(flops, PRODUCT_SPLIT_FLOPS) {
+        let columns = columns_per_piece(rows, d_out).filter(|_| worth_splitting(flops, COLUMN_SPLIT_FLOPS));
         if let Some(width) = columns {
             let pieces: Vec<_> =
                 w.axis_chunks_iter(Axis(1), width).zip(y.axis_chunks_iter_mut(Axis(1), width)).enumerate().collect();
