@@ -139,6 +139,12 @@ fn pack_strip(w: ArrayView2<f32>, to: &mut [f32]) {
     } else {
         for (row, to) in w.rows().into_iter().zip(to.chunks_exact_mut(NR)) {
             match row.as_slice() {
+                // a whole strip's row: two vector moves, where a copy of a length only known
+                // at run time is a call (memory.copy) per row of every strip
+                Some(row) if cols == NR => {
+                    let (from, to): (&[f32; NR], &mut [f32; NR]) = (row.try_into().unwrap(), to.try_into().unwrap());
+                    *to = *from;
+                }
                 Some(row) => to[..cols].copy_from_slice(row),
                 None => to.iter_mut().zip(row).for_each(|(t, &v)| *t = v),
             }
@@ -155,7 +161,10 @@ fn tile<const R: usize>(a: &[f32], b: &[f32], y: &mut [f32], (at, n, cols): (usi
     let mut c = [[f32x4_splat(0.0); 2]; R];
     for (r, c) in c.iter_mut().enumerate() {
         let mut sums = [0.0f32; NR];
-        sums[..cols].copy_from_slice(&y[at + r * n..at + r * n + cols]);
+        match cols {
+            NR => sums = y[at + r * n..][..NR].try_into().unwrap(),
+            _ => sums[..cols].copy_from_slice(&y[at + r * n..at + r * n + cols]),
+        }
         *c = load(&sums);
     }
     // every read below is inside this slice, checked once here rather than at each step
@@ -177,7 +186,10 @@ fn tile<const R: usize>(a: &[f32], b: &[f32], y: &mut [f32], (at, n, cols): (usi
         }
     }
     for (r, c) in c.iter().enumerate() {
-        y[at + r * n..at + r * n + cols].copy_from_slice(&store(*c)[..cols]);
+        match cols {
+            NR => *<&mut [f32; NR]>::try_from(&mut y[at + r * n..][..NR]).unwrap() = store(*c),
+            _ => y[at + r * n..at + r * n + cols].copy_from_slice(&store(*c)[..cols]),
+        }
     }
 }
 
