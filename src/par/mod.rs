@@ -96,13 +96,14 @@ pub fn pool(n: usize) -> Result<rayon::ThreadPool> {
         .map_err(|e| crate::error::Error::Thread { reason: e.to_string() })
 }
 
-/// `f` on one of the pool's threads, natively, when there are several and this thread is not
-/// one of them (a program's main thread, a Python thread), with the pool's other threads kept
-/// awake until it ends. Work that the forward splits is then shared between pool threads
-/// directly: from outside the pool each split is handed in and the caller sleeps until it is
-/// done, a dozen times a layer. With it and the other changes of its stop, MiniLM on two
-/// threads went from 10.5 to 8.4 ms at 128 tokens and from 46.8 to 38.7 at 512
-/// (`docs/perf-notes.md`).
+/// `f` on one of the pool's threads, when there are several and this thread is not one of
+/// them (a program's main thread, a Python thread, the page's worker in the threaded wasm
+/// build), with the pool's other threads kept awake until it ends. Work that the forward
+/// splits is then shared between pool threads directly: from outside the pool each split is
+/// handed in and the caller sleeps until it is done, a dozen times a layer. With it and the
+/// other changes of its stop, MiniLM on two threads went from 10.5 to 8.4 ms at 128 tokens and
+/// from 46.8 to 38.7 at 512 natively; in Chromium, from 60.5 to 41.4 ms at 128 tokens and from
+/// 212 to 195 at 512 (`docs/perf-notes.md`).
 ///
 /// Only for `large` work: a pool idle for a while sleeps, and waking it costs milliseconds on
 /// this machine, more than a short text's whole forward (MiniLM at 16 tokens took 5.4 ms on two
@@ -275,8 +276,7 @@ mod imp {
     static AWAKE: AtomicBool = AtomicBool::new(false);
 
     pub fn inside<R: Send>(f: impl FnOnce() -> R + Send) -> R {
-        // in wasm the page's worker hands each split in as before (not measured there yet)
-        let outside = cfg!(not(target_arch = "wasm32")) && rayon::current_thread_index().is_none();
+        let outside = rayon::current_thread_index().is_none();
         let threads = threads();
         if !outside || threads == 1 || AWAKE.swap(true, Ordering::AcqRel) {
             return f();

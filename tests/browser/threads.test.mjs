@@ -10,8 +10,11 @@ import { join } from "node:path";
 import { ISOLATION } from "../../scripts/serve.mjs";
 import { ROOT, SHOTS, isolatedBuild, openBlog, openHarness, renders, savedExport, servePlain, waitForRender } from "./harness.mjs";
 
-// long enough that every split is taken: heads (12 · n² · 32 ≥ 2¹⁸ at n ≥ 26) and products
-const TEXT = "The little dog ran across the busy street because it wanted to reach the park where the other dogs were playing with a red ball, and then it rested under a tall tree in the warm afternoon sun.";
+// long enough that every split is taken: heads (12 · n² · 32 ≥ 2¹⁸ at n ≥ 26) and products,
+// and past 64 tokens (par::INSIDE_MIN_ROWS), so the forward itself runs on a pool thread
+const TEXT =
+  "The little dog ran across the busy street because it wanted to reach the park where the other dogs were playing with a red ball, and then it rested under a tall tree in the warm afternoon sun. " +
+  "After a while it walked home slowly, tired but happy, and slept by the door until the next morning came.";
 
 let h;
 let plain; // the same files without isolation
