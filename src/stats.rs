@@ -1,5 +1,7 @@
 //! Numbers read off attention weights.
 
+use std::ops::Range;
+
 use ndarray::{Array1, Array2, ArrayView2, ArrayView3, ArrayView4, Axis};
 
 /// Shannon entropy, in bits, of every query row of every head: (H, Tq, Tk) → (H, Tq).
@@ -42,29 +44,42 @@ pub fn max_pool(
     out_h: usize,
     out_w: usize,
 ) -> Array2<f32> {
+    let (out_h, out_w) = (out_h.max(1), out_w.max(1));
+    let pixels = max_pool_rows(weights, allowed, out_h, out_w, 0..out_h);
+    Array2::from_shape_vec((out_h, out_w), pixels).unwrap_or_else(|_| Array2::from_elem((out_h, out_w), -1.0))
+}
+
+/// The pixel rows `rows` of [`max_pool`], row-major: a band of the picture, so that bands can
+/// be pooled on different threads (each pixel is the largest of its own cells, so the bands
+/// join into the whole picture's values exactly).
+pub fn max_pool_rows(
+    weights: ArrayView2<f32>,
+    allowed: Option<ArrayView2<bool>>,
+    out_h: usize,
+    out_w: usize,
+    rows: Range<usize>,
+) -> Vec<f32> {
     let (tq, tk) = weights.dim();
     let (out_h, out_w) = (out_h.max(1), out_w.max(1));
-    let mut pixels = vec![-1.0f32; out_h * out_w]; // (out_h, out_w), row-major
-    let columns: Vec<usize> = (0..tk).map(|j| (j * out_w / tk).min(out_w - 1)).collect();
-    for i in 0..tq {
-        let row = &mut pixels[(i * out_h / tq).min(out_h - 1) * out_w..][..out_w];
-        let weights = weights.row(i);
+    let (y0, y1) = (rows.start.min(out_h), rows.end.clamp(rows.start.min(out_h), out_h));
+    let mut pixels = vec![-1.0f32; (y1 - y0) * out_w]; // (y1 - y0, out_w), row-major
+    let columns: Vec<usize> = (0..tk).map(|j| j * out_w / tk).collect();
+    // query i falls in pixel row i·out_h / Tq: the band's queries are one run of them
+    for i in (y0 * tq).div_ceil(out_h)..(y1 * tq).div_ceil(out_h) {
+        let row = &mut pixels[(i * out_h / tq - y0) * out_w..][..out_w];
+        let cells = weights.row(i).into_iter().zip(&columns);
         match allowed {
             Some(allowed) => {
-                for ((&w, &x), &a) in weights.iter().zip(&columns).zip(allowed.row(i).iter()) {
+                for ((&w, &x), &a) in cells.zip(allowed.row(i)) {
                     if a && w > row[x] {
                         row[x] = w;
                     }
                 }
             }
-            None => {
-                for (&w, &x) in weights.iter().zip(&columns) {
-                    row[x] = row[x].max(w);
-                }
-            }
+            None => cells.for_each(|(&w, &x)| row[x] = row[x].max(w)),
         }
     }
-    Array2::from_shape_vec((out_h, out_w), pixels).unwrap_or_else(|_| Array2::from_elem((out_h, out_w), -1.0))
+    pixels
 }
 
 #[cfg(test)]
@@ -93,6 +108,21 @@ mod tests {
         let p = max_pool(w.view(), Some(allowed.view()), 2, 2);
         assert_eq!(p, array![[0.9f32, -1.0], [0.5, 0.25]]);
         assert_eq!(max_pool(w.view(), None, 4, 4), w, "one cell per pixel changes nothing");
+    }
+
+    #[test]
+    fn bands_of_pixel_rows_join_into_the_whole_picture() {
+        // 37 × 29 cells into 7 × 5 pixels, a causal mask, bands of every width from 1 to 8 rows
+        let w = Array2::from_shape_fn((37, 29), |(i, j)| ((i * 31 + j * 17) % 23) as f32 / 23.0);
+        let allowed = Array2::from_shape_fn((37, 29), |(i, j)| j <= i);
+        let whole = max_pool(w.view(), Some(allowed.view()), 7, 5);
+        for band in 1..=8 {
+            let joined: Vec<f32> = (0..7)
+                .step_by(band)
+                .flat_map(|y| max_pool_rows(w.view(), Some(allowed.view()), 7, 5, y..y + band))
+                .collect();
+            assert_eq!(joined, whole.as_slice().unwrap(), "bands of {band} rows");
+        }
     }
 
     #[test]

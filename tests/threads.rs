@@ -58,6 +58,12 @@ fn values(run: &Run) -> Vec<u32> {
     for place in &run.places {
         for row in &place.rows {
             out.extend(row.weights().unwrap().iter().map(|w| w.to_bits()));
+            // every head pooled to a few pixels, in bands of pixel rows on the threads
+            for layer in 0..row.layers() {
+                for head in 0..row.heads() {
+                    out.extend(row.pooled(layer, head, 3, 2).unwrap().iter().map(|w| w.to_bits()));
+                }
+            }
         }
     }
     for h in &run.hidden {
@@ -86,8 +92,9 @@ fn every_family_gives_the_same_bits_on_one_two_and_three_threads() {
                 .iter()
                 .map(|(threads, pool)| {
                     assert_eq!(pool.install(par::threads), *threads);
-                    let run = pool.install(|| model.run(request)).unwrap_or_else(|e| panic!("{name} case {n}: {e}"));
-                    (threads, values(&run))
+                    // pooled inside the pool too: its bands split by the pool's threads
+                    let run = pool.install(|| model.run(request).map(|run| values(&run)));
+                    (threads, run.unwrap_or_else(|e| panic!("{name} case {n}: {e}")))
                 })
                 .collect();
             let (_, one) = &runs[0];

@@ -12,10 +12,15 @@ use crate::attention::mask::Mask;
 use crate::attention::multi_head::{HeadEdit, HeadTrace, HeadWrites, MultiHeadAttention, MultiHeadOutput};
 use crate::attention::place::Place;
 use crate::error::{Error, Result};
+use crate::stats;
 use crate::tokenize::Token;
 
 /// How many computed layers an on-demand row keeps: the layer a view shows and the last one.
 const CACHED_LAYERS: usize = 2;
+
+/// A head of at least this many cells is pooled on the threads ([`RowAttention::pooled`]): a
+/// 512-token head is.
+const POOL_SPLIT_CELLS: usize = 1 << 18;
 
 /// The inputs of one layer's attention block, kept so any head can be recomputed and traced.
 #[derive(Debug, Clone)]
@@ -189,6 +194,26 @@ impl RowAttention {
         Error::check_index("layer", layer, self.layers())?;
         Error::check_index("head", head, self.heads())?;
         Ok(self.layer(layer)?.index_axis(Axis(0), head).to_owned())
+    }
+
+    /// One head max-pooled to (out_h, out_w) pixels for drawing ([`stats::max_pool`]), read
+    /// where the layer's weights are, without a copy of the head; bands of pixel rows on the
+    /// threads when the head is large (a thumbnail of every head of SmolLM-135M's shape at
+    /// 2,017 tokens is 270 heads of 4 million cells each).
+    pub fn pooled(&self, layer: usize, head: usize, out_h: usize, out_w: usize) -> Result<Array2<f32>> {
+        Error::check_index("head", head, self.heads())?;
+        let weights = self.layer(layer)?;
+        let (w, allowed) = (weights.index_axis(Axis(0), head), self.mask(layer)?.allowed());
+        let (out_h, out_w) = (out_h.max(1), out_w.max(1));
+        let bands = crate::par::threads().min(out_h);
+        if bands < 2 || !crate::par::worth_splitting(w.len(), POOL_SPLIT_CELLS) {
+            return Ok(stats::max_pool(w, Some(allowed), out_h, out_w));
+        }
+        let step = out_h.div_ceil(bands);
+        let starts: Vec<usize> = (0..out_h).step_by(step).collect();
+        let pieces = crate::par::map(&starts, |&y| stats::max_pool_rows(w, Some(allowed), out_h, out_w, y..y + step));
+        Array2::from_shape_vec((out_h, out_w), pieces.concat())
+            .map_err(|_| Error::shape("pooled head", &[out_h * out_w], &[out_h, out_w]))
     }
 
     /// Every layer's and head's weights, (L, H, Tq, Tk), refused when larger than

@@ -247,10 +247,7 @@ impl Run {
         height: usize,
         width: usize,
     ) -> Result<Float32Array, JsValue> {
-        let r = self.row_at(place_name, row)?;
-        let w = r.head(layer, head).map_err(js_error)?;
-        let mask = r.mask(layer).map_err(js_error)?;
-        let pooled = stats::max_pool(w.view(), Some(mask.allowed()), height, width);
+        let pooled = self.row_at(place_name, row)?.pooled(layer, head, height, width).map_err(js_error)?;
         Ok(floats(pooled.as_slice().unwrap_or(&[])))
     }
 
