@@ -89,22 +89,23 @@ async function run({ lengths = [16, 128, 512], runs = 20, warmup = 3, gemmReps =
     const delta = {};
     for (const e of peers) delta[e.name] = maxAbsDelta((await e.ask("weights", { n })).weights, reference.weights);
     const times = Object.fromEntries(engines.map((e) => [e.name, []]));
-    const headmapParts = { forward: [], copy: [] };
+    // each headmap engine's forward and copy of the weights to JS, apart
+    const parts = Object.fromEntries(engines.filter((e) => e.name.startsWith("headmap wasm")).map((e) => [e.name, { forward: [], copy: [] }]));
     for (let r = 0; r < runs; r++) {
       for (let k = 0; k < engines.length; k++) {
         const e = engines[(r + k) % engines.length];
         const t = await e.ask("run", { n });
         times[e.name].push(t.ms);
-        if (e === headmap) {
-          headmapParts.forward.push(t.forward);
-          headmapParts.copy.push(t.copy);
+        if (parts[e.name]) {
+          parts[e.name].forward.push(t.forward);
+          parts[e.name].copy.push(t.copy);
         }
       }
     }
     lengthsOut[n] = {
       delta,
       times: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, stats(v)])),
-      headmapParts: { forward: stats(headmapParts.forward), copy: stats(headmapParts.copy) },
+      headmapParts: Object.fromEntries(Object.entries(parts).map(([name, p]) => [name, { forward: stats(p.forward), copy: stats(p.copy) }])),
     };
     log(`${n} tokens:`, Object.entries(lengthsOut[n].times).map(([k, v]) => `${k} ${v.median.toFixed(1)}`).join(", "));
   }

@@ -105,7 +105,13 @@ export function printTables({ browser, native, config, runs, warmup }) {
       [/^headmap wasm, \d+ threads/, /onnxruntime-web.*, 2 threads/],
       [/^headmap wasm, \d+ threads/, "headmap wasm, 1 thread"],
     ], out);
-    out.push(left("headmap's own split (median ms)", 36) + lengths.map((n) => cell(`run ${f1(browser.lengths[n].headmapParts.forward.median)} + row ${f1(browser.lengths[n].headmapParts.copy.median)}`, 22)).join(""));
+    // the forward, and the copy of every weight into a fresh JS array (Run.row), apart
+    // (a browser.json of before had one engine's split, the single thread's)
+    const partsOf = (n) => (browser.lengths[n].headmapParts?.forward ? { "headmap wasm, 1 thread": browser.lengths[n].headmapParts } : browser.lengths[n].headmapParts ?? {});
+    for (const name of Object.keys(partsOf(lengths[0]))) {
+      const part = (n) => partsOf(n)[name];
+      out.push(left(`${name}: run + row (median ms)`, 36) + lengths.map((n) => cell(`${f1(part(n).forward.median)} + ${f1(part(n).copy.median)}`, 22)).join(""));
+    }
     out.push("");
   }
   if (native) {
