@@ -76,25 +76,32 @@ impl LayerNorm {
         self.normalise(x.to_owned())
     }
 
-    /// `x + residual`, normalised: a post-norm block's add & norm.
-    pub fn forward_sum(&self, x: ArrayView2<f32>, residual: ArrayView2<f32>) -> Array2<f32> {
-        self.normalise(&x + &residual)
+    /// `x + residual`, normalised, in `residual`'s memory: a post-norm block's add & norm, the
+    /// add done with the norm, row by row, on the threads.
+    pub fn forward_sum(&self, x: ArrayView2<f32>, mut residual: Array2<f32>) -> Array2<f32> {
+        crate::par::rows_mut_beside(residual.view_mut(), x, |mut y, x| {
+            y += &x;
+            self.normalise_rows(y);
+        });
+        residual // (T, D)
     }
 
     /// Each row of `y` in place, rows on the threads when there are many.
     fn normalise(&self, mut y: Array2<f32>) -> Array2<f32> {
-        crate::par::rows_mut(y.view_mut(), |mut y| {
-            for mut row in y.axis_iter_mut(Axis(0)) {
-                let n = row.len() as f32;
-                let mean = row.sum() / n;
-                let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / n;
-                let inv = 1.0 / (var + self.eps).sqrt();
-                row.mapv_inplace(|v| (v - mean) * inv);
-            }
-            y *= &self.gamma;
-            y += &self.beta;
-        });
+        crate::par::rows_mut(y.view_mut(), |y| self.normalise_rows(y));
         y // (T, D)
+    }
+
+    fn normalise_rows(&self, mut y: ArrayViewMut2<f32>) {
+        for mut row in y.axis_iter_mut(Axis(0)) {
+            let n = row.len() as f32;
+            let mean = row.sum() / n;
+            let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / n;
+            let inv = 1.0 / (var + self.eps).sqrt();
+            row.mapv_inplace(|v| (v - mean) * inv);
+        }
+        y *= &self.gamma;
+        y += &self.beta;
     }
 }
 

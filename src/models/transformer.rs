@@ -79,9 +79,9 @@ pub(crate) fn encode(
             return Ok(Stacked { output: None, residuals });
         }
         let a = attend(&layer.self_attn, &x, &x, mask, settings, (Place::EncoderSelf, i), record.as_deref_mut())?;
-        let x1 = layer.self_attn_norm.forward_sum(x.view(), a.view()); // (T, D)
+        let x1 = layer.self_attn_norm.forward_sum(x.view(), a); // (T, D)
         let f = layer.ffn.forward(x1.view())?;
-        x = Arc::new(layer.final_norm.forward_sum(x1.view(), f.view()));
+        x = Arc::new(layer.final_norm.forward_sum(x1.view(), f));
         if settings.residuals {
             residuals.push(x.as_ref().clone());
         }
@@ -124,9 +124,9 @@ pub(crate) fn encode_stacked(
         if last {
             return Ok(residuals.into_iter().map(|residuals| Stacked { output: None, residuals }).collect());
         }
-        let x1 = layer.self_attn_norm.forward_sum(x.view(), a.view()); // (ΣT, D)
+        let x1 = layer.self_attn_norm.forward_sum(x.view(), a); // (ΣT, D)
         let f = layer.ffn.forward(x1.view())?;
-        x = layer.final_norm.forward_sum(x1.view(), f.view());
+        x = layer.final_norm.forward_sum(x1.view(), f);
         if settings.residuals {
             texts.iter().zip(&mut residuals).for_each(|(rows, kept)| kept.push(rows_of(x.view(), rows.clone())));
         }
@@ -178,16 +178,16 @@ pub(crate) fn decode(
         }
         let at = (Place::DecoderSelf, i);
         let a = attend(&layer.self_attn, &y, &y, self_mask, settings, at, self_record.as_deref_mut())?;
-        let y1 = Arc::new(layer.self_attn_norm.forward_sum(y.view(), a.view())); // (Tt, D)
+        let y1 = Arc::new(layer.self_attn_norm.forward_sum(y.view(), a)); // (Tt, D)
         if let (true, Some(row)) = (last, cross_record.as_deref_mut()) {
             attend_weights(&layer.cross_attn, &y1, memory, cross_mask, settings, row)?;
             return Ok(Stacked { output: None, residuals });
         }
         let at = (Place::Cross, i);
         let c = attend(&layer.cross_attn, &y1, memory, cross_mask, settings, at, cross_record.as_deref_mut())?;
-        let y2 = layer.cross_attn_norm.forward_sum(y1.view(), c.view());
+        let y2 = layer.cross_attn_norm.forward_sum(y1.view(), c);
         let f = layer.ffn.forward(y2.view())?;
-        y = Arc::new(layer.final_norm.forward_sum(y2.view(), f.view()));
+        y = Arc::new(layer.final_norm.forward_sum(y2.view(), f));
         if settings.residuals {
             residuals.push(y.as_ref().clone());
         }
@@ -212,17 +212,17 @@ pub(crate) fn decode_step(
     for (i, (layer, cache)) in layers.iter().zip(caches.iter_mut()).enumerate() {
         let edits = settings.edits.at(Place::DecoderSelf, i);
         let a = layer.self_attn.forward_cached(y.view(), &mut cache.own, &mask, settings.scale_scores, &edits)?;
-        let y1 = layer.self_attn_norm.forward_sum(y.view(), a.output.view()); // (n, D)
-                                                                              // decoder_caches gives every layer one
+        let y1 = layer.self_attn_norm.forward_sum(y.view(), a.output); // (n, D)
+                                                                       // decoder_caches gives every layer one
         let memory = cache
             .cross
             .as_ref()
             .ok_or_else(|| crate::error::Error::shape("cross-attention's cache", &[0], &[layers.len()]))?;
         let edits = settings.edits.at(Place::Cross, i);
         let c = layer.cross_attn.forward_over(y1.view(), memory, cross_mask, settings.scale_scores, &edits)?;
-        let y2 = layer.cross_attn_norm.forward_sum(y1.view(), c.output.view());
+        let y2 = layer.cross_attn_norm.forward_sum(y1.view(), c.output);
         let f = layer.ffn.forward(y2.view())?;
-        y = layer.final_norm.forward_sum(y2.view(), f.view());
+        y = layer.final_norm.forward_sum(y2.view(), f);
         rows.decoder.push(a.weights);
         rows.cross.push(c.weights);
     }
