@@ -124,7 +124,8 @@ GEMM_ONLY = "GEMM only: the forward's products (ndarray dot)"
 
 def stats(times):
     t = sorted(times)
-    return {"median": t[len(t) // 2], "min": t[0], "max": t[-1], "runs": len(t)}
+    # `times` in the order of the rounds, for ratios round by round (table.mjs)
+    return {"median": t[len(t) // 2], "min": t[0], "max": t[-1], "runs": len(t), "times": list(times)}
 
 
 def serve(engine, all_ids):

@@ -46,7 +46,8 @@ function maxAbsDelta(a, b) {
 
 function stats(xs) {
   const s = [...xs].sort((a, b) => a - b);
-  return { median: s[s.length >> 1], min: s[0], max: s[s.length - 1], runs: s.length };
+  // `times` in the order of the rounds, for ratios round by round (table.mjs)
+  return { median: s[s.length >> 1], min: s[0], max: s[s.length - 1], runs: s.length, times: xs };
 }
 
 const log = (...a) => console.log("[peers]", ...a);

@@ -10,6 +10,18 @@ export const GEMM_AVX512 = "GEMM only: the forward's products (ndarray dot, AVX-
 /** The native GEMM headmap's forward is measured against: the kernel it runs. */
 const nativeGemm = (times) => (GEMM_AVX512 in times ? GEMM_AVX512 : GEMM_ONLY in times ? GEMM_ONLY : null);
 
+/**
+ * `a ÷ b` three ways: of the medians, of the minima, and the median of the ratios round by
+ * round (each round runs every engine once, so a machine that slows down for a minute slows
+ * both sides of a round's ratio alike; absent for figures saved without their rounds).
+ */
+function ratios(a, b) {
+  const text = `${(a.median / b.median).toFixed(2)} (${(a.min / b.min).toFixed(2)})`;
+  if (!a.times || !b.times || a.times.length !== b.times.length) return text;
+  const paired = a.times.map((x, r) => x / b.times[r]).sort((x, y) => x - y);
+  return `${text} ${paired[paired.length >> 1].toFixed(2)}`;
+}
+
 const f1 = (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
 const cell = (s, w) => String(s).padStart(w);
 const left = (s, w) => String(s).padEnd(w);
@@ -36,12 +48,9 @@ function engineTable(title, lengths, data, reference, out) {
       return cell(`${f1(s.median)} (${f1(s.min)}–${f1(s.max)})`, 22);
     }).join(""));
   }
-  out.push(left(`${reference} ÷ peer: medians (minima)`, w) + lengths.map((n) => cell("", 22)).join(""));
+  out.push(left(`${reference} ÷ peer: medians (minima) round by round`, w) + lengths.map((n) => cell("", 22)).join(""));
   for (const name of names.filter((n) => n !== reference)) {
-    out.push(left(`  ÷ ${name}`, w) + lengths.map((n) => {
-      const [a, b] = [data[n].times[reference], data[n].times[name]];
-      return cell(`${(a.median / b.median).toFixed(2)} (${(a.min / b.min).toFixed(2)})`, 22);
-    }).join(""));
+    out.push(left(`  ÷ ${name}`, w) + lengths.map((n) => cell(ratios(data[n].times[reference], data[n].times[name]), 22)).join(""));
   }
   out.push(left("max |Δ| of the weights vs headmap", w));
   for (const name of names.filter((n) => n in data[lengths[0]].delta)) {
@@ -50,7 +59,7 @@ function engineTable(title, lengths, data, reference, out) {
   out.push("");
 }
 
-/** Ratios of one engine's medians (minima) to another's, for each pair [a, b] whose names match. */
+/** Ratios of one engine's figures to another's ([`ratios`]), for each pair [a, b] whose names match. */
 function ratioLines(title, lengths, data, pairs, out) {
   const names = Object.keys(data[lengths[0]].times);
   const find = (p) => names.find((n) => (typeof p === "string" ? n === p : p.test(n)));
@@ -58,10 +67,7 @@ function ratioLines(title, lengths, data, pairs, out) {
   if (!rows.length) return;
   out.push(title);
   for (const [a, b] of rows) {
-    out.push(left(`  ${a} ÷ ${b}`, 72) + lengths.map((n) => {
-      const [x, y] = [data[n].times[a], data[n].times[b]];
-      return cell(`${(x.median / y.median).toFixed(2)} (${(x.min / y.min).toFixed(2)})`, 16);
-    }).join(""));
+    out.push(left(`  ${a} ÷ ${b}`, 72) + lengths.map((n) => cell(ratios(data[n].times[a], data[n].times[b]), 20)).join(""));
   }
   out.push("");
 }
@@ -100,7 +106,7 @@ export function printTables({ browser, native, config, runs, warmup }) {
   if (browser) {
     const hm = browser.engines[0];
     engineTable(`In headless Chromium ${browser.chromium ?? ""} (wasm), cross-origin isolated: ${browser.isolated}`, lengths, browser.lengths, hm, out);
-    ratioLines("threads in wasm: medians (minima)", lengths, browser.lengths, [
+    ratioLines("threads in wasm: medians (minima) round by round", lengths, browser.lengths, [
       [/^headmap wasm, \d+ threads/, /onnxruntime-web.*, 1 thread$/],
       [/^headmap wasm, \d+ threads/, /onnxruntime-web.*, 2 threads/],
       [/^headmap wasm, \d+ threads/, "headmap wasm, 1 thread"],
@@ -112,11 +118,16 @@ export function printTables({ browser, native, config, runs, warmup }) {
       const part = (n) => partsOf(n)[name];
       out.push(left(`${name}: run + row (median ms)`, 36) + lengths.map((n) => cell(`${f1(part(n).forward.median)} + ${f1(part(n).copy.median)}`, 22)).join(""));
     }
+    // the forward alone on the threads, as the explorer runs it (it never copies every weight)
+    const [one, many] = ["headmap wasm, 1 thread", Object.keys(partsOf(lengths[0])).find((k) => /threads$/.test(k))];
+    if (many && partsOf(lengths[0])[one]) {
+      out.push(left(`the run alone: ${many.replace("headmap wasm, ", "")} ÷ 1 thread`, 36) + lengths.map((n) => cell(ratios(partsOf(n)[many].forward, partsOf(n)[one].forward), 22)).join(""));
+    }
     out.push("");
   }
   if (native) {
     engineTable("Natively (this CPU); headmap = 1 thread", lengths, native.lengths, "headmap", out);
-    ratioLines("threads natively: medians (minima)", lengths, native.lengths, [
+    ratioLines("threads natively: medians (minima) round by round", lengths, native.lengths, [
       ["headmap, 2 threads", /^onnxruntime .*, 2 threads/],
       ["headmap, 2 threads", /^PyTorch .*, 2 threads/],
       ["headmap, 2 threads", "headmap"],
