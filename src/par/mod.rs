@@ -192,7 +192,7 @@ fn columns_per_piece(rows: usize, d_out: usize) -> Option<usize> {
 /// each row on its own (a norm), whose values then do not depend on the split.
 pub fn rows_mut(mut y: ArrayViewMut2<f32>, f: impl Fn(ArrayViewMut2<f32>) + Sync + Send) {
     let chunk = rows_per_piece(y.nrows());
-    if chunk >= y.nrows() || !worth_splitting(y.len(), ROWS_SPLIT_VALUES) {
+    if threads() == 1 || chunk >= y.nrows() || !worth_splitting(y.len(), ROWS_SPLIT_VALUES) {
         return f(y);
     }
     imp::each(y.axis_chunks_iter_mut(Axis(0), chunk).collect(), f);
@@ -205,15 +205,18 @@ pub fn rows_mut_beside(
     x: ArrayView2<f32>,
     f: impl Fn(ArrayViewMut2<f32>, ArrayView2<f32>) + Sync + Send,
 ) {
-    assert_eq!(y.dim(), x.dim(), "rows beside rows of another shape");
+    assert!(y.dim() == x.dim(), "rows beside rows of another shape");
     let chunk = rows_per_piece(y.nrows());
-    if chunk >= y.nrows() || !worth_splitting(y.len(), ROWS_SPLIT_VALUES) {
+    if threads() == 1 || chunk >= y.nrows() || !worth_splitting(y.len(), ROWS_SPLIT_VALUES) {
         return f(y, x);
     }
     imp::each(y.axis_chunks_iter_mut(Axis(0), chunk).zip(x.axis_chunks_iter(Axis(0), chunk)).collect(), |(y, x)| {
         f(y, x)
     });
 }
+
+// (`threads() == 1` first in both: the toy build, which has one thread, then leaves the split
+// code out of its download)
 
 /// About one piece a thread, each a multiple of 8 rows (whole tiles of matrixmultiply's
 /// kernel; ours gives a row the same bits in any tile) and, unless the tests split everything,
