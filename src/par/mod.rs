@@ -191,10 +191,7 @@ fn columns_per_piece(rows: usize, d_out: usize) -> Option<usize> {
 /// `f` on pieces of `y`'s rows, on the threads when `y` is large enough: for passes that treat
 /// each row on its own (a norm), whose values then do not depend on the split.
 pub fn rows_mut(mut y: ArrayViewMut2<f32>, f: impl Fn(ArrayViewMut2<f32>) + Sync + Send) {
-    let chunk = rows_per_piece(y.nrows());
-    if threads() == 1 || chunk >= y.nrows() || !worth_splitting(y.len(), ROWS_SPLIT_VALUES) {
-        return f(y);
-    }
+    let Some(chunk) = rows_split(y.nrows(), y.len()) else { return f(y) };
     imp::each(y.axis_chunks_iter_mut(Axis(0), chunk).collect(), f);
 }
 
@@ -206,17 +203,22 @@ pub fn rows_mut_beside(
     f: impl Fn(ArrayViewMut2<f32>, ArrayView2<f32>) + Sync + Send,
 ) {
     assert!(y.dim() == x.dim(), "rows beside rows of another shape");
-    let chunk = rows_per_piece(y.nrows());
-    if threads() == 1 || chunk >= y.nrows() || !worth_splitting(y.len(), ROWS_SPLIT_VALUES) {
-        return f(y, x);
-    }
+    let Some(chunk) = rows_split(y.nrows(), y.len()) else { return f(y, x) };
     imp::each(y.axis_chunks_iter_mut(Axis(0), chunk).zip(x.axis_chunks_iter(Axis(0), chunk)).collect(), |(y, x)| {
         f(y, x)
     });
 }
 
-// (`threads() == 1` first in both: the toy build, which has one thread, then leaves the split
-// code out of its download)
+/// The rows of a piece when a per-row pass over `rows` rows and `values` values splits across
+/// the threads; none when it stays whole. One thread is asked about first: the toy build, which
+/// has one, then leaves the split code out of its download.
+fn rows_split(rows: usize, values: usize) -> Option<usize> {
+    if threads() == 1 || !worth_splitting(values, ROWS_SPLIT_VALUES) {
+        return None;
+    }
+    let chunk = rows_per_piece(rows);
+    (chunk < rows).then_some(chunk)
+}
 
 /// About one piece a thread, each a multiple of 8 rows (whole tiles of matrixmultiply's
 /// kernel; ours gives a row the same bits in any tile) and, unless the tests split everything,
