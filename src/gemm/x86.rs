@@ -1,15 +1,18 @@
-//! Natively on x86-64: `y = x · w` with `w` read where it lies, never copied.
+//! Natively on x86-64: `y = x · w` on kernels of our own.
 //!
-//! matrixmultiply copies both factors into its kernel's order on every call. For a linear map
-//! over a sentence of 25 tokens, copying the weights took about as long as multiplying them
-//! (`docs/perf-notes.md`). Here a tile of R rows × 2 registers of columns of `y` stays in
-//! registers while `k` runs over the whole row. Each step loads the tile's two registers of
-//! row `k` of `w`, which lie side by side, broadcasts each row's value of `x`, and does one
-//! fused multiply–add per register. The strip of `w` under a tile (k × 2 registers) is read
-//! again by the next tile of rows, from the first-level cache: `k` goes in blocks of `KC` steps.
-//! The first tile of each block also asks for the same rows two strips ahead. A model's weights
-//! do not stay in cache from one sentence to the next, and without that request the kernel
-//! waited on memory: a corpus of 1,000 MiniLM sentences took 6.5 s on one thread instead of 5.2.
+//! A tile of R rows × 2 registers of columns of `y` stays in registers while `k` runs over a
+//! block of steps. Each step loads the tile's two registers of row `k` of `w`, which lie side
+//! by side, broadcasts each row's value of `x`, and does one fused multiply–add per register.
+//! A tile takes every strip of a panel of `w` (KC steps × NC columns) before the next tile
+//! does, so its rows of `x` stay in the first-level cache.
+//!
+//! For a few rows of `x` (a short sentence) `w` is read where it lies: matrixmultiply copies
+//! both factors on every call, and for a linear map over 25 tokens copying the weights took
+//! about as long as multiplying them (`docs/perf-notes.md`). The first tile of each block
+//! then asks for the same rows two strips ahead: a model's weights do not stay in cache from
+//! one sentence to the next, and without that request the kernel waited on memory. From
+//! `MIN_ROWS_TO_PACK` rows the panel is copied into strips first, reading `w` a whole panel
+//! row at a time: MiniLM at 512 tokens took 0.78 of the time it took reading strips in place.
 //!
 //! The instruction set is chosen the first time a product is asked for: AVX-512 where the CPU
 //! has it, AVX2 + FMA otherwise, and ndarray's product on a CPU with neither.
@@ -69,6 +72,10 @@ pub fn kernel() -> Kernel {
 
 /// Rows of `x` from which a `w` laid out in columns is copied into rows for the kernels.
 const MIN_ROWS_TO_COPY: usize = 8;
+
+/// Rows of `x` from which each panel of `w` is copied into strips before the tiles read it
+/// (`product`): below, the copy cost more than it saved (MiniLM at 16 tokens, 7 %).
+const MIN_ROWS_TO_PACK: usize = 32;
 
 /// Where the factors lie: first values and row and column strides, in floats.
 struct Parts {
@@ -146,58 +153,102 @@ pub fn product_with(kernel: Kernel, x: ArrayView2<f32>, w: ArrayView2<f32>, y: &
     true
 }
 
-/// One kernel: `$lanes` floats a register, a tile of up to `$h0` rows × 2 registers.
+/// One kernel: `$lanes` floats a register, a tile of up to `$h0` rows × 2 registers, then `$h1`,
+/// `$h2`, `$h3` and 1 for the rows left.
 macro_rules! kernel {
-    ($isa:ident, $feature:literal, $lanes:literal, [$h0:literal, $h1:literal, $h2:literal],
+    ($isa:ident, $feature:literal, $lanes:literal, [$h0:literal, $h1:literal, $h2:literal, $h3:literal],
      $zero:ident, $splat:ident, $load:ident, $madd:ident, $store:ident) => {
         mod $isa {
             use super::*;
 
             /// Columns of `y` a tile holds.
             const NR: usize = 2 * $lanes;
-            /// Steps of `k` per block: the block of a strip that every tile of rows reads
-            /// (KC × NR floats, 32 KiB for AVX-512) stays in the first-level cache.
+            /// Steps of `k` per block: a tile's sums are stored and taken up again between
+            /// blocks, and the panel of `w` it reads is KC × NC floats.
             const KC: usize = 4096 / $lanes;
+            /// Columns of `w` per panel: 256 × 4 bytes, a run of 16 cache lines in each row.
+            const NC: usize = 256;
 
-            /// The whole product, strip by strip of NR columns of `w`; a last, narrower strip is
-            /// copied beside zeros so every value takes the same arithmetic.
+            /// The whole product in blocks of KC steps of `k` and panels of NC columns of `w`;
+            /// each tile of rows takes every strip of NR columns of the panel in turn, so its
+            /// rows of `x` stay in the first-level cache while the panel comes from the second.
+            ///
+            /// With rows enough to pay for it, the panel is first copied strip by strip into
+            /// one buffer, reading `w` a whole row of the panel at a time: in place, each
+            /// strip's rows lie `w_row` floats apart, 128 bytes from each, and the weights of a
+            /// model, which do not stay in cache from one sentence to the next, came from
+            /// memory two lines at a time. A last, narrower strip is always copied, beside
+            /// zeros, so every value takes the same arithmetic.
             ///
             /// # Safety
             /// The CPU has `$feature`, and `p` describes three valid arrays, `y` writable.
             #[target_feature(enable = $feature)]
             pub(super) unsafe fn product(p: &Parts) {
-                let mut padded = Vec::new();
-                let mut j0 = 0;
-                while j0 < p.n {
-                    let cols = NR.min(p.n - j0);
-                    let (strip, strip_row) = if cols == NR {
-                        (p.w.add(j0), p.w_row)
-                    } else {
-                        padded.clear();
-                        padded.resize(p.k * NR, 0.0f32);
-                        for (step, to) in padded.chunks_exact_mut(NR).enumerate() {
-                            std::ptr::copy_nonoverlapping(p.w.add(step * p.w_row + j0), to.as_mut_ptr(), cols);
+                let copy = p.m >= MIN_ROWS_TO_PACK;
+                let mut panel: Vec<f32> = Vec::new();
+                for k0 in (0..p.k).step_by(KC) {
+                    let steps = (k0, KC.min(p.k - k0));
+                    for n0 in (0..p.n).step_by(NC) {
+                        let width = NC.min(p.n - n0);
+                        let strips = width.div_ceil(NR);
+                        let copied = copy || width % NR != 0;
+                        if copied {
+                            // written by `pack` before any tile reads it, within the capacity
+                            panel.reserve(strips * KC * NR);
+                            pack(p.w.add(k0 * p.w_row + n0), p.w_row, steps.1, width, panel.as_mut_ptr());
                         }
-                        (padded.as_ptr(), NR)
-                    };
-                    for k0 in (0..p.k).step_by(KC) {
-                        let steps = (k0, KC.min(p.k - k0));
-                        let strip = (strip.add(k0 * strip_row), strip_row);
                         let mut i0 = 0;
                         while i0 < p.m {
-                            let rows = [$h0, $h1, $h2, 1].into_iter().find(|&h| h <= p.m - i0).unwrap_or(1);
+                            let rows = [$h0, $h1, $h2, $h3, 1].into_iter().find(|&h| h <= p.m - i0).unwrap_or(1);
                             let a = p.x.add(i0 * p.x_row + k0 * p.x_col);
-                            let out = p.y.add(i0 * p.y_row + j0);
-                            match rows {
-                                $h0 => tile::<$h0>(p, a, strip, steps, out, (cols, i0 == 0)),
-                                $h1 => tile::<$h1>(p, a, strip, steps, out, (cols, i0 == 0)),
-                                $h2 => tile::<$h2>(p, a, strip, steps, out, (cols, i0 == 0)),
-                                _ => tile::<1>(p, a, strip, steps, out, (cols, i0 == 0)),
+                            for s in 0..strips {
+                                let j0 = n0 + s * NR;
+                                let strip = if copied {
+                                    (panel.as_ptr().add(s * KC * NR), NR)
+                                } else {
+                                    (p.w.add(k0 * p.w_row + j0), p.w_row)
+                                };
+                                let out = p.y.add(i0 * p.y_row + j0);
+                                let how = (NR.min(p.n - j0), !copied && i0 == 0);
+                                match rows {
+                                    $h0 => tile::<$h0>(p, a, strip, steps, out, how),
+                                    $h1 => tile::<$h1>(p, a, strip, steps, out, how),
+                                    $h2 => tile::<$h2>(p, a, strip, steps, out, how),
+                                    $h3 => tile::<$h3>(p, a, strip, steps, out, how),
+                                    _ => tile::<1>(p, a, strip, steps, out, how),
+                                }
                             }
                             i0 += rows;
                         }
                     }
-                    j0 += NR;
+                }
+            }
+
+            /// `kc` rows of `width` floats from `from` on (`row` apart), a whole row at a time,
+            /// into strips of NR columns KC × NR floats apart from `to` on, NR floats a row,
+            /// zeros after the last strip's columns.
+            ///
+            /// # Safety
+            /// As [`product`]; `from` holds kc rows of `width` floats, and `to` room for
+            /// ⌈width / NR⌉ strips.
+            #[target_feature(enable = $feature)]
+            #[inline]
+            unsafe fn pack(from: *const f32, row: usize, kc: usize, width: usize, to: *mut f32) {
+                for step in 0..kc {
+                    let src = from.add(step * row);
+                    for j in (0..width).step_by(NR) {
+                        let dst = to.add((j / NR) * KC * NR + step * NR);
+                        let cols = NR.min(width - j);
+                        if cols == NR {
+                            $store(dst, $load(src.add(j)));
+                            $store(dst.add($lanes), $load(src.add(j + $lanes)));
+                        } else {
+                            let mut v = [0.0f32; NR];
+                            std::ptr::copy_nonoverlapping(src.add(j), v.as_mut_ptr(), cols);
+                            $store(dst, $load(v.as_ptr()));
+                            $store(dst.add($lanes), $load(v.as_ptr().add($lanes)));
+                        }
+                    }
                 }
             }
 
@@ -221,9 +272,14 @@ macro_rules! kernel {
                 let mut c = [[$zero(); 2]; R];
                 if k0 > 0 {
                     for (r, c) in c.iter_mut().enumerate() {
-                        let mut v = [0.0f32; NR];
-                        std::ptr::copy_nonoverlapping(out.add(r * p.y_row), v.as_mut_ptr(), cols);
-                        *c = [$load(v.as_ptr()), $load(v.as_ptr().add($lanes))];
+                        let from = out.add(r * p.y_row);
+                        *c = if cols == NR {
+                            [$load(from), $load(from.add($lanes))]
+                        } else {
+                            let mut v = [0.0f32; NR];
+                            std::ptr::copy_nonoverlapping(from, v.as_mut_ptr(), cols);
+                            [$load(v.as_ptr()), $load(v.as_ptr().add($lanes))]
+                        };
                     }
                 }
                 let (mut pa, mut pb) = (a, strip);
@@ -263,7 +319,7 @@ kernel!(
     avx512,
     "avx512f",
     16,
-    [8, 4, 2],
+    [12, 8, 4, 2],
     _mm512_setzero_ps,
     _mm512_set1_ps,
     _mm512_loadu_ps,
@@ -274,7 +330,7 @@ kernel!(
     avx2,
     "avx2,fma",
     8,
-    [6, 4, 2],
+    [6, 4, 3, 2],
     _mm256_setzero_ps,
     _mm256_set1_ps,
     _mm256_loadu_ps,
@@ -283,102 +339,4 @@ kernel!(
 );
 
 #[cfg(test)]
-mod tests {
-    use ndarray::{s, Array2};
-
-    use super::*;
-    use crate::rng::SplitMix64;
-
-    fn random(rows: usize, cols: usize, rng: &mut SplitMix64) -> Array2<f32> {
-        Array2::from_shape_simple_fn((rows, cols), || rng.next_signed())
-    }
-
-    /// Each value summed along `k` in order with one rounding a step: what the kernels promise.
-    fn in_order(x: &Array2<f32>, w: ArrayView2<f32>) -> Array2<f32> {
-        Array2::from_shape_fn((x.nrows(), w.ncols()), |(i, j)| {
-            (0..x.ncols()).fold(0.0f32, |sum, k| x[[i, k]].mul_add(w[[k, j]], sum))
-        })
-    }
-
-    fn kernels() -> Vec<Kernel> {
-        [Kernel::Avx512, Kernel::Avx2].into_iter().filter(|k| k.available()).collect()
-    }
-
-    #[test]
-    fn every_kernel_sums_in_order_for_every_tile_and_strip() {
-        let mut rng = SplitMix64::new(7);
-        for kernel in kernels() {
-            for m in [1, 2, 3, 5, 6, 7, 8, 9, 13, 25] {
-                for k in [1, 3, 17, 64] {
-                    for n in [1, 5, 16, 31, 32, 33, 48, 70] {
-                        let (x, w) = (random(m, k, &mut rng), random(k, n, &mut rng));
-                        let mut y = Array2::from_elem((m, n), f32::NAN);
-                        assert!(product_with(kernel, x.view(), w.view(), &mut y.view_mut()));
-                        assert_eq!(y, in_order(&x, w.view()), "{kernel:?} {m}×{k}·{k}×{n}");
-                    }
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn views_with_gaps_are_read_and_written_in_place() {
-        let mut rng = SplitMix64::new(8);
-        for kernel in kernels() {
-            // x transposed (columns in order), w a slice of wider rows, y a slice of a wider array
-            let xt = random(40, 11, &mut rng);
-            let wide = random(40, 90, &mut rng);
-            let w = wide.slice(s![.., 3..53]);
-            let mut out = Array2::from_elem((11, 60), -1.0f32);
-            assert!(product_with(kernel, xt.t(), w, &mut out.slice_mut(s![.., 5..55])));
-            assert_eq!(out.slice(s![.., 5..55]), in_order(&xt.t().to_owned(), w));
-            assert!(out.slice(s![.., ..5]).iter().chain(out.slice(s![.., 55..])).all(|&v| v == -1.0));
-        }
-    }
-
-    #[test]
-    fn a_row_has_its_bits_alone_and_on_either_kernel() {
-        let mut rng = SplitMix64::new(9);
-        let (x, w) = (random(25, 384, &mut rng), random(384, 100, &mut rng));
-        let all: Vec<Array2<f32>> = kernels()
-            .into_iter()
-            .map(|kernel| {
-                let mut y = Array2::zeros((25, 100));
-                assert!(product_with(kernel, x.view(), w.view(), &mut y.view_mut()));
-                for i in 0..25 {
-                    let mut one = Array2::zeros((1, 100));
-                    assert!(product_with(kernel, x.slice(s![i..i + 1, ..]), w.view(), &mut one.view_mut()));
-                    assert_eq!(one.row(0), y.row(i), "{kernel:?}, row {i}");
-                }
-                y
-            })
-            .collect();
-        assert!(all.windows(2).all(|p| p[0] == p[1]), "AVX-512 and AVX2 differ");
-    }
-
-    #[test]
-    fn a_transposed_w_is_copied_into_rows_for_enough_rows_of_x() {
-        let mut rng = SplitMix64::new(11);
-        let (x, w) = (random(9, 32, &mut rng), random(20, 32, &mut rng));
-        for kernel in kernels() {
-            let mut y = Array2::zeros((9, 20));
-            assert!(product_with(kernel, x.view(), w.t(), &mut y.view_mut()));
-            assert_eq!(y, in_order(&x, w.t()));
-        }
-    }
-
-    #[test]
-    fn transposed_weights_and_mismatched_shapes_go_to_the_portable_product() {
-        let mut rng = SplitMix64::new(10);
-        let (x, w) = (random(4, 8, &mut rng), random(6, 8, &mut rng));
-        let mut y = Array2::zeros((4, 6));
-        for kernel in kernels() {
-            assert!(!product_with(kernel, x.view(), w.t(), &mut y.view_mut()), "column-major w, 4 rows");
-            assert!(!product_with(kernel, x.view(), w.view(), &mut y.view_mut()), "k 8 against 6");
-        }
-        assert!(!product_with(Kernel::Portable, x.view(), w.t(), &mut y.view_mut()));
-        // the product the crate asks for is the same either way
-        crate::gemm::product_into(x.view(), w.t(), &mut y.view_mut());
-        assert!((&y - &x.dot(&w.t())).iter().all(|d| d.abs() < 1e-5));
-    }
-}
+mod tests;
