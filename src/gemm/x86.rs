@@ -238,18 +238,27 @@ macro_rules! kernel {
                     let src = from.add(step * row);
                     for j in (0..width).step_by(NR) {
                         let dst = to.add((j / NR) * KC * NR + step * NR);
-                        let cols = NR.min(width - j);
-                        if cols == NR {
-                            $store(dst, $load(src.add(j)));
-                            $store(dst.add($lanes), $load(src.add(j + $lanes)));
-                        } else {
-                            let mut v = [0.0f32; NR];
-                            std::ptr::copy_nonoverlapping(src.add(j), v.as_mut_ptr(), cols);
-                            $store(dst, $load(v.as_ptr()));
-                            $store(dst.add($lanes), $load(v.as_ptr().add($lanes)));
-                        }
+                        let mut pad = [0.0; NR];
+                        let row = whole_row(src.add(j), NR.min(width - j), &mut pad);
+                        $store(dst, $load(row));
+                        $store(dst.add($lanes), $load(row.add($lanes)));
                     }
                 }
+            }
+
+            /// A row of NR floats the registers can load whole: `from` itself when it has all
+            /// NR columns, else its `cols` values copied into `pad`, beside zeros.
+            ///
+            /// # Safety
+            /// `from` holds `cols` floats, at most NR, and `pad` outlives the loads from the
+            /// pointer given back.
+            #[inline(always)]
+            unsafe fn whole_row(from: *const f32, cols: usize, pad: &mut [f32; NR]) -> *const f32 {
+                if cols == NR {
+                    return from;
+                }
+                std::ptr::copy_nonoverlapping(from, pad.as_mut_ptr(), cols);
+                pad.as_ptr()
             }
 
             /// `R` rows of `y` from `out` on (the first `cols` of NR columns), steps `k0` to
@@ -272,14 +281,9 @@ macro_rules! kernel {
                 let mut c = [[$zero(); 2]; R];
                 if k0 > 0 {
                     for (r, c) in c.iter_mut().enumerate() {
-                        let from = out.add(r * p.y_row);
-                        *c = if cols == NR {
-                            [$load(from), $load(from.add($lanes))]
-                        } else {
-                            let mut v = [0.0f32; NR];
-                            std::ptr::copy_nonoverlapping(from, v.as_mut_ptr(), cols);
-                            [$load(v.as_ptr()), $load(v.as_ptr().add($lanes))]
-                        };
+                        let mut pad = [0.0; NR];
+                        let row = whole_row(out.add(r * p.y_row), cols, &mut pad);
+                        *c = [$load(row), $load(row.add($lanes))];
                     }
                 }
                 let (mut pa, mut pb) = (a, strip);
