@@ -1,8 +1,9 @@
 //! Threads change the time, never the weights: every family's fixture (the ones
 //! `tests/hf_parity.rs` holds to transformers within 1e-4) gives the same weights and hidden
 //! states, bit for bit, with 1, 2 and 3 threads, with every split taken however small the work
-//! (`par::split_everything`), on its reference cases' padded batches. With the default thread
-//! count (the machine's cores, 2 here) `hf_parity` itself runs the threaded code.
+//! (`par::split_everything`), on its reference cases' padded batches, in pools of their own and
+//! from the test's thread beside the global pool (`par::inside`). With the default thread count
+//! (the machine's cores, 2 here) `hf_parity` itself runs the threaded code.
 #![cfg(all(feature = "hf", not(target_arch = "wasm32")))]
 
 mod common;
@@ -102,6 +103,10 @@ fn every_family_gives_the_same_bits_on_one_two_and_three_threads() {
             for (threads, got) in &runs[1..] {
                 assert!(got == one, "{name} case {n}: {threads} threads differ from one");
             }
+            // from this thread, outside the pools: a short text stays here, and the global
+            // pool's threads help with its splits as they wake
+            let here = model.run(request).map(|run| values(&run)).unwrap_or_else(|e| panic!("{name} case {n}: {e}"));
+            assert!(here == *one, "{name} case {n}: run beside the global pool's threads differs from one thread");
         }
     }
 }

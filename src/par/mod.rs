@@ -6,7 +6,8 @@
 //! follows it on the same values: bias, activation) and the rows of the per-row passes
 //! ([`rows_mut`]: layer norm, RMS norm). Each piece of work does the same arithmetic in the
 //! same order whatever thread runs it, so the weights are the same, bit for bit, with one
-//! thread or many (`tests/threads.rs`). A forward runs on the pool's threads ([`inside`]).
+//! thread or many (`tests/threads.rs`). A long forward runs on the pool's threads, a short one on
+//! its caller's thread with the pool's threads helping ([`inside`]).
 //!
 //! The threads are rayon's: natively its global pool, sized by `HEADMAP_THREADS` (the
 //! machine's cores when unset) or by [`set_threads`] (the command line's `--threads`); in the
@@ -52,10 +53,13 @@ pub const COLUMNS_BELOW_ROWS: usize = 64;
 #[cfg(target_arch = "wasm32")]
 pub const COLUMNS_BELOW_ROWS: usize = 0;
 
-/// A product splits by columns from this many multiply–adds: a short text's products (MiniLM's
-/// at 16 tokens, 2–9 million) stay whole. Split, they were faster while the threads were awake
-/// (1.7 ms against 2.3 a forward on two threads) and slower once the pool had been idle a
-/// while (4.1 against 3.0): waking a thread that slept costs milliseconds on this machine.
+/// A product splits by columns from this many multiply–adds, or from [`PRODUCT_SPLIT_FLOPS`]
+/// when its thread has helpers ([`inside`]). Handed to the pool, a short text's products
+/// (MiniLM's at 16 tokens, 2–9 million) were faster split while the threads were awake (1.7 ms
+/// against 2.3 a forward on two threads) and slower once the pool had been idle a while (4.1
+/// against 3.0): waking a thread that slept costs milliseconds on this machine. With helpers
+/// the caller never waits for one to wake, and MiniLM at 16 tokens on two threads took 0.73 of
+/// its time unsplit, interleaved with other processes so that the pool slept between forwards.
 pub const COLUMN_SPLIT_FLOPS: usize = 1 << 24;
 
 /// A piece of columns starts at a multiple of this: a whole number of the kernels' widest
@@ -109,11 +113,15 @@ pub fn pool(n: usize) -> Result<rayon::ThreadPool> {
 /// Only for `large` work: a pool idle for a while sleeps, and waking it costs milliseconds on
 /// this machine, more than a short text's whole forward (MiniLM at 16 tokens took 5.4 ms on two
 /// threads handed in after 300 ms idle, against 3.0 on the caller's own thread).
+///
+/// Short work stays on the caller's thread, and the pool's other threads are asked to help
+/// with the pieces it splits as they come (`beside`): the caller takes every piece no helper
+/// has taken, so a helper still asleep costs nothing.
 pub fn inside<R: Send>(large: bool, f: impl FnOnce() -> R + Send) -> R {
     if large {
         imp::inside(f)
     } else {
-        f()
+        imp::beside(f)
     }
 }
 
@@ -150,7 +158,8 @@ pub fn product_then(
     let mut y = Array2::uninit((rows, d_out));
     let flops = rows.saturating_mul(d_in).saturating_mul(d_out);
     let pieces = if threads() > 1 && worth_splitting(flops, PRODUCT_SPLIT_FLOPS) {
-        let columns = columns_per_piece(rows, d_out).filter(|_| worth_splitting(flops, COLUMN_SPLIT_FLOPS));
+        let columns =
+            columns_per_piece(rows, d_out).filter(|_| imp::helped() || worth_splitting(flops, COLUMN_SPLIT_FLOPS));
         let chunk = rows_per_piece(rows);
         if let Some(width) = columns {
             let pieces: Vec<_> =
@@ -287,6 +296,14 @@ mod imp {
 
     pub fn inside<R>(f: impl FnOnce() -> R) -> R {
         f()
+    }
+
+    pub fn beside<R>(f: impl FnOnce() -> R) -> R {
+        f()
+    }
+
+    pub fn helped() -> bool {
+        false
     }
 
     pub fn map<T, R>(items: &[T], f: impl Fn(&T) -> R) -> Vec<R> {

@@ -1,7 +1,9 @@
 //! The threads of the `hf` builds: rayon's pool, natively and in the threaded wasm build.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Once;
+use std::any::Any;
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Once};
 
 use rayon::prelude::*;
 
@@ -96,9 +98,191 @@ pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> 
     if items.len() < 2 || threads() == 1 {
         return items.iter().map(f).collect();
     }
+    if let Some(desk) = desk() {
+        let made: Vec<Mutex<Option<R>>> = items.iter().map(|_| Mutex::new(None)).collect();
+        desk.share(items.len(), &|i| *lock(&made[i]) = Some(f(&items[i])));
+        return made
+            .into_iter()
+            .map(|r| r.into_inner().unwrap_or_else(|e| e.into_inner()).expect("every piece ran"))
+            .collect();
+    }
     items.par_iter().map(f).collect()
 }
 
 pub fn each<T: Send>(items: Vec<T>, f: impl Fn(T) + Sync + Send) {
+    if let Some(desk) = desk() {
+        let items: Vec<Mutex<Option<T>>> = items.into_iter().map(|t| Mutex::new(Some(t))).collect();
+        return desk.share(items.len(), &|i| {
+            if let Some(item) = lock(&items[i]).take() {
+                f(item)
+            }
+        });
+    }
     items.into_par_iter().for_each(f);
+}
+
+/// The value behind `m`, also after a panic elsewhere (the panic itself is raised again).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `f` on this thread, with the pool's other threads asked to help with the pieces it splits
+/// ([`each`], [`map`]) as they come: for short work, which [`inside`] would hand to a pool
+/// thread. A helper that has not woken yet costs nothing: this thread takes every piece left,
+/// so the work never waits on a sleeping thread, and once a helper is up the splits pay.
+pub fn beside<R>(f: impl FnOnce() -> R) -> R {
+    let threads = threads();
+    // the page's thresholds were measured without helpers: there the short work stays whole
+    let page = cfg!(target_arch = "wasm32");
+    if page || rayon::current_thread_index().is_some() || threads == 1 || AWAKE.swap(true, Ordering::AcqRel) {
+        return f();
+    }
+    let _awake = Reset(&AWAKE, false);
+    let desk = Arc::new(Desk::default());
+    for _ in 1..threads {
+        let desk = Arc::clone(&desk);
+        rayon::spawn(move || desk.help());
+    }
+    let _left = Leave(Arc::clone(&desk));
+    DESK.with(|d| d.replace(Some(desk)));
+    f()
+}
+
+thread_local! {
+    /// The desk where this thread posts the pieces it splits, while it runs [`beside`].
+    static DESK: RefCell<Option<Arc<Desk>>> = const { RefCell::new(None) };
+}
+
+/// Whether this thread runs work with helpers ([`beside`]): its splits then cost nothing when
+/// no helper is awake, so smaller work splits.
+pub fn helped() -> bool {
+    DESK.with(|d| d.borrow().is_some())
+}
+
+/// Where a thread running [`beside`] posts a batch of pieces and its helpers find it.
+#[derive(Default)]
+struct Desk {
+    /// The posted batch and its round, if any: a helper counts itself in under the lock, so
+    /// before the poster can take it back, and works on each round once.
+    posted: Mutex<Option<(Posted, usize)>>,
+    /// Batches posted so far: the round of the next is one more.
+    rounds: AtomicUsize,
+    /// Whether a batch is posted, read by the helpers without the lock while they wait.
+    open: AtomicBool,
+    /// Set when the work ends: the helpers go back to the pool.
+    closed: AtomicBool,
+}
+
+/// A batch on the desk: it lives on the poster's stack until every helper counted in it left.
+#[derive(Clone, Copy)]
+struct Posted(*const Batch<'static>);
+
+// SAFETY: the batch is only read while its poster waits for it (`Desk::share`), and its
+// pieces are `Sync`
+unsafe impl Send for Posted {}
+
+/// Pieces 0..len, each run once by whoever takes it first.
+struct Batch<'a> {
+    len: usize,
+    next: AtomicUsize,
+    run: &'a (dyn Fn(usize) + Sync),
+    /// Helpers inside the batch: the poster returns only when none is.
+    helpers: AtomicUsize,
+    /// A helper's panic, raised again on the poster's thread.
+    panic: Mutex<Option<Box<dyn Any + Send>>>,
+}
+
+impl Batch<'_> {
+    /// Runs pieces until none is left.
+    fn work(&self) {
+        loop {
+            let i = self.next.fetch_add(1, Ordering::Relaxed);
+            if i >= self.len {
+                return;
+            }
+            (self.run)(i);
+        }
+    }
+}
+
+impl Desk {
+    /// A helper's loop: waits awake for batches and works on them until the desk closes.
+    fn help(&self) {
+        let mut last = 0;
+        while !self.closed.load(Ordering::Acquire) {
+            if !self.open.load(Ordering::Acquire) {
+                std::hint::spin_loop();
+                continue;
+            }
+            let batch = {
+                let posted = lock(&self.posted);
+                let Some((Posted(batch), round)) = *posted else { continue };
+                if round == last {
+                    // done with it, and its poster is finishing its last piece
+                    drop(posted);
+                    std::hint::spin_loop();
+                    continue;
+                }
+                last = round;
+                // SAFETY: counted in `helpers` under the lock while still posted, so its
+                // poster waits for this helper before the batch goes
+                let batch = unsafe { &*batch };
+                batch.helpers.fetch_add(1, Ordering::Relaxed);
+                batch
+            };
+            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| batch.work()));
+            if let Err(payload) = ran {
+                batch.next.store(batch.len, Ordering::Relaxed);
+                lock(&batch.panic).get_or_insert(payload);
+            }
+            batch.helpers.fetch_sub(1, Ordering::Release);
+        }
+    }
+
+    /// Runs `run` on pieces 0..len, with the helpers that come while this thread works on them.
+    fn share(&self, len: usize, run: &(dyn Fn(usize) + Sync)) {
+        let batch =
+            Batch { len, next: AtomicUsize::new(0), run, helpers: AtomicUsize::new(0), panic: Mutex::new(None) };
+        // SAFETY: only the lifetime is forgotten; `Unpost` takes the batch back and waits for
+        // every helper in it before it goes, even when a piece panics here
+        let posted = Posted(unsafe { std::mem::transmute::<*const Batch<'_>, *const Batch<'static>>(&batch) });
+        let round = self.rounds.fetch_add(1, Ordering::Relaxed) + 1;
+        *lock(&self.posted) = Some((posted, round));
+        self.open.store(true, Ordering::Release);
+        let unpost = Unpost(self, &batch);
+        batch.work();
+        drop(unpost);
+        let panicked = lock(&batch.panic).take();
+        if let Some(payload) = panicked {
+            std::panic::resume_unwind(payload);
+        }
+    }
+}
+
+/// Takes a batch off the desk when dropped and waits until no helper is in it.
+struct Unpost<'a>(&'a Desk, &'a Batch<'a>);
+
+impl Drop for Unpost<'_> {
+    fn drop(&mut self) {
+        self.0.open.store(false, Ordering::Release);
+        *lock(&self.0.posted) = None;
+        while self.1.helpers.load(Ordering::Acquire) > 0 {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// Closes a desk when its work ends and takes it off the thread.
+struct Leave(Arc<Desk>);
+
+impl Drop for Leave {
+    fn drop(&mut self) {
+        self.0.closed.store(true, Ordering::Release);
+        DESK.with(|d| d.replace(None));
+    }
+}
+
+/// The desk of this thread's [`beside`], if it runs one.
+fn desk() -> Option<Arc<Desk>> {
+    DESK.with(|d| d.borrow().clone())
 }

@@ -61,3 +61,56 @@ fn map_keeps_the_order() {
     let squares = pool(2).unwrap().install(|| map(&items, |i| i * i));
     assert_eq!(squares, items.iter().map(|i| i * i).collect::<Vec<_>>());
 }
+
+/// `f` inside short work with helpers (`inside(false, …)`), once no other test's forward holds
+/// the pool: one at a time gets helpers. Whether it got them is given too.
+fn beside<R: Send>(f: impl Fn() -> R + Send + Sync) -> (R, bool) {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let (out, helped) = inside(false, || (f(), imp::helped()));
+        if helped || threads() == 1 || std::time::Instant::now() > until {
+            return (out, helped);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn short_work_splits_with_helpers_and_gives_the_whole_ones_bits() {
+    let x = Array2::from_shape_fn((16, 1024), |(i, j)| ((i * 29 + j * 11) % 83) as f32 / 83.0 - 0.5);
+    let w = Array2::from_shape_fn((1024, 1120), |(i, j)| ((i * 7 + j * 19) % 101) as f32 / 101.0 - 0.5);
+    let (split, helped) = beside(|| product(x.view(), w.view()));
+    assert_eq!(helped, threads() > 1 && cfg!(not(target_arch = "wasm32")));
+    assert_eq!(split, product_here(x.view(), w.view()));
+    let items: Vec<usize> = (0..1000).collect();
+    let (squares, _) = beside(|| map(&items, |i| i * i));
+    assert_eq!(squares, items.iter().map(|i| i * i).collect::<Vec<_>>());
+    // each piece once, whoever takes it
+    let (count, _) = beside(|| {
+        let count = std::sync::atomic::AtomicUsize::new(0);
+        imp::each((0..1000).collect(), |i: usize| {
+            count.fetch_add(i, Ordering::Relaxed);
+        });
+        count.into_inner()
+    });
+    assert_eq!(count, 999 * 1000 / 2);
+}
+
+#[test]
+fn a_piece_that_panics_beside_raises_it_on_the_callers_thread() {
+    let caught = std::panic::catch_unwind(|| {
+        beside(|| {
+            imp::each((0..64).collect(), |i: usize| {
+                if i == 63 {
+                    panic!("piece {i}");
+                }
+                std::thread::sleep(std::time::Duration::from_micros(50));
+            })
+        })
+    });
+    let payload = caught.expect_err("the piece's panic comes back");
+    assert_eq!(payload.downcast_ref::<String>().map(String::as_str), Some("piece 63"));
+    // and the next short work gets its helpers again
+    let (_, helped) = beside(|| ());
+    assert_eq!(helped, threads() > 1 && cfg!(not(target_arch = "wasm32")));
+}
