@@ -286,21 +286,28 @@ macro_rules! kernel {
                         *c = [$load(row), $load(row.add($lanes))];
                     }
                 }
-                let (mut pa, mut pb) = (a, strip);
-                for _ in 0..kc {
-                    let b = [$load(pb), $load(pb.add($lanes))];
-                    if ahead {
-                        // SAFETY: a prefetch never faults, and the address is only computed
-                        _mm_prefetch::<_MM_HINT_T1>(pb.wrapping_add(2 * NR).cast());
-                        _mm_prefetch::<_MM_HINT_T1>(pb.wrapping_add(2 * NR + $lanes).cast());
+                if R == 12 && $lanes == 16 && strip_row == NR && p.x_col == 1 {
+                    // SAFETY: only the AVX-512 kernel has 12-row tiles of 32 columns, so `c`
+                    // is that tile's sums
+                    let tall = &mut *c.as_mut_ptr().cast::<[[__m512; 2]; 12]>();
+                    tall::steps(tall, a, p.x_row, strip, kc);
+                } else {
+                    let (mut pa, mut pb) = (a, strip);
+                    for _ in 0..kc {
+                        let b = [$load(pb), $load(pb.add($lanes))];
+                        if ahead {
+                            // SAFETY: a prefetch never faults, and the address is only computed
+                            _mm_prefetch::<_MM_HINT_T1>(pb.wrapping_add(2 * NR).cast());
+                            _mm_prefetch::<_MM_HINT_T1>(pb.wrapping_add(2 * NR + $lanes).cast());
+                        }
+                        for (r, c) in c.iter_mut().enumerate() {
+                            let a = $splat(*pa.add(r * p.x_row));
+                            c[0] = $madd(a, b[0], c[0]);
+                            c[1] = $madd(a, b[1], c[1]);
+                        }
+                        pa = pa.wrapping_add(p.x_col); // past the end after the last step: never read
+                        pb = pb.wrapping_add(strip_row);
                     }
-                    for (r, c) in c.iter_mut().enumerate() {
-                        let a = $splat(*pa.add(r * p.x_row));
-                        c[0] = $madd(a, b[0], c[0]);
-                        c[1] = $madd(a, b[1], c[1]);
-                    }
-                    pa = pa.wrapping_add(p.x_col); // past the end after the last step: never read
-                    pb = pb.wrapping_add(strip_row);
                 }
                 for (r, c) in c.iter().enumerate() {
                     let to = out.add(r * p.y_row);
@@ -342,5 +349,6 @@ kernel!(
     _mm256_storeu_ps
 );
 
+mod tall;
 #[cfg(test)]
 mod tests;
