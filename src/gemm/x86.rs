@@ -197,6 +197,17 @@ macro_rules! kernel {
                             panel.reserve(strips * KC * NR);
                             pack(p.w.add(k0 * p.w_row + n0), p.w_row, steps.1, width, panel.as_mut_ptr());
                         }
+                        // the panel the next copy reads: the next along `n`, else the first
+                        // of the next block of `k`
+                        let next = if n0 + NC < p.n {
+                            Some((k0, n0 + NC))
+                        } else {
+                            Some((k0 + KC, 0)).filter(|&(k1, _)| k1 < p.k)
+                        };
+                        let slots = p.m.div_ceil($h0) * strips;
+                        let mut ahead = next
+                            .filter(|_| copy)
+                            .map(|(k1, n1)| Ahead::new(p, (k1, KC.min(p.k - k1)), (n1, NC.min(p.n - n1)), slots));
                         let mut i0 = 0;
                         while i0 < p.m {
                             let rows = [$h0, $h1, $h2, $h3, 1].into_iter().find(|&h| h <= p.m - i0).unwrap_or(1);
@@ -208,6 +219,9 @@ macro_rules! kernel {
                                 } else {
                                     (p.w.add(k0 * p.w_row + j0), p.w_row)
                                 };
+                                if let Some(ahead) = &mut ahead {
+                                    ahead.next();
+                                }
                                 let out = p.y.add(i0 * p.y_row + j0);
                                 let how = (NR.min(p.n - j0), !copied && i0 == 0);
                                 match rows {
@@ -349,6 +363,8 @@ kernel!(
     _mm256_storeu_ps
 );
 
+mod ahead;
 mod tall;
+use ahead::Ahead;
 #[cfg(test)]
 mod tests;
