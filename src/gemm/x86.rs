@@ -156,7 +156,7 @@ pub fn product_with(kernel: Kernel, x: ArrayView2<f32>, w: ArrayView2<f32>, y: &
 /// One kernel: `$lanes` floats a register, a tile of up to `$h0` rows × 2 registers, then `$h1`,
 /// `$h2`, `$h3` and 1 for the rows left.
 macro_rules! kernel {
-    ($isa:ident, $feature:literal, $lanes:literal, [$h0:literal, $h1:literal, $h2:literal, $h3:literal],
+    ($isa:ident, $feature:literal, $lanes:literal, [$h0:literal, $h1:literal, $h2:literal, $h3:literal], $tall:path,
      $zero:ident, $splat:ident, $load:ident, $madd:ident, $store:ident) => {
         mod $isa {
             use super::*;
@@ -300,11 +300,10 @@ macro_rules! kernel {
                         *c = [$load(row), $load(row.add($lanes))];
                     }
                 }
-                if R == 12 && $lanes == 16 && strip_row == NR && p.x_col == 1 {
-                    // SAFETY: only the AVX-512 kernel has 12-row tiles of 32 columns, so `c`
-                    // is that tile's sums
-                    let tall = &mut *c.as_mut_ptr().cast::<[[__m512; 2]; 12]>();
-                    tall::steps(tall, a, p.x_row, strip, kc);
+                if R == $h0 && strip_row == NR && p.x_col == 1 {
+                    // the tallest tile on a copied strip, rows of `x` in order: in written-out
+                    // instructions (`tall`); SAFETY: R is $h0, so `c` is that tile's sums
+                    $tall(&mut *c.as_mut_ptr().cast(), a, p.x_row, strip, kc);
                 } else {
                     let (mut pa, mut pb) = (a, strip);
                     for _ in 0..kc {
@@ -345,6 +344,7 @@ kernel!(
     "avx512f",
     16,
     [12, 8, 4, 2],
+    tall::steps12,
     _mm512_setzero_ps,
     _mm512_set1_ps,
     _mm512_loadu_ps,
@@ -356,6 +356,7 @@ kernel!(
     "avx2,fma",
     8,
     [6, 4, 3, 2],
+    tall::steps6,
     _mm256_setzero_ps,
     _mm256_set1_ps,
     _mm256_loadu_ps,
