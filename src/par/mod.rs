@@ -134,6 +134,23 @@ pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> 
     imp::map(items, f)
 }
 
+/// [`map`] over items it owns (each a piece of something to write, say).
+pub fn map_owned<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync + Send) -> Vec<R> {
+    imp::map_owned(items, f)
+}
+
+/// Whether this thread runs short work with the pool's threads helping ([`inside`]): work
+/// split through [`map`], [`map_owned`] and the products goes to them, rayon's own splits
+/// would not.
+pub fn helped() -> bool {
+    imp::helped()
+}
+
+/// Whether this thread helps with another's short work: its pieces' splits run on it in turn.
+pub fn helping() -> bool {
+    imp::helping()
+}
+
 /// `x · w`, split by rows or columns across the threads when the product is large enough.
 /// Each value's sum is the one the whole product makes (the kernels sum along d_in in the same
 /// order whatever values are beside it), so the result does not depend on the split.
@@ -157,7 +174,7 @@ pub fn product_then(
     // zeroed piece by piece, by the thread that computes the piece (`product_uninit`)
     let mut y = Array2::uninit((rows, d_out));
     let flops = rows.saturating_mul(d_in).saturating_mul(d_out);
-    let pieces = if threads() > 1 && worth_splitting(flops, PRODUCT_SPLIT_FLOPS) {
+    let pieces = if threads() > 1 && !imp::helping() && worth_splitting(flops, PRODUCT_SPLIT_FLOPS) {
         let columns =
             columns_per_piece(rows, d_out).filter(|_| imp::helped() || worth_splitting(flops, COLUMN_SPLIT_FLOPS));
         let chunk = rows_per_piece(rows);
@@ -304,6 +321,14 @@ mod imp {
 
     pub fn helped() -> bool {
         false
+    }
+
+    pub fn helping() -> bool {
+        false
+    }
+
+    pub fn map_owned<T, R>(items: Vec<T>, f: impl Fn(T) -> R) -> Vec<R> {
+        items.into_iter().map(f).collect()
     }
 
     pub fn map<T, R>(items: &[T], f: impl Fn(&T) -> R) -> Vec<R> {

@@ -1,7 +1,7 @@
 //! The threads of the `hf` builds: rayon's pool, natively and in the threaded wasm build.
 
 use std::any::Any;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Once};
 
@@ -95,7 +95,7 @@ impl Drop for Reset<'_> {
 }
 
 pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
-    if items.len() < 2 || threads() == 1 {
+    if items.len() < 2 || threads() == 1 || helping() {
         return items.iter().map(f).collect();
     }
     if let Some(desk) = desk() {
@@ -109,11 +109,36 @@ pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> 
     items.par_iter().map(f).collect()
 }
 
+pub fn map_owned<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync + Send) -> Vec<R> {
+    if items.len() < 2 || threads() == 1 || helping() {
+        return items.into_iter().map(f).collect();
+    }
+    if let Some(desk) = desk() {
+        let items: Vec<Mutex<Option<T>>> = items.into_iter().map(|t| Mutex::new(Some(t))).collect();
+        let made: Vec<Mutex<Option<R>>> = items.iter().map(|_| Mutex::new(None)).collect();
+        desk.share(items.len(), &|i| {
+            let item = lock(&items[i]).take();
+            if let Some(item) = item {
+                *lock(&made[i]) = Some(f(item));
+            }
+        });
+        return made
+            .into_iter()
+            .map(|r| r.into_inner().unwrap_or_else(|e| e.into_inner()).expect("every piece ran"))
+            .collect();
+    }
+    items.into_par_iter().map(f).collect()
+}
+
 pub fn each<T: Send>(items: Vec<T>, f: impl Fn(T) + Sync + Send) {
+    if helping() {
+        return items.into_iter().for_each(f);
+    }
     if let Some(desk) = desk() {
         let items: Vec<Mutex<Option<T>>> = items.into_iter().map(|t| Mutex::new(Some(t))).collect();
         return desk.share(items.len(), &|i| {
-            if let Some(item) = lock(&items[i]).take() {
+            let item = lock(&items[i]).take();
+            if let Some(item) = item {
                 f(item)
             }
         });
@@ -151,12 +176,22 @@ pub fn beside<R>(f: impl FnOnce() -> R) -> R {
 thread_local! {
     /// The desk where this thread posts the pieces it splits, while it runs [`beside`].
     static DESK: RefCell<Option<Arc<Desk>>> = const { RefCell::new(None) };
+    /// Whether this thread helps at a desk ([`Desk::help`]).
+    static HELPING: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Whether this thread runs work with helpers ([`beside`]): its splits then cost nothing when
 /// no helper is awake, so smaller work splits.
 pub fn helped() -> bool {
     DESK.with(|d| d.borrow().is_some())
+}
+
+/// Whether this thread is a helper, in a piece of another thread's work: the piece's own
+/// splits then run here in turn. The other threads are helping too or the poster; asked to
+/// wait for the pool, a helper could run another desk's help loop inside its piece, which
+/// would wait for the desk to close while the desk waits for the piece.
+pub fn helping() -> bool {
+    HELPING.with(Cell::get)
 }
 
 /// Where a thread running [`beside`] posts a batch of pieces and its helpers find it.
@@ -167,6 +202,9 @@ struct Desk {
     posted: Mutex<Option<(Posted, usize)>>,
     /// Batches posted so far: the round of the next is one more.
     rounds: AtomicUsize,
+    /// The posted batch's round, read by the helpers without the lock: one that finished it
+    /// waits without taking the lock the poster needs to take it back.
+    round: AtomicUsize,
     /// Whether a batch is posted, read by the helpers without the lock while they wait.
     open: AtomicBool,
     /// Set when the work ends: the helpers go back to the pool.
@@ -208,9 +246,15 @@ impl Batch<'_> {
 impl Desk {
     /// A helper's loop: waits awake for batches and works on them until the desk closes.
     fn help(&self) {
+        if helping() {
+            // run by a helper waiting inside its own piece: help there and not here
+            return;
+        }
+        HELPING.with(|h| h.set(true));
+        let _helping = Unhelp;
         let mut last = 0;
         while !self.closed.load(Ordering::Acquire) {
-            if !self.open.load(Ordering::Acquire) {
+            if !self.open.load(Ordering::Acquire) || self.round.load(Ordering::Acquire) == last {
                 std::hint::spin_loop();
                 continue;
             }
@@ -248,6 +292,7 @@ impl Desk {
         let posted = Posted(unsafe { std::mem::transmute::<*const Batch<'_>, *const Batch<'static>>(&batch) });
         let round = self.rounds.fetch_add(1, Ordering::Relaxed) + 1;
         *lock(&self.posted) = Some((posted, round));
+        self.round.store(round, Ordering::Release);
         self.open.store(true, Ordering::Release);
         let unpost = Unpost(self, &batch);
         batch.work();
@@ -264,11 +309,22 @@ struct Unpost<'a>(&'a Desk, &'a Batch<'a>);
 
 impl Drop for Unpost<'_> {
     fn drop(&mut self) {
+        // after a panic here, no helper starts another piece
+        self.1.next.store(self.1.len, Ordering::Relaxed);
         self.0.open.store(false, Ordering::Release);
         *lock(&self.0.posted) = None;
         while self.1.helpers.load(Ordering::Acquire) > 0 {
             std::hint::spin_loop();
         }
+    }
+}
+
+/// Marks the thread as no longer helping when its help loop ends.
+struct Unhelp;
+
+impl Drop for Unhelp {
+    fn drop(&mut self) {
+        HELPING.with(|h| h.set(false));
     }
 }
 

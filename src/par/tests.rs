@@ -114,3 +114,27 @@ fn a_piece_that_panics_beside_raises_it_on_the_callers_thread() {
     let (_, helped) = beside(|| ());
     assert_eq!(helped, threads() > 1 && cfg!(not(target_arch = "wasm32")));
 }
+
+#[test]
+fn a_helper_takes_pieces_once_it_is_up() {
+    if threads() == 1 || cfg!(target_arch = "wasm32") {
+        return;
+    }
+    // pieces long enough for a helper to wake during them; asked again until one did, as a
+    // helper's wake-up is the scheduler's to give
+    let caller = std::thread::current().id();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let (others, helped) = beside(|| {
+            let ran = map(&(0..64).collect::<Vec<usize>>(), |_| {
+                std::thread::sleep(std::time::Duration::from_micros(200));
+                std::thread::current().id()
+            });
+            ran.iter().filter(|&&id| id != caller).count()
+        });
+        if helped && others > 0 {
+            return;
+        }
+        assert!(std::time::Instant::now() < until, "no helper took a piece in a minute of asking");
+    }
+}

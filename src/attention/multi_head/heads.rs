@@ -82,6 +82,7 @@ impl MultiHeadAttention {
         let spread = n > 0
             && self.heads > 1
             && par::threads() > 1
+            && !par::helping()
             && par::worth_splitting(self.heads.saturating_mul(n).saturating_mul(d_k), par::HEADS_SPLIT_FLOPS);
         let done = if spread {
             par::all(self.heads_spread(&pass, slots, columns, kept))?
@@ -119,6 +120,25 @@ impl MultiHeadAttention {
         kept: bool,
     ) -> Vec<Result<HeadWeights>> {
         let n = pass.p.q.nrows() * pass.p.k.nrows();
+        if par::helped() {
+            // short work with helpers: the heads go to them through `par`, which rayon's own
+            // split would pass by; a head's scratch is its own (short work, small heads)
+            let jobs: Vec<_> = match kept {
+                true => weights.chunks_mut(n).map(Some).zip(columns).enumerate().collect(),
+                false => columns.into_iter().map(|dest| (None, dest)).enumerate().collect(),
+            };
+            return par::map_owned(jobs, |(h, (slot, dest))| {
+                let mut own;
+                let slot = match slot {
+                    Some(slot) => slot,
+                    None => {
+                        own = vec![MaybeUninit::uninit(); n];
+                        &mut own[..]
+                    }
+                };
+                self.head(pass, h, &mut Vec::new(), slot, dest)
+            });
+        }
         if kept {
             let jobs: Vec<_> = weights.chunks_mut(n).zip(columns).enumerate().collect();
             jobs.into_par_iter()
