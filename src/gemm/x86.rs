@@ -301,8 +301,9 @@ macro_rules! kernel {
                     }
                 }
                 if R == $h0 && strip_row == NR && p.x_col == 1 {
-                    // the tallest tile on a copied strip, rows of `x` in order: in written-out
-                    // instructions (`tall`); SAFETY: R is $h0, so `c` is that tile's sums
+                    // the tallest tile on a strip NR floats a row (copied, or a `w` that
+                    // narrow), rows of `x` in order: in written-out instructions (`tall`);
+                    // SAFETY: R is $h0, so `c` is that tile's sums
                     $tall(&mut *c.as_mut_ptr().cast(), a, p.x_row, strip, kc);
                 } else {
                     let (mut pa, mut pb) = (a, strip);
