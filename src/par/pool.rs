@@ -99,12 +99,7 @@ pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> 
         return items.iter().map(f).collect();
     }
     if let Some(desk) = desk() {
-        let made: Vec<Mutex<Option<R>>> = items.iter().map(|_| Mutex::new(None)).collect();
-        desk.share(items.len(), &|i| *lock(&made[i]) = Some(f(&items[i])));
-        return made
-            .into_iter()
-            .map(|r| r.into_inner().unwrap_or_else(|e| e.into_inner()).expect("every piece ran"))
-            .collect();
+        return desk.map(items.iter().collect(), f);
     }
     items.par_iter().map(f).collect()
 }
@@ -114,18 +109,7 @@ pub fn map_owned<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync + Se
         return items.into_iter().map(f).collect();
     }
     if let Some(desk) = desk() {
-        let items: Vec<Mutex<Option<T>>> = items.into_iter().map(|t| Mutex::new(Some(t))).collect();
-        let made: Vec<Mutex<Option<R>>> = items.iter().map(|_| Mutex::new(None)).collect();
-        desk.share(items.len(), &|i| {
-            let item = lock(&items[i]).take();
-            if let Some(item) = item {
-                *lock(&made[i]) = Some(f(item));
-            }
-        });
-        return made
-            .into_iter()
-            .map(|r| r.into_inner().unwrap_or_else(|e| e.into_inner()).expect("every piece ran"))
-            .collect();
+        return desk.map(items, f);
     }
     items.into_par_iter().map(f).collect()
 }
@@ -135,13 +119,8 @@ pub fn each<T: Send>(items: Vec<T>, f: impl Fn(T) + Sync + Send) {
         return items.into_iter().for_each(f);
     }
     if let Some(desk) = desk() {
-        let items: Vec<Mutex<Option<T>>> = items.into_iter().map(|t| Mutex::new(Some(t))).collect();
-        return desk.share(items.len(), &|i| {
-            let item = lock(&items[i]).take();
-            if let Some(item) = item {
-                f(item)
-            }
-        });
+        desk.map(items, f);
+        return;
     }
     items.into_par_iter().for_each(f);
 }
@@ -281,6 +260,20 @@ impl Desk {
             }
             batch.helpers.fetch_sub(1, Ordering::Release);
         }
+    }
+
+    /// `f` over `items`, in order, each item a piece for this thread or a helper ([`Desk::share`]).
+    fn map<T: Send, R: Send>(&self, items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
+        let items: Vec<Mutex<Option<T>>> = items.into_iter().map(|t| Mutex::new(Some(t))).collect();
+        let made: Vec<Mutex<Option<R>>> = items.iter().map(|_| Mutex::new(None)).collect();
+        self.share(items.len(), &|i| {
+            let item = lock(&items[i]).take();
+            if let Some(item) = item {
+                *lock(&made[i]) = Some(f(item));
+            }
+        });
+        // `share` ran every piece, or raised a piece's panic before this
+        made.into_iter().map(|r| r.into_inner().unwrap_or_else(|e| e.into_inner()).expect("every piece ran")).collect()
     }
 
     /// Runs `run` on pieces 0..len, with the helpers that come while this thread works on them.
