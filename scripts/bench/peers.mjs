@@ -4,7 +4,8 @@
 //
 // Environment: PEERS_RUNS (20), PEERS_WARMUP (3), PEERS_LENGTHS (16,128,512), PYTHON (python3),
 // PEERS_BENCH_BIN (headmap's native bench, from `cargo bench --bench peers --no-run`),
-// PEERS_SKIP=browser|native|profile (comma-separated) to leave a part out.
+// PEERS_SKIP=browser|native|profile (comma-separated) to leave a part out; PEERS_BASELINE, a
+// folder with another build's pkg-hf/ and pkg-hf-threads/, runs it beside ours ("baseline wasm").
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -30,6 +31,10 @@ const tjsOrt = existsSync(repo("scripts/bench/peer-harness/node_modules/@hugging
 const MOUNTS = {
   "/pkg-hf/": repo("target/bench-peers-pkg/pkg-hf"), // www/pkg-hf's code, names kept (scripts/bench/peers)
   "/pkg-hf-threads/": repo(env.PEERS_THREADS_PKG ?? "www/pkg-hf-threads-relaxed"), // the threaded build as Chromium loads it
+  ...(env.PEERS_BASELINE && {
+    "/baseline/pkg-hf/": `${env.PEERS_BASELINE}/pkg-hf`,
+    "/baseline/pkg-hf-threads/": `${env.PEERS_BASELINE}/pkg-hf-threads`,
+  }),
   "/model/": repo("models/all-MiniLM-L6-v2"),
   "/tjs-models/minilm/": repo("bench-pkg/minilm-onnx"),
   "/ort/": repo("scripts/bench/peer-harness/node_modules/onnxruntime-web/dist"),
@@ -54,7 +59,7 @@ async function browserPart() {
     page.on("pageerror", (e) => say(`page error: ${e.message}`));
     await page.goto(`http://127.0.0.1:${server.address().port}/`);
     await page.waitForFunction(() => globalThis.benchReady, null, { timeout: 60000 });
-    const results = await page.evaluate((o) => globalThis.bench.run(o), { lengths, runs, warmup });
+    const results = await page.evaluate((o) => globalThis.bench.run(o), { lengths, runs, warmup, baseline: Boolean(env.PEERS_BASELINE) });
     results.chromium = browser.version();
     writeFileSync(`${OUT}/browser.json`, JSON.stringify(results, null, 1));
     writeFileSync(`${OUT}/ids.json`, JSON.stringify(results.ids));

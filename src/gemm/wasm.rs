@@ -28,6 +28,8 @@ use ndarray::{s, ArrayView2, ArrayViewMut2};
 const MR: usize = 4;
 const HEIGHTS: [usize; 3] = [MR, 2, 1];
 const NR: usize = 8;
+/// Strips of `w` copied together, reading whole rows of them (32 floats, two cache lines).
+const PANEL: usize = 4;
 /// `k` per block: a packed strip of `w`, KC × NR floats, is 8 KiB.
 const KC: usize = 256;
 /// Products at least this wide (an output head over the vocabulary) take `k` in blocks of up to
@@ -79,21 +81,25 @@ fn product_rows(x: ArrayView2<f32>, w: ArrayView2<f32>, y: &mut [f32]) {
         }
     }
     let block = if n >= WIDE { k.min(KC_WIDE) } else { KC.min(k) };
-    let (mut xp, mut wp) = (vec![0.0f32; m * block], vec![0.0f32; block * NR]);
+    let (mut xp, mut wp) = (vec![0.0f32; m * block], vec![0.0f32; block * NR * PANEL]);
     for k0 in (0..k).step_by(block) {
         let kc = block.min(k - k0);
         let tiles = pack_rows(x, (k0, kc), &mut xp);
-        for j0 in (0..n).step_by(NR) {
-            let cols = NR.min(n - j0);
-            let strip = &mut wp[..kc * NR];
-            pack_strip(w.slice(s![k0..k0 + kc, j0..j0 + cols]), strip);
-            for t in &tiles {
-                let a = &xp[t.at..t.at + t.rows * kc];
-                let at = (t.i0 * n + j0, n, cols);
-                match t.rows {
-                    MR => tile::<MR>(a, strip, y, at),
-                    2 => tile::<2>(a, strip, y, at),
-                    _ => tile::<1>(a, strip, y, at), // 1, the last of HEIGHTS
+        for p0 in (0..n).step_by(NR * PANEL) {
+            let width = (NR * PANEL).min(n - p0);
+            let panel = &mut wp[..kc * NR * width.div_ceil(NR)];
+            pack_panel(w.slice(s![k0..k0 + kc, p0..p0 + width]), panel);
+            for (q, strip) in panel.chunks_exact(kc * NR).enumerate() {
+                let j0 = p0 + q * NR;
+                let cols = NR.min(n - j0);
+                for t in &tiles {
+                    let a = &xp[t.at..t.at + t.rows * kc];
+                    let at = (t.i0 * n + j0, n, cols);
+                    match t.rows {
+                        MR => tile::<MR>(a, strip, y, at),
+                        2 => tile::<2>(a, strip, y, at),
+                        _ => tile::<1>(a, strip, y, at), // 1, the last of HEIGHTS
+                    }
                 }
             }
         }
@@ -120,6 +126,34 @@ fn pack_rows(x: ArrayView2<f32>, (k0, kc): (usize, usize), packed: &mut [f32]) -
         at += rows * kc;
     }
     tiles
+}
+
+/// Copies a panel of `w` (kc, up to [`PANEL`] strips of 8 columns) into its strips, one after
+/// the other, each as [`pack_strip`] lays it out. A row-major panel is read a whole row of the
+/// panel at a time, two cache lines, where strip by strip each row's line was fetched twice,
+/// its halves a strip apart.
+fn pack_panel(w: ArrayView2<f32>, to: &mut [f32]) {
+    let (kc, width) = w.dim();
+    let strips = width.div_ceil(NR);
+    if width < NR * PANEL || w.strides()[1] != 1 {
+        for (q, to) in to.chunks_exact_mut(kc * NR).take(strips).enumerate() {
+            pack_strip(w.slice(s![.., q * NR..(q * NR + NR).min(width)]), to);
+        }
+        return;
+    }
+    for (step, row) in w.rows().into_iter().enumerate() {
+        match row.to_slice() {
+            Some(row) => {
+                for (q, from) in row.chunks_exact(NR).enumerate() {
+                    // fixed-size moves: two vector loads and stores, never a call
+                    let (from, to): (&[f32; NR], &mut [f32; NR]) =
+                        (from.try_into().unwrap(), (&mut to[q * kc * NR + step * NR..][..NR]).try_into().unwrap());
+                    *to = *from;
+                }
+            }
+            None => row.iter().enumerate().for_each(|(j, &v)| to[(j / NR) * kc * NR + step * NR + j % NR] = v),
+        }
+    }
 }
 
 /// Copies a strip of `w` (kc, 8 or fewer columns) into `to` row after row, reading it in its

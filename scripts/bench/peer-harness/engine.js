@@ -1,6 +1,6 @@
 // One engine of scripts/bench/peers in a worker of its own (so onnxruntime-web can run with 1
 // and 2 threads in one page: its thread count is fixed per wasm instance). The URL says which:
-//   engine.js?engine=headmap | ort&threads=N | tjs | gemm[&variant=relaxed]
+//   engine.js?engine=headmap[&variant=baseline] | ort&threads=N | tjs | gemm[&variant=relaxed]
 // Messages in: { id, op: "load" | "prepare" | "run" | "weights" | "tokenize" | "gemm", … };
 // out: { id, …result } or { id, error }. Every engine times its own forward, from ids (or,
 // for headmap, the text the explorer would send) to every attention weight in JS memory.
@@ -47,14 +47,16 @@ const engines = {
   /** headmap's own package, as the explorer's worker uses it: text in, `Run.row` out; with
    *  threads > 1 the threaded build on a pool of that many, as an isolated page loads it. */
   async headmap() {
-    const pkg = await import(threads > 1 ? "/pkg-hf-threads/headmap.js" : "/pkg-hf/headmap.js");
+    // variant "baseline": another build of headmap (PEERS_BASELINE), to compare in the same page
+    const root = variant === "baseline" ? "/baseline" : "";
+    const pkg = await import(threads > 1 ? `${root}/pkg-hf-threads/headmap.js` : `${root}/pkg-hf/headmap.js`);
     await pkg.default();
     if (threads > 1) await pkg.initThreadPool(threads);
     const [config, weights, tokenizer] = await Promise.all(["config.json", "model.safetensors", "tokenizer.json"].map((f) => bytes(MODEL + f)));
     const model = pkg.Model.fromFiles(config, weights, tokenizer);
     const texts = new Map();
     return {
-      name: threads > 1 ? `headmap wasm, ${pkg.threadCount()} threads` : "headmap wasm, 1 thread",
+      name: `${variant === "baseline" ? "baseline" : "headmap"} wasm, ${threads > 1 ? `${pkg.threadCount()} threads` : "1 thread"}`,
       tokenize(text) {
         const run = model.run({ texts: [text], place: "encoder_self" });
         const pieces = run.tokens("encoder_self", 0).queries.map((t) => t.piece);

@@ -52,12 +52,14 @@ function stats(xs) {
 
 const log = (...a) => console.log("[peers]", ...a);
 
-async function run({ lengths = [16, 128, 512], runs = 20, warmup = 3, gemmReps = 20 } = {}) {
+async function run({ lengths = [16, 128, 512], runs = 20, warmup = 3, gemmReps = 20, baseline = false } = {}) {
   // 1. load every engine, one after another (load times are not the point, but cheap to keep);
   //    the last two are no forward: the forward's matrix products alone, at the GEMM's own speed,
   //    built as headmap is (simd128) and with relaxed SIMD (fused multiply-add)
   const gemms = [new Engine("gemm"), new Engine("gemm", 1, "relaxed")];
-  const engines = [new Engine("headmap"), new Engine("headmap", 2), new Engine("ort", 1), new Engine("ort", 2), new Engine("tjs", 1), ...gemms];
+  //    with `baseline`, another build of headmap beside ours, on 1 and 2 threads
+  const others = baseline ? [new Engine("headmap", 1, "baseline"), new Engine("headmap", 2, "baseline")] : [];
+  const engines = [new Engine("headmap"), new Engine("headmap", 2), ...others, new Engine("ort", 1), new Engine("ort", 2), new Engine("tjs", 1), ...gemms];
   const peers = engines.slice(1, -2); // the engines whose weights are compared with headmap's
   const loads = {};
   for (const e of engines) {
@@ -91,7 +93,7 @@ async function run({ lengths = [16, 128, 512], runs = 20, warmup = 3, gemmReps =
     for (const e of peers) delta[e.name] = maxAbsDelta((await e.ask("weights", { n })).weights, reference.weights);
     const times = Object.fromEntries(engines.map((e) => [e.name, []]));
     // each headmap engine's forward and copy of the weights to JS, apart
-    const parts = Object.fromEntries(engines.filter((e) => e.name.startsWith("headmap wasm")).map((e) => [e.name, { forward: [], copy: [] }]));
+    const parts = Object.fromEntries(engines.filter((e) => /^(headmap|baseline) wasm/.test(e.name)).map((e) => [e.name, { forward: [], copy: [] }]));
     for (let r = 0; r < runs; r++) {
       for (let k = 0; k < engines.length; k++) {
         const e = engines[(r + k) % engines.length];

@@ -110,6 +110,12 @@ export function printTables({ browser, native, config, runs, warmup }) {
       [/^headmap wasm, \d+ threads/, /onnxruntime-web.*, 1 thread$/],
       [/^headmap wasm, \d+ threads/, /onnxruntime-web.*, 2 threads/],
       [/^headmap wasm, \d+ threads/, "headmap wasm, 1 thread"],
+      ...(browser.engines.some((e) => e.startsWith("baseline"))
+        ? [
+            ["headmap wasm, 1 thread", "baseline wasm, 1 thread"],
+            [/^headmap wasm, \d+ threads/, /^baseline wasm, \d+ threads/],
+          ]
+        : []),
     ], out);
     // the forward, and the copy of every weight into a fresh JS array (Run.row), apart
     // (a browser.json of before had one engine's split, the single thread's)
