@@ -42,16 +42,13 @@ pub const ROWS_SPLIT_VALUES: usize = 1 << 15;
 /// multiply–adds (H · Tq · Tk · d_k): at 16 tokens MiniLM's heads stay on one thread.
 pub const HEADS_SPLIT_FLOPS: usize = 1 << 18;
 
-/// Natively, a product whose rows give each thread fewer than this many splits by columns: each
-/// thread then reads its part of the weights, not all of them, and each part serves every row
-/// (a generation step's one row over the vocabulary; see also [`COLUMN_SPLIT_FLOPS`]). Past it
+/// A product whose rows give each thread fewer than this many splits by columns: each thread
+/// then reads its part of the weights, not all of them, and each part serves every row (a
+/// generation step's one row over the vocabulary; see also [`COLUMN_SPLIT_FLOPS`]). Past it
 /// rows split better (at 128 and 512 tokens columns were 4 % and 8 % slower;
-/// `docs/perf-notes.md`). In wasm the products split by rows alone: the page's thresholds
-/// were measured so.
-#[cfg(not(target_arch = "wasm32"))]
+/// `docs/perf-notes.md`). In wasm only short work with helpers splits by columns: the page's
+/// other thresholds were measured with rows alone.
 pub const COLUMNS_BELOW_ROWS: usize = 64;
-#[cfg(target_arch = "wasm32")]
-pub const COLUMNS_BELOW_ROWS: usize = 0;
 
 /// A product splits by columns from this many multiply–adds, or from [`PRODUCT_SPLIT_FLOPS`]
 /// when its thread has helpers ([`inside`]). Handed to the pool, a short text's products
@@ -175,8 +172,9 @@ pub fn product_then(
     let mut y = Array2::uninit((rows, d_out));
     let flops = rows.saturating_mul(d_in).saturating_mul(d_out);
     let pieces = if threads() > 1 && !imp::helping() && worth_splitting(flops, PRODUCT_SPLIT_FLOPS) {
-        let columns =
-            columns_per_piece(rows, d_out).filter(|_| imp::helped() || worth_splitting(flops, COLUMN_SPLIT_FLOPS));
+        let page = cfg!(target_arch = "wasm32");
+        let columns = columns_per_piece(rows, d_out)
+            .filter(|_| imp::helped() || (!page && worth_splitting(flops, COLUMN_SPLIT_FLOPS)));
         let chunk = rows_per_piece(rows);
         if let Some(width) = columns {
             let pieces: Vec<_> =
@@ -210,7 +208,10 @@ pub fn product_then(
 fn columns_per_piece(rows: usize, d_out: usize) -> Option<usize> {
     let threads = threads();
     let few_rows = rows.div_ceil(threads) < COLUMNS_BELOW_ROWS;
-    let width = d_out.div_ceil(threads).next_multiple_of(COLUMN_STEP);
+    // with helpers, two pieces a thread: a helper that comes late still finds one, and one
+    // that is held up holds back less of the product
+    let pieces = if imp::helped() { 2 * threads } else { threads };
+    let width = d_out.div_ceil(pieces).next_multiple_of(COLUMN_STEP);
     (few_rows && width < d_out).then_some(width)
 }
 

@@ -136,9 +136,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// so the work never waits on a sleeping thread, and once a helper is up the splits pay.
 pub fn beside<R>(f: impl FnOnce() -> R) -> R {
     let threads = threads();
-    // the page's thresholds were measured without helpers: there the short work stays whole
-    let page = cfg!(target_arch = "wasm32");
-    if page || rayon::current_thread_index().is_some() || threads == 1 || AWAKE.swap(true, Ordering::AcqRel) {
+    if rayon::current_thread_index().is_some() || threads == 1 || AWAKE.swap(true, Ordering::AcqRel) {
         return f();
     }
     let _awake = Reset(&AWAKE, false);
