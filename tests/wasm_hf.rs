@@ -188,8 +188,8 @@ fn a_file_of_attention_opens_as_a_run_with_no_model() {
 }
 
 /// headmap's own wasm kernel (src/gemm/wasm.rs): ndarray's product within float rounding for shapes
-/// with rows and columns past whole tiles and k past one block, and each row the same bits
-/// whichever rows it is computed with (the threaded build splits rows among threads).
+/// with rows and columns past whole tiles and k past one block, and each value the same bits
+/// whichever rows or columns it is computed with (the threaded build splits both).
 #[wasm_bindgen_test]
 fn the_wasm_kernel_equals_ndarrays_product_and_splits_by_rows_exactly() {
     use ndarray::{s, Array2};
@@ -212,6 +212,10 @@ fn the_wasm_kernel_equals_ndarrays_product_and_splits_by_rows_exactly() {
         (9, 256, 8),
         (4, 512, 16),
         (6, 32, 3),
+        // panels of many strips (`PANEL_FLOATS`): past one panel, a last strip of 4 columns, and
+        // a last block of k whose panel is wider
+        (5, 300, 300),
+        (9, 600, 1100),
         // one row, as a decoder's step and the lens of one position multiply: w read in place
         (1, 576, 1536),
         (1, 7, 37),
@@ -230,6 +234,12 @@ fn the_wasm_kernel_equals_ndarrays_product_and_splits_by_rows_exactly() {
             let mut part = Array2::zeros((m - split, n));
             headmap::gemm::product_into(x.slice(s![split.., ..]), w.view(), &mut part.view_mut());
             assert!(part == y.slice(s![split.., ..]), "{m}x{k}x{n}: rows from {split} differ");
+        }
+        // columns from a multiple of 32 on, as helpers split a product in the threaded page
+        for c0 in (32..n).step_by(96) {
+            let mut part = Array2::zeros((m, n - c0));
+            headmap::gemm::product_into(x.view(), w.slice(s![.., c0..]), &mut part.view_mut());
+            assert!(part == y.slice(s![.., c0..]), "{m}x{k}x{n}: columns from {c0} differ");
         }
         // any layout: x and w transposed in memory (QKᵀ's Kᵀ, GPT-NeoX's weights) and y a
         // block's columns (a head's share of the output) give the same bits

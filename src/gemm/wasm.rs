@@ -13,12 +13,14 @@
 //! (`x`'s tiles step-major, `w`'s strip of 8 columns row after row) so every load is the next
 //! one in memory: read in place, the rows of a strip of `w` lie `n` floats apart and, for the
 //! linear maps' n (multiples of 384), fall on a few sets of the first-level cache and push each
-//! other out. The last rows go through tiles of 2 or 1 rows; the last columns through a strip
+//! other out. `w` is copied a panel of strips at a time, reading whole rows of the panel, so
+//! each cache line of `w` is fetched once ([`PANEL_FLOATS`], [`PANEL_STRIPS`]). The last rows go
+//! through tiles of 2 or 1 rows; the last columns through a strip
 //! padded with zeros, of which only the real columns are stored, so every value of `y` takes
 //! the same arithmetic.
 //!
-//! Each value is summed along `k` in order, one step at a time, so a row of `y` is the same
-//! whichever rows it is computed with (the threaded build splits rows among threads).
+//! Each value is summed along `k` in order, one step at a time, so a value of `y` is the same
+//! whichever rows and columns it is computed with (the threaded build splits both).
 
 use core::arch::wasm32::*;
 
@@ -28,8 +30,20 @@ use ndarray::{s, ArrayView2, ArrayViewMut2};
 const MR: usize = 4;
 const HEIGHTS: [usize; 3] = [MR, 2, 1];
 const NR: usize = 8;
-/// Strips of `w` copied together, reading whole rows of them (32 floats, two cache lines).
-const PANEL: usize = 4;
+/// Floats of `w` copied at a time for fewer than [`FEW_ROWS`] rows: a panel of as many strips as
+/// fit, read a whole row of the panel at a time (for kc = 256, 32 strips: 1 KiB of each row, in
+/// order). Few rows use each value of `w` a few times only, and the model's weights come from
+/// memory or the last-level cache at every sentence: MiniLM at 16 tokens took 0.90 of the time
+/// of 4-strip panels, in the forward (Chromium 156, one thread, per round).
+const PANEL_FLOATS: usize = 1 << 16;
+const FEW_ROWS: usize = 64;
+/// Strips a panel from [`FEW_ROWS`] rows on: two cache lines of each row. Wider panels took 1.06
+/// of its time at 512 rows in `scripts/bench/gemm` (the copy pushes `x` out of the second-level
+/// cache, most likely), and the same in the forward within its noise.
+const PANEL_STRIPS: usize = 4;
+/// Floats between one strip of a panel and the next beyond the strip itself: strips 8 KiB apart
+/// would all start on one set of the first-level cache, and the copy writes to all at once.
+const PAD: usize = 16;
 /// `k` per block: a packed strip of `w`, KC × NR floats, is 8 KiB.
 const KC: usize = 256;
 /// Products at least this wide (an output head over the vocabulary) take `k` in blocks of up to
@@ -81,16 +95,23 @@ fn product_rows(x: ArrayView2<f32>, w: ArrayView2<f32>, y: &mut [f32]) {
         }
     }
     let block = if n >= WIDE { k.min(KC_WIDE) } else { KC.min(k) };
-    let (mut xp, mut wp) = (vec![0.0f32; m * block], vec![0.0f32; block * NR * PANEL]);
+    let (mut xp, mut wp) = (vec![0.0f32; m * block], Vec::new());
     for k0 in (0..k).step_by(block) {
         let kc = block.min(k - k0);
         let tiles = pack_rows(x, (k0, kc), &mut xp);
-        for p0 in (0..n).step_by(NR * PANEL) {
-            let width = (NR * PANEL).min(n - p0);
-            let panel = &mut wp[..kc * NR * width.div_ceil(NR)];
-            pack_panel(w.slice(s![k0..k0 + kc, p0..p0 + width]), panel);
-            for (q, strip) in panel.chunks_exact(kc * NR).enumerate() {
-                let j0 = p0 + q * NR;
+        // a last, shorter block of k takes more strips a panel of few rows
+        let strips = if m < FEW_ROWS { (PANEL_FLOATS / (kc * NR)).max(1) } else { PANEL_STRIPS };
+        let (strips, stride) = (strips.min(n.div_ceil(NR)), kc * NR + PAD);
+        if wp.len() < strips * stride {
+            wp.resize(strips * stride, 0.0);
+        }
+        let width = strips * NR;
+        for p0 in (0..n).step_by(width) {
+            let cols = width.min(n - p0);
+            let panel = &mut wp[..stride * cols.div_ceil(NR)];
+            pack_panel(w.slice(s![k0..k0 + kc, p0..p0 + cols]), panel, stride);
+            for (q, strip) in panel.chunks_exact(stride).enumerate() {
+                let (j0, strip) = (p0 + q * NR, &strip[..kc * NR]);
                 let cols = NR.min(n - j0);
                 for t in &tiles {
                     let a = &xp[t.at..t.at + t.rows * kc];
@@ -128,30 +149,37 @@ fn pack_rows(x: ArrayView2<f32>, (k0, kc): (usize, usize), packed: &mut [f32]) -
     tiles
 }
 
-/// Copies a panel of `w` (kc, up to [`PANEL`] strips of 8 columns) into its strips, one after
-/// the other, each as [`pack_strip`] lays it out. A row-major panel is read a whole row of the
-/// panel at a time, two cache lines, where strip by strip each row's line was fetched twice,
-/// its halves a strip apart.
-fn pack_panel(w: ArrayView2<f32>, to: &mut [f32]) {
+/// Copies a panel of `w` (kc, its strips of 8 columns) into its strips, `stride` floats apart,
+/// each as [`pack_strip`] lays it out. A row-major panel is read a whole row of the panel at a
+/// time, in order, where strip by strip each row's cache lines were fetched once a strip.
+fn pack_panel(w: ArrayView2<f32>, to: &mut [f32], stride: usize) {
     let (kc, width) = w.dim();
-    let strips = width.div_ceil(NR);
-    if width < NR * PANEL || w.strides()[1] != 1 {
-        for (q, to) in to.chunks_exact_mut(kc * NR).take(strips).enumerate() {
-            pack_strip(w.slice(s![.., q * NR..(q * NR + NR).min(width)]), to);
+    if w.strides()[1] != 1 {
+        for (q, to) in to.chunks_exact_mut(stride).enumerate() {
+            pack_strip(w.slice(s![.., q * NR..(q * NR + NR).min(width)]), &mut to[..kc * NR]);
         }
         return;
+    }
+    let whole = width / NR;
+    if whole * NR < width {
+        // the columns a last strip lacks are zeros
+        to[whole * stride..][..kc * NR].fill(0.0);
     }
     for (step, row) in w.rows().into_iter().enumerate() {
         match row.to_slice() {
             Some(row) => {
-                for (q, from) in row.chunks_exact(NR).enumerate() {
+                let (strips, rest) = row.split_at(whole * NR);
+                for (q, from) in strips.chunks_exact(NR).enumerate() {
                     // fixed-size moves: two vector loads and stores, never a call
                     let (from, to): (&[f32; NR], &mut [f32; NR]) =
-                        (from.try_into().unwrap(), (&mut to[q * kc * NR + step * NR..][..NR]).try_into().unwrap());
+                        (from.try_into().unwrap(), (&mut to[q * stride + step * NR..][..NR]).try_into().unwrap());
                     *to = *from;
                 }
+                if !rest.is_empty() {
+                    to[whole * stride + step * NR..][..rest.len()].copy_from_slice(rest);
+                }
             }
-            None => row.iter().enumerate().for_each(|(j, &v)| to[(j / NR) * kc * NR + step * NR + j % NR] = v),
+            None => row.iter().enumerate().for_each(|(j, &v)| to[(j / NR) * stride + step * NR + j % NR] = v),
         }
     }
 }
