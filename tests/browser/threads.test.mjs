@@ -28,9 +28,9 @@ after(async () => {
 });
 
 /** The explorer at `base` on MiniLM and TEXT, once drawn; console errors recorded. */
-async function minilm(base, { lang = "en", width = 1280, locale = "en-US" } = {}) {
+async function minilm(base, { lang = "en", width = 1280, locale = "en-US", text = TEXT } = {}) {
   const page = await h.page({ width, height: 1000, locale });
-  await page.goto(`${base}?model=minilm&lang=${lang}&text=${encodeURIComponent(TEXT)}`);
+  await page.goto(`${base}?model=minilm&lang=${lang}&text=${encodeURIComponent(text)}`);
   await page.waitForFunction(() => globalThis.__headmap?.model?.compute || globalThis.__headmap?.errors.length, null, { timeout: 90000 });
   await waitForRender(page);
   await page.waitForFunction(() => document.querySelectorAll("#grid button.thumb canvas, #grid button.thumb").length >= 72);
@@ -81,6 +81,20 @@ describe("threads in the browser", () => {
     const [x, y] = [await savedExport(threaded), await savedExport(single)];
     assert.ok(x.length > 1e6, `a whole run's weights (${x.length} bytes)`);
     assert.ok(x.equals(y), "the saved weights differ between threads and one thread");
+    await threaded.close();
+    await single.close();
+  });
+
+  it("gives a short text, run on the worker's thread with the pool helping, the weights one thread gives", async () => {
+    // under 64 tokens (par::INSIDE_MIN_ROWS) the worker keeps the forward and the pool's threads
+    // take pieces of its products as they come (par::inside, `beside`): 18 tokens here
+    const text = "A short sentence, split between the threads as they wake.";
+    const threaded = await minilm(h.base, { text });
+    const single = await minilm(`http://127.0.0.1:${plain.address().port}/`, { text });
+    const [x, y] = [await savedExport(threaded), await savedExport(single)];
+    assert.ok(x.length > 1e5, `a whole run's weights (${x.length} bytes)`);
+    assert.ok(x.equals(y), "the saved weights of a short text differ between threads and one thread");
+    assert.deepEqual(await threaded.evaluate(() => globalThis.__headmap.errors), []);
     await threaded.close();
     await single.close();
   });
