@@ -95,7 +95,21 @@ fn product_rows(x: ArrayView2<f32>, w: ArrayView2<f32>, y: &mut [f32]) {
         }
     }
     let block = if n >= WIDE { k.min(KC_WIDE) } else { KC.min(k) };
-    let (mut xp, mut wp) = (vec![0.0f32; m * block], Vec::new());
+    PANEL.with_borrow_mut(|wp| blocks(x, w, y, block, wp));
+}
+
+thread_local! {
+    /// The copy of `w`'s panels of this thread's products, kept from one to the next: a panel
+    /// is up to 256 KiB (at most three times that for a last block of a few steps of `k`),
+    /// which a fresh buffer would zero at every product.
+    static PANEL: core::cell::RefCell<Vec<f32>> = const { core::cell::RefCell::new(Vec::new()) };
+}
+
+/// The product into `y` (zeroed) by blocks of `k`, with `wp` as the room for `w`'s panels.
+fn blocks(x: ArrayView2<f32>, w: ArrayView2<f32>, y: &mut [f32], block: usize, wp: &mut Vec<f32>) {
+    let (m, k, n) = (x.nrows(), x.ncols(), w.ncols());
+    // x's copy grows with the rows, and zeroing it is little beside the rows' products
+    let mut xp = vec![0.0f32; m * block];
     for k0 in (0..k).step_by(block) {
         let kc = block.min(k - k0);
         let tiles = pack_rows(x, (k0, kc), &mut xp);
