@@ -12,13 +12,15 @@ pub use wasm_bindgen_rayon::init_thread_pool;
 /// In the threaded build, makes a panic on a thread of the pool say its message on the
 /// BroadcastChannel `channel` (the page listens there) before the thread stops. That thread
 /// aborts, so the thread waiting for its work would wait for ever: the page ends the worker and
-/// says what stopped, as it does when the worker itself fails.
+/// says what stopped, as it does when the worker itself fails. So does a panic on the worker's
+/// own thread while the pool's threads help it with a short text (`par::inside`): they would
+/// wait for its next piece, awake, for ever.
 #[cfg(feature = "threads")]
 #[wasm_bindgen(js_name = reportThreadPanics)]
 pub fn report_thread_panics(channel: String) {
     std::panic::set_hook(Box::new(move |info| {
         console_error_panic_hook::hook(info);
-        if rayon::current_thread_index().is_some() {
+        if rayon::current_thread_index().is_some() || crate::par::helped() {
             if let Ok(c) = web_sys::BroadcastChannel::new(&channel) {
                 let _ = c.post_message(&JsValue::from_str(&info.to_string()));
             }
