@@ -216,6 +216,8 @@ fn the_wasm_kernel_equals_ndarrays_product_and_splits_by_rows_exactly() {
         // a last block of k whose panel is wider
         (5, 300, 300),
         (9, 600, 1100),
+        // from 64 rows on, panels of 4 strips, the last one partial
+        (70, 300, 300),
         // one row, as a decoder's step and the lens of one position multiply: w read in place
         (1, 576, 1536),
         (1, 7, 37),
@@ -236,14 +238,19 @@ fn the_wasm_kernel_equals_ndarrays_product_and_splits_by_rows_exactly() {
             assert!(part == y.slice(s![split.., ..]), "{m}x{k}x{n}: rows from {split} differ");
         }
         // columns from a multiple of 32 on, as helpers split a product in the threaded page
+        // (row-major w, and a transposed view of it), each piece up to the next such start
+        let wt = w.t().to_owned(); // (n, k)
         for c0 in (32..n).step_by(96) {
-            let mut part = Array2::zeros((m, n - c0));
-            headmap::gemm::product_into(x.view(), w.slice(s![.., c0..]), &mut part.view_mut());
-            assert!(part == y.slice(s![.., c0..]), "{m}x{k}x{n}: columns from {c0} differ");
+            let c1 = (c0 + 64).min(n);
+            for (w, how) in [(w.view(), "row-major"), (wt.t(), "transposed")] {
+                let mut part = Array2::zeros((m, c1 - c0));
+                headmap::gemm::product_into(x.view(), w.slice(s![.., c0..c1]), &mut part.view_mut());
+                assert!(part == y.slice(s![.., c0..c1]), "{m}x{k}x{n}: columns {c0}..{c1} of a {how} w differ");
+            }
         }
         // any layout: x and w transposed in memory (QKᵀ's Kᵀ, GPT-NeoX's weights) and y a
         // block's columns (a head's share of the output) give the same bits
-        let (xt, wt) = (x.t().to_owned(), w.t().to_owned()); // (k, m), (n, k)
+        let xt = x.t().to_owned(); // (k, m)
         let mut wide = Array2::from_elem((m, n + 5), 7.0f32);
         headmap::gemm::product_into(xt.t(), wt.t(), &mut wide.slice_mut(s![.., 2..n + 2]));
         assert!(wide.slice(s![.., 2..n + 2]) == y, "{m}x{k}x{n}: transposed inputs or a column block differ");

@@ -5,10 +5,13 @@
 // Environment: PEERS_RUNS (20), PEERS_WARMUP (3), PEERS_LENGTHS (16,128,512), PYTHON (python3),
 // PEERS_BENCH_BIN (headmap's native bench, from `cargo bench --bench peers --no-run`),
 // PEERS_SKIP=browser|native|profile (comma-separated) to leave a part out; PEERS_BASELINE, a
-// folder with another build's pkg-hf/ and pkg-hf-threads/, runs it beside ours ("baseline wasm").
+// folder with another build's pkg-hf/ and pkg-hf-threads/, runs it beside ours ("baseline wasm"):
+// copy them from target/bench-peers-pkg/pkg-hf and $PEERS_THREADS_PKG before building the
+// change, so that both are the same SIMD build (relaxed unless PEERS_SIMD=simd128).
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { resolve } from "node:path";
 import { launchChromium } from "../browser.mjs";
 import { serve } from "../serve.mjs";
 import { profileSummary } from "./peer-harness/profile.mjs";
@@ -32,8 +35,8 @@ const MOUNTS = {
   "/pkg-hf/": repo("target/bench-peers-pkg/pkg-hf"), // www/pkg-hf's code, names kept (scripts/bench/peers)
   "/pkg-hf-threads/": repo(env.PEERS_THREADS_PKG ?? "www/pkg-hf-threads-relaxed"), // the threaded build as Chromium loads it
   ...(env.PEERS_BASELINE && {
-    "/baseline/pkg-hf/": `${env.PEERS_BASELINE}/pkg-hf`,
-    "/baseline/pkg-hf-threads/": `${env.PEERS_BASELINE}/pkg-hf-threads`,
+    "/baseline/pkg-hf/": resolve(env.PEERS_BASELINE, "pkg-hf"),
+    "/baseline/pkg-hf-threads/": resolve(env.PEERS_BASELINE, "pkg-hf-threads"),
   }),
   "/model/": repo("models/all-MiniLM-L6-v2"),
   "/tjs-models/minilm/": repo("bench-pkg/minilm-onnx"),

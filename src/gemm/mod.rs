@@ -3,8 +3,8 @@
 //! x86-64 an AVX-512 or AVX2 + FMA one chosen when the program starts ([`x86`]). Elsewhere, and
 //! for the shapes a kernel does not take, ndarray's product (matrixmultiply's kernels).
 //!
-//! Every kernel sums each value of `y` along `k` in order, one step at a time, so a row of `y`
-//! has the same bits whichever rows it is computed with: the threads split rows among them.
+//! Every kernel sums each value of `y` along `k` in order, one step at a time, so a value of `y`
+//! has the same bits whichever rows and columns it is computed with: the threads split both.
 
 #[cfg(target_arch = "wasm32")]
 mod wasm;

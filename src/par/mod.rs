@@ -29,9 +29,10 @@ use crate::error::Result;
 /// more than it saves.
 pub const PRODUCT_SPLIT_FLOPS: usize = 1 << 20;
 
-/// Fewer rows than this to a thread and the split costs more than it saves: at 16 tokens
+/// Fewer rows than this to a thread and a split by rows costs more than it saves: at 16 tokens
 /// MiniLM's products split in two took longer than whole in the threaded wasm build
-/// (`docs/perf-notes.md`), so a short text stays on one thread.
+/// (`docs/perf-notes.md`). A short text's products split by columns instead, beside the pool's
+/// helpers ([`inside`]), where a helper still asleep costs nothing.
 pub const MIN_ROWS_PER_THREAD: usize = 32;
 
 /// A per-row pass ([`rows_mut`]) splits when it covers at least this many values: a layer
@@ -166,8 +167,9 @@ pub fn product(x: ArrayView2<f32>, w: ArrayView2<f32>) -> Array2<f32> {
 
 /// [`product`], then `then` on each piece of the result by the thread that made it, while
 /// it is in its cache (a bias, an activation), with the columns the piece holds: `then` must
-/// treat every row alike. A product splits by rows where each thread gets many of them;
-/// natively, one of few rows splits by columns instead (see [`COLUMNS_BELOW_ROWS`]).
+/// treat every row alike. A product splits by rows where each thread gets many of them; one of
+/// few rows splits by columns instead (see [`COLUMNS_BELOW_ROWS`]; in the page only beside
+/// helpers).
 pub fn product_then(
     x: ArrayView2<f32>,
     w: ArrayView2<f32>,

@@ -87,9 +87,11 @@ describe("threads in the browser", () => {
 
   it("gives a short text, run on the worker's thread with the pool helping, the weights one thread gives", async () => {
     // under 64 tokens (par::INSIDE_MIN_ROWS) the worker keeps the forward and the pool's threads
-    // take pieces of its products as they come (par::inside, `beside`): 18 tokens here
+    // take pieces of its products as they come (par::inside, `beside`): 14 tokens here
     const text = "A short sentence, split between the threads as they wake.";
     const threaded = await minilm(h.base, { text });
+    const expected = await isolatedBuild(threaded);
+    assert.equal((await threaded.evaluate(() => globalThis.__headmap.model.compute)).threads, expected.compute.threads);
     const single = await minilm(`http://127.0.0.1:${plain.address().port}/`, { text });
     const [x, y] = [await savedExport(threaded), await savedExport(single)];
     assert.ok(x.length > 1e5, `a whole run's weights (${x.length} bytes)`);

@@ -8,7 +8,8 @@
 const params = new URL(self.location.href).searchParams;
 const kind = params.get("engine");
 const threads = Number(params.get("threads") ?? 1);
-const variant = params.get("variant") ?? ""; // the GEMM: "" (simd128, as headmap) or "relaxed"
+// the GEMM: "" (simd128, as headmap) or "relaxed"; headmap: "" (this build) or "baseline"
+const variant = params.get("variant") ?? "";
 
 const MODEL = "/model/"; // config.json, model.safetensors, tokenizer.json
 const ONNX = "/tjs-models/minilm/onnx/model.onnx";
