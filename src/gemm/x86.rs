@@ -77,6 +77,12 @@ const MIN_ROWS_TO_COPY: usize = 8;
 /// (`product`): below, the copy cost more than it saved (MiniLM at 16 tokens, 7 %).
 const MIN_ROWS_TO_PACK: usize = 32;
 
+/// Rows of `x` from which the tiles ask for the next panel of `w` ([`Ahead`]) while they read
+/// this one in place, below [`MIN_ROWS_TO_PACK`]: MiniLM natively on one thread took 0.92 of
+/// the time at 16 tokens, 0.96 at 12, 0.97 at 25, but 1.03 at 9 and 1.08 at 5, where the tiles
+/// have too little work to hide the requests behind (per-round ratios, 150–200 rounds).
+const MIN_ROWS_AHEAD: usize = 12;
+
 /// Where the factors lie: first values and row and column strides, in floats.
 struct Parts {
     x: *const f32,
@@ -206,7 +212,7 @@ macro_rules! kernel {
                         };
                         let slots = p.m.div_ceil($h0) * strips;
                         let mut ahead = next
-                            .filter(|_| copy)
+                            .filter(|_| p.m >= MIN_ROWS_AHEAD)
                             .map(|(k1, n1)| Ahead::new(p, (k1, KC.min(p.k - k1)), (n1, NC.min(p.n - n1)), slots));
                         let mut i0 = 0;
                         while i0 < p.m {
