@@ -15,9 +15,8 @@
 //! linear maps' n (multiples of 384), fall on a few sets of the first-level cache and push each
 //! other out. `w` is copied a panel of strips at a time, reading whole rows of the panel, so
 //! each cache line of `w` is fetched once ([`PANEL_FLOATS`], [`PANEL_STRIPS`]). The last rows go
-//! through tiles of 2 or 1 rows; the last columns through a strip
-//! padded with zeros, of which only the real columns are stored, so every value of `y` takes
-//! the same arithmetic.
+//! through tiles of 2 or 1 rows; the last columns through a strip padded with zeros, of which
+//! only the real columns are stored, so every value of `y` takes the same arithmetic.
 //!
 //! Each value is summed along `k` in order, one step at a time, so a value of `y` is the same
 //! whichever rows and columns it is computed with (the threaded build splits both).
@@ -41,8 +40,8 @@ const FEW_ROWS: usize = 64;
 /// of its time at 512 rows in `scripts/bench/gemm` (the copy pushes `x` out of the second-level
 /// cache, most likely), and the same in the forward within its noise.
 const PANEL_STRIPS: usize = 4;
-/// Floats between one strip of a panel and the next beyond the strip itself: strips 8 KiB apart
-/// would all start on one set of the first-level cache, and the copy writes to all at once.
+/// Floats between strips of a panel beyond a strip: strips 8 KiB apart would all start on one
+/// set of the first-level cache, and the copy writes to all at once.
 const PAD: usize = 16;
 /// `k` per block: a packed strip of `w`, KC × NR floats, is 8 KiB.
 const KC: usize = 256;
@@ -116,9 +115,7 @@ fn blocks(x: ArrayView2<f32>, w: ArrayView2<f32>, y: &mut [f32], block: usize, w
         // a last, shorter block of k takes more strips a panel of few rows
         let strips = if m < FEW_ROWS { (PANEL_FLOATS / (kc * NR)).max(1) } else { PANEL_STRIPS };
         let (strips, stride) = (strips.min(n.div_ceil(NR)), kc * NR + PAD);
-        if wp.len() < strips * stride {
-            wp.resize(strips * stride, 0.0);
-        }
+        wp.resize(wp.len().max(strips * stride), 0.0);
         let width = strips * NR;
         for p0 in (0..n).step_by(width) {
             let cols = width.min(n - p0);
