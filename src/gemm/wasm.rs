@@ -195,8 +195,9 @@ fn pack_panel(w: ArrayView2<f32>, to: &mut [f32], stride: usize) {
     }
 }
 
-/// Copies a strip of `w` (kc, 8 or fewer columns) into `to` row after row, reading it in its
-/// own order; the columns a last strip lacks are zeros.
+/// Copies a strip of `w` (kc, 8 or fewer columns) whose columns are not side by side in memory
+/// (a transposed view, a strided one) into `to` row after row, reading it in its own order; the
+/// columns a last strip lacks are zeros. Row-major panels go through [`pack_panel`]'s rows.
 fn pack_strip(w: ArrayView2<f32>, to: &mut [f32]) {
     let cols = w.ncols();
     if cols < NR {
@@ -211,16 +212,7 @@ fn pack_strip(w: ArrayView2<f32>, to: &mut [f32]) {
         }
     } else {
         for (row, to) in w.rows().into_iter().zip(to.chunks_exact_mut(NR)) {
-            match row.as_slice() {
-                // a whole strip's row: two vector moves, where a copy of a length only known
-                // at run time is a call (memory.copy) per row of every strip
-                Some(row) if cols == NR => {
-                    let (from, to): (&[f32; NR], &mut [f32; NR]) = (row.try_into().unwrap(), to.try_into().unwrap());
-                    *to = *from;
-                }
-                Some(row) => to[..cols].copy_from_slice(row),
-                None => to.iter_mut().zip(row).for_each(|(t, &v)| *t = v),
-            }
+            to.iter_mut().zip(row).for_each(|(t, &v)| *t = v);
         }
     }
 }
