@@ -229,6 +229,7 @@ impl Model {
         if let Some(spec) = &request.ablate {
             settings.edits = self.ablation(request, &self.heads(spec)?, request.ablation)?;
         }
+        settings.thumbs.clone_from(&request.thumbs);
         if let Some(info) = place {
             settings.keep = vec![info.place];
             let mask = request.mask.unwrap_or(info.mask);

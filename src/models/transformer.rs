@@ -21,9 +21,9 @@ use ndarray::Array2;
 use super::decoding::{step_mask, tokens_read, LayerCache, Step, StepRows};
 use super::network::Stacked;
 use crate::attention::mask::Mask;
-#[cfg(feature = "hf")]
-use crate::attention::multi_head::rows_of;
 use crate::attention::multi_head::MultiHeadAttention;
+#[cfg(feature = "hf")]
+use crate::attention::multi_head::{rows_of, Kept};
 use crate::attention::place::Place;
 use crate::error::Result;
 use crate::nn::{FeedForward, LayerNorm};
@@ -113,7 +113,8 @@ pub(crate) fn encode_stacked(
     let each: Vec<&Mask> = masks.iter().map(|m| m.as_ref()).collect();
     let mut x = x;
     let mut residuals = vec![Vec::new(); texts.len()];
-    let keep = records.iter().any(|r| r.keeps_weights());
+    // the texts are one length, so every record keeps the same
+    let keep = records.first().map_or(Kept::Maxima, RowAttention::kept);
     for (i, layer) in layers.iter().enumerate() {
         let last = until.stops_at(i, layers.len());
         let (a, outs) = layer.self_attn.forward_stacked(x.view(), texts, &each, settings.scale_scores, keep, !last)?;

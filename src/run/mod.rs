@@ -7,6 +7,7 @@
 //! `request` holds what goes in (texts, padded rows, settings), `info` what a model is,
 //! `record` what a run keeps of each row and layer; a [`Run`] gathers them per place.
 
+mod attend;
 mod edits;
 mod info;
 mod record;
@@ -14,10 +15,11 @@ mod request;
 
 use ndarray::Array2;
 
+pub(crate) use attend::{attend, attend_weights};
 pub use edits::{Ablation, HeadAt, HeadEdit, HeadEdits};
 pub use info::{ModelInfo, PlaceInfo};
-pub(crate) use record::{attend, attend_weights, check_size};
-pub use record::{LayerInputs, RowAttention, MAX_WEIGHT_BYTES};
+pub(crate) use record::check_size;
+pub use record::{thumbnail_pixels, LayerInputs, RowAttention, MAX_WEIGHT_BYTES};
 pub use request::{Batch, Request, Row, Settings, Start, Store, Until, KEEP_ALL_BYTES};
 
 use crate::attention::mask::MaskKind;
@@ -43,6 +45,9 @@ pub struct PlaceRun {
     layers: usize,
     heads: usize,
     keep: bool,
+    /// The thumbnails' longer side a row that does not keep its weights pools every head to
+    /// ([`Settings::thumbs`]).
+    thumbs: Option<usize>,
 }
 
 impl PlaceRun {
@@ -58,6 +63,7 @@ impl PlaceRun {
             layers: info.layers,
             heads: info.heads,
             keep: settings.store != Store::OnDemand,
+            thumbs: settings.thumbs,
         }
     }
 
@@ -65,12 +71,17 @@ impl PlaceRun {
     /// again; `d_k` is unknown (0).
     pub fn from_rows(place: Place, mask: MaskKind, what_if: bool, rows: Vec<RowAttention>) -> Self {
         let (layers, heads) = rows.first().map_or((0, 0), |r| (r.layers(), r.heads()));
-        PlaceRun { place, mask, what_if, scale: true, d_k: 0, rows, layers, heads, keep: true }
+        PlaceRun { place, mask, what_if, scale: true, d_k: 0, rows, layers, heads, keep: true, thumbs: None }
     }
 
     /// An empty record of one batch row, `queries` over `keys`, as this place stores it.
     pub fn record(&self, queries: &Row, keys: &Row) -> RowAttention {
-        RowAttention::new(queries, keys, self.layers, self.heads, self.scale, self.keep)
+        let mut row = RowAttention::new(queries, keys, self.layers, self.heads, self.scale, self.keep);
+        // the toy-only build's rows keep their weights: its download leaves pooling ahead out
+        if let Some(size) = self.thumbs.filter(|_| cfg!(feature = "hf")) {
+            row.pool(size);
+        }
+        row
     }
 
     pub fn batch(&self) -> usize {

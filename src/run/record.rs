@@ -1,16 +1,15 @@
 //! What a run records of one batch row at one place ([`RowAttention`]): per layer the
-//! attention block, its inputs and mask, and its weights — kept, or recomputed when asked —
-//! and how a stack's layers are recorded as they run ([`attend`], [`attend_weights`]).
+//! attention block, its inputs and mask, and its weights — kept, pooled to thumbnails, or
+//! recomputed when asked. `super::attend` records a stack's layers as they run.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use ndarray::{Array2, Array3, Array4, Axis};
 
-use super::request::{Row, Settings};
+use super::request::Row;
 use crate::attention::mask::Mask;
-use crate::attention::multi_head::{HeadEdit, HeadTrace, HeadWrites, MultiHeadAttention, MultiHeadOutput};
-use crate::attention::place::Place;
+use crate::attention::multi_head::{HeadEdit, HeadTrace, HeadWrites, Kept, MultiHeadAttention, MultiHeadOutput};
 use crate::error::{Error, Result};
 use crate::stats;
 use crate::tokenize::Token;
@@ -21,6 +20,20 @@ const CACHED_LAYERS: usize = 2;
 /// A head of at least this many cells is pooled on the threads ([`RowAttention::pooled`]): a
 /// 512-token head is.
 const POOL_SPLIT_CELLS: usize = 1 << 18;
+
+/// The most bytes of thumbnails a row pools while its layers run ([`RowAttention::pool`]):
+/// SmolLM-135M's 270 heads at 72 pixels take 5.6 MB, at 216 (72 on a phone's 3 device pixels
+/// a pixel) 50 MB. Larger ones are pooled when asked for, from the layer computed again.
+const MAX_POOLED_BYTES: usize = 64 << 20;
+
+/// The pixels of a head's thumbnail `size` pixels on its longer side, (rows, columns), for
+/// weights (tq, tk), as the page sizes it (`view` in www/js/worker.js): `None` where a cell
+/// takes a pixel or more, as the page then paints cells, not pooled pixels.
+pub fn thumbnail_pixels(size: usize, (tq, tk): (usize, usize)) -> Option<(usize, usize)> {
+    let cell = size as f64 / tq.max(tk).max(1) as f64;
+    let side = |cells: usize| ((cell * cells as f64).round() as usize).max(1);
+    (cell < 1.0).then(|| (side(tq), side(tk)))
+}
 
 /// The inputs of one layer's attention block, kept so any head can be recomputed and traced.
 #[derive(Debug, Clone)]
@@ -45,6 +58,8 @@ struct LayerRecord {
     mask: Arc<Mask>,
     /// Every head's weights (H, Tq, Tk), when the run keeps them.
     weights: Option<Arc<Array3<f32>>>,
+    /// Every head's thumbnail (H, rows, columns), when the run pooled them as it went.
+    pooled: Option<Arc<Array3<f32>>>,
     /// Each head's largest weight (H,), kept either way.
     maxima: Vec<f32>,
 }
@@ -63,6 +78,9 @@ pub struct RowAttention {
     heads: usize,
     scale_scores: bool,
     keep: bool,
+    /// The (rows, columns) every head is pooled to as its layer runs, when the row does not
+    /// keep its weights ([`RowAttention::pool`]).
+    pool: Option<(usize, usize)>,
     records: Vec<LayerRecord>,
     /// On demand: the last layers computed, most recent last.
     cache: Mutex<VecDeque<(usize, Arc<Array3<f32>>)>>,
@@ -79,6 +97,7 @@ impl Clone for RowAttention {
             heads: self.heads,
             scale_scores: self.scale_scores,
             keep: self.keep,
+            pool: self.pool,
             records: self.records.clone(),
             cache: Mutex::new(VecDeque::new()),
         }
@@ -105,6 +124,7 @@ impl RowAttention {
             heads,
             scale_scores,
             keep,
+            pool: None,
             records: Vec::with_capacity(layers),
             cache: Mutex::new(VecDeque::new()),
         }
@@ -113,6 +133,33 @@ impl RowAttention {
     /// Whether this row stores every layer's weights (else it recomputes them).
     pub fn keeps_weights(&self) -> bool {
         self.keep
+    }
+
+    /// Asks a row that does not keep its weights to pool every head to a thumbnail `size`
+    /// pixels on its longer side as each layer runs, so that a view draws every head without
+    /// computing each layer again ([`RowAttention::pooled`] of that size). Nothing to do for a
+    /// row that keeps its weights, for cells of a pixel or more ([`thumbnail_pixels`]) or
+    /// past [`MAX_POOLED_BYTES`].
+    pub fn pool(&mut self, size: usize) {
+        let pixels = thumbnail_pixels(size, self.size()).filter(|&(rows, columns)| {
+            let bytes = [self.layers, self.heads, rows, columns, 4].iter().try_fold(1usize, |a, &b| a.checked_mul(b));
+            bytes.is_some_and(|b| b <= MAX_POOLED_BYTES)
+        });
+        self.pool = pixels.filter(|_| !self.keep);
+    }
+
+    /// How many layers hold thumbnails pooled as they ran.
+    pub fn pooled_layers(&self) -> usize {
+        self.records.iter().filter(|r| r.pooled.is_some()).count()
+    }
+
+    /// What a layer's pass keeps of its heads' weights for this row.
+    pub fn kept(&self) -> Kept {
+        match (self.keep, self.pool) {
+            (true, _) => Kept::Weights,
+            (false, Some((rows, columns))) => Kept::Pooled(rows, columns),
+            (false, None) => Kept::Maxima,
+        }
     }
 
     /// Records the next layer: its block, what the block gave (its weights, kept if this row
@@ -125,8 +172,9 @@ impl RowAttention {
         inputs: LayerInputs,
     ) {
         let weights = (self.keep && !out.weights.is_empty()).then(|| Arc::new(out.weights));
+        let pooled = out.pooled.filter(|p| Some((p.dim().1, p.dim().2)) == self.pool).map(Arc::new);
         let source = Some(Source { block: Arc::clone(block), inputs });
-        self.records.push(LayerRecord { source, mask: Arc::clone(mask), weights, maxima: out.maxima });
+        self.records.push(LayerRecord { source, mask: Arc::clone(mask), weights, pooled, maxima: out.maxima });
     }
 
     /// A row of weights computed elsewhere (an attention file): every layer's (H, Tq, Tk)
@@ -137,7 +185,7 @@ impl RowAttention {
             .into_iter()
             .map(|(weights, mask)| {
                 let maxima = weights.outer_iter().map(|h| h.iter().copied().fold(0.0, f32::max)).collect();
-                LayerRecord { source: None, mask, weights: Some(Arc::new(weights)), maxima }
+                LayerRecord { source: None, mask, weights: Some(Arc::new(weights)), pooled: None, maxima }
             })
             .collect();
         row
@@ -199,9 +247,15 @@ impl RowAttention {
     /// One head max-pooled to (out_h, out_w) pixels for drawing ([`stats::max_pool`]), read
     /// where the layer's weights are, without a copy of the head; bands of pixel rows on the
     /// threads when the head is large (a thumbnail of every head of SmolLM-135M's shape at
-    /// 2,017 tokens is 270 heads of 4 million cells each).
+    /// 2,017 tokens is 270 heads of 4 million cells each). A thumbnail the row pooled as its
+    /// layer ran ([`RowAttention::pool`]) is given as it is: the same values.
     pub fn pooled(&self, layer: usize, head: usize, out_h: usize, out_w: usize) -> Result<Array2<f32>> {
         Error::check_index("head", head, self.heads())?;
+        if let Some(pictures) = self.record(layer)?.pooled.as_ref().filter(|_| cfg!(feature = "hf")) {
+            if (pictures.dim().1, pictures.dim().2) == (out_h.max(1), out_w.max(1)) {
+                return Ok(pictures.index_axis(Axis(0), head).to_owned());
+            }
+        }
         let weights = self.layer(layer)?;
         let (w, allowed) = (weights.index_axis(Axis(0), head), self.mask(layer)?.allowed());
         let (out_h, out_w) = (out_h.max(1), out_w.max(1));
@@ -319,52 +373,6 @@ impl RowAttention {
     pub fn fully_masked_rows(&self, layer: usize) -> Result<Vec<usize>> {
         Ok(self.mask(layer)?.fully_masked_rows())
     }
-}
-
-/// Runs `block` with queries from `x_q` over `x_kv`, as `settings` say for layer `layer` at
-/// `place` (scaled or not, some heads edited), and records the layer in `record`, if any: the
-/// block's output (Tq, D). A row that does not keep weights gets none: each head's weights
-/// live only while that head is computed.
-pub(crate) fn attend(
-    block: &Arc<MultiHeadAttention>,
-    x_q: &Arc<Array2<f32>>,
-    x_kv: &Arc<Array2<f32>>,
-    mask: &Arc<Mask>,
-    settings: &Settings,
-    (place, layer): (Place, usize),
-    record: Option<&mut RowAttention>,
-) -> Result<Array2<f32>> {
-    let inputs = || LayerInputs { x_q: Arc::clone(x_q), x_kv: Arc::clone(x_kv) };
-    // the toy build turns no head off (Model::settings refuses it there), and leaves the edits' code out
-    #[cfg(feature = "hf")]
-    let edits = settings.edits.at(place, layer);
-    #[cfg(not(feature = "hf"))]
-    let edits = {
-        let _ = (place, layer);
-        []
-    };
-    let keep = record.as_ref().is_some_and(|row| row.keeps_weights());
-    let mut a = block.forward_edited(x_q.view(), x_kv.view(), Some(mask), settings.scale_scores, keep, &edits)?;
-    let output = std::mem::take(&mut a.output);
-    if let Some(row) = record {
-        row.push_layer(block, a, mask, inputs());
-    }
-    Ok(output)
-}
-
-/// Records `block`'s weights for queries `x_q` over `x_kv` in `row`, without the block's
-/// output: no V, ·V or W_O. The last layer of a stack whose output nothing reads.
-pub(crate) fn attend_weights(
-    block: &Arc<MultiHeadAttention>,
-    x_q: &Arc<Array2<f32>>,
-    x_kv: &Arc<Array2<f32>>,
-    mask: &Arc<Mask>,
-    settings: &Settings,
-    row: &mut RowAttention,
-) -> Result<()> {
-    let out = block.forward_weights(x_q.view(), x_kv.view(), Some(mask), settings.scale_scores, row.keeps_weights())?;
-    row.push_layer(block, out, mask, LayerInputs { x_q: Arc::clone(x_q), x_kv: Arc::clone(x_kv) });
-    Ok(())
 }
 
 /// Bytes of attention weights that may be handed over at once (a whole row, an export, one

@@ -53,6 +53,12 @@ pub struct Request {
     #[cfg(feature = "hf")]
     #[serde(default)]
     pub output: bool,
+    /// The longer side, in pixels, of the thumbnails a view will draw of every head: a run
+    /// too long to keep its weights pools each head to that size as its layer runs, so that
+    /// drawing them does not compute every layer again ([`Settings::thumbs`]). The toy-only
+    /// build takes it and pools nothing ahead: its runs keep their weights.
+    #[serde(default)]
+    pub thumbs: Option<usize>,
 }
 
 /// One padded row of a batch, as a model takes it.
@@ -128,6 +134,10 @@ pub struct Settings {
     /// A stack begun partway, from a residual stream another run kept: activation patching
     /// reuses the corrupted run's layers below the patched one.
     pub start: Option<Start>,
+    /// Rows that do not keep their weights ([`Store::OnDemand`]) pool every head to a thumbnail
+    /// this many pixels on its longer side as each layer runs
+    /// ([`super::RowAttention::pool`]).
+    pub thumbs: Option<usize>,
 }
 
 /// Where a stack begins when not at its first layer: block `layer` of the stack whose
@@ -192,6 +202,7 @@ impl Settings {
             edits: HeadEdits::default(),
             residuals: false,
             start: None,
+            thumbs: None,
         }
     }
 

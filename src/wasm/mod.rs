@@ -76,6 +76,9 @@ export interface RunRequest {
   ablate?: string; ablation?: "zero" | "mean";
   /** keep the model's output, for the run's `predictions` (a model with an output head) */
   output?: boolean;
+  /** the longer side, in pixels, of the thumbnails `Run.pooled` will be asked for: a run too
+   * long to keep its weights pools every head to that size as its layers run */
+  thumbs?: number;
 }
 /**
  * One attention place. `kvHeads` < `heads` in grouped-query attention: query head h shares the

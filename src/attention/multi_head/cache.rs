@@ -14,7 +14,7 @@
 use ndarray::{concatenate, Array2, ArrayView2, Axis};
 
 use super::heads::{Keep, Projected};
-use super::{HeadEdit, MultiHeadAttention, MultiHeadOutput};
+use super::{HeadEdit, Kept, MultiHeadAttention, MultiHeadOutput};
 use crate::attention::mask::Mask;
 use crate::error::{Error, Result};
 
@@ -119,7 +119,7 @@ impl MultiHeadAttention {
         edits: &[(usize, &HeadEdit)],
     ) -> Result<MultiHeadOutput> {
         let p = Projected { q, k: cache.keys.view().into(), v: Some(cache.values.view().into()), first };
-        let out = self.heads(&p, Some(mask), scale_scores, Keep { weights: true, values: true })?;
+        let out = self.heads(&p, Some(mask), scale_scores, Keep { weights: Kept::Weights, values: true })?;
         self.write(out, edits)
     }
 }

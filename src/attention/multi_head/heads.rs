@@ -11,13 +11,27 @@ use super::{MultiHeadAttention, MultiHeadOutput};
 use crate::attention::mask::Mask;
 use crate::attention::sdpa::{self, HeadWeights, ScoreSteps};
 use crate::error::{ensure_finite, Error, Result};
-use crate::par;
+use crate::{par, stats};
+
+/// What a pass over the heads keeps of their weights, besides each head's largest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kept {
+    /// Every head's weights, (H, Tq, Tk).
+    Weights,
+    /// Each head's weights max-pooled to (rows, columns) pixels ([`crate::stats::max_pool`])
+    /// while they are still in memory, and then let go: a text too long to keep its weights
+    /// shows every head as a thumbnail without computing its layers again.
+    Pooled(usize, usize),
+    /// Nothing: each head's weights live only while the head is computed.
+    Maxima,
+}
 
 /// What a pass over the heads gives besides each head's largest weight.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Keep {
-    /// Every head's weights (H, Tq, Tk); else each lives only while its head is computed.
-    pub weights: bool,
+    /// Every head's weights (H, Tq, Tk), a picture of each, or nothing: each head's weights
+    /// then live only while the head is computed.
+    pub weights: Kept,
     /// The heads' outputs, weights · V: without them V and W_O are not computed at all.
     pub values: bool,
 }
@@ -40,7 +54,12 @@ struct Pass<'a, 'k> {
     buckets: Option<Array2<usize>>, // (Tq, Tk), T5's relative positions
     /// Per query, the keys the mask lets it see, when leaving out the rest pays (causal masks).
     reach: Option<Vec<usize>>,
+    /// The (rows, columns) each head's weights are max-pooled to, if any ([`Kept::Pooled`]).
+    pool: Option<(usize, usize)>,
 }
+
+/// What one head gives: what its weights say, and their picture when the pass pools.
+type Head = (HeadWeights, Option<Array2<f32>>);
 
 impl MultiHeadAttention {
     /// Attends head by head over projected `p`: every head's weights written straight into
@@ -60,13 +79,18 @@ impl MultiHeadAttention {
         if let Some(v) = &p.v {
             ensure_finite("V", v.view())?;
         }
-        let Keep { weights: kept, values } = keep;
+        let Keep { weights: keeps, values } = keep;
+        let kept = keeps == Kept::Weights;
         let pass = Pass {
             p,
             mask,
             divisor: self.score_scale.divisor(d_k, scale_scores),
             buckets: self.positions.buckets(p.first, tq, tk),
             reach: sdpa::reach_of(mask, tq, tk),
+            pool: match keeps {
+                Kept::Pooled(rows, columns) => Some((rows, columns)),
+                _ => None,
+            },
         };
         let n = tq * tk;
         // (H, Tq, Tk) or (Tq, Tk), each head's slot written whole by `sdpa::weights_into`
@@ -94,9 +118,10 @@ impl MultiHeadAttention {
             };
             columns.into_iter().enumerate().map(&mut each).collect::<Result<Vec<_>>>()?
         };
-        let maxima = done.iter().map(|h| h.max).collect();
+        let maxima = done.iter().map(|(h, _)| h.max).collect();
+        let pooled = pictures(pass.pool, &done)?;
         // the mask's fully masked queries are the same for every head
-        let fully_masked_rows = done.into_iter().last().map(|h| h.fully_masked_rows).unwrap_or_default();
+        let fully_masked_rows = done.into_iter().last().map(|(h, _)| h.fully_masked_rows).unwrap_or_default();
         let weights = if kept {
             // SAFETY: every head succeeded, and each wrote its whole slot: the H slots of n
             // values that make up `len`
@@ -106,7 +131,7 @@ impl MultiHeadAttention {
         } else {
             Array3::zeros((0, 0, 0))
         };
-        Ok(MultiHeadOutput { output: heads_out, weights, maxima, fully_masked_rows })
+        Ok(MultiHeadOutput { output: heads_out, weights, maxima, fully_masked_rows, pooled })
     }
 
     /// The heads on the threads: each with its own scores, its own slice of the kept weights
@@ -118,7 +143,7 @@ impl MultiHeadAttention {
         weights: &mut [MaybeUninit<f32>],
         columns: Vec<Option<ArrayViewMut2<f32>>>,
         kept: bool,
-    ) -> Vec<Result<HeadWeights>> {
+    ) -> Vec<Result<Head>> {
         let n = pass.p.q.nrows() * pass.p.k.nrows();
         if par::helped() {
             // short work with helpers: the heads go to them through `par`, which rayon's own
@@ -162,12 +187,12 @@ impl MultiHeadAttention {
         _: &mut [MaybeUninit<f32>],
         _: Vec<Option<ArrayViewMut2<f32>>>,
         _: bool,
-    ) -> Vec<Result<HeadWeights>> {
+    ) -> Vec<Result<Head>> {
         unreachable!("the toy-only build has one thread")
     }
 
-    /// Head `h`: its weights into `slot` (Tq, Tk), with `scores` as scratch, and with values
-    /// weights · V into `dest` (Tq, d_k).
+    /// Head `h`: its weights into `slot` (Tq, Tk), with `scores` as scratch, with values
+    /// weights · V into `dest` (Tq, d_k), and their picture when the pass pools.
     fn head(
         &self,
         pass: &Pass<'_, '_>,
@@ -175,7 +200,7 @@ impl MultiHeadAttention {
         scores: &mut Vec<f32>,
         slot: &mut [MaybeUninit<f32>],
         dest: Option<ArrayViewMut2<f32>>,
-    ) -> Result<HeadWeights> {
+    ) -> Result<Head> {
         let bias = self.positions.head_bias(h, pass.buckets.as_ref());
         if let Some(b) = &bias {
             ensure_finite("position bias", b.view())?;
@@ -185,12 +210,32 @@ impl MultiHeadAttention {
         sdpa::check_shapes(q, k, v, pass.mask, steps.bias)?;
         let reach = pass.reach.as_deref();
         let (head, slot) = sdpa::weights_into(q, k, pass.mask, steps, scores, slot, reach)?;
+        // this head's weights were just written, still in cache
+        let w = ArrayView2::from_shape((q.nrows(), k.nrows()), &*slot)
+            .map_err(|_| Error::shape("weights", &[slot.len()], &[q.nrows(), k.nrows()]))?;
         if let (Some(v), Some(mut dest)) = (v, dest) {
-            // this head's weights were just written, still in cache
-            let w = ArrayView2::from_shape((q.nrows(), k.nrows()), &*slot)
-                .map_err(|_| Error::shape("weights", &[slot.len()], &[q.nrows(), k.nrows()]))?;
             sdpa::values_reaching(w, v, reach, &mut dest); // (Tq, d_k)
         }
-        Ok(head)
+        // as a view pools a head it computes again (`RowAttention::pooled`), value for value
+        // the toy-only build never pools ahead (`RowAttention::pool`): its download leaves it out
+        let pool = pass.pool.filter(|_| cfg!(feature = "hf"));
+        let picture = pool.map(|(rows, columns)| stats::max_pool(w, pass.mask.map(Mask::allowed), rows, columns));
+        Ok((head, picture))
     }
+}
+
+/// Every head's picture (H, rows, columns) from the heads of a pass that pooled them.
+#[cfg(feature = "hf")]
+fn pictures(pool: Option<(usize, usize)>, done: &[Head]) -> Result<Option<Array3<f32>>> {
+    let Some((rows, columns)) = pool else { return Ok(None) };
+    let heads = done.len();
+    let all: Vec<f32> = done.iter().flat_map(|(_, picture)| picture.iter().flatten().copied()).collect();
+    let pictures = Array3::from_shape_vec((heads, rows, columns), all)
+        .map_err(|_| Error::shape("pooled heads", &[heads * rows * columns], &[heads, rows, columns]))?;
+    Ok(Some(pictures))
+}
+
+#[cfg(not(feature = "hf"))]
+fn pictures(_: Option<(usize, usize)>, _: &[Head]) -> Result<Option<Array3<f32>>> {
+    Ok(None)
 }

@@ -15,6 +15,7 @@ use super::sdpa::{self, ScoreScale, ScoreSteps, Trace};
 use crate::error::{Error, Result};
 use crate::nn::Linear;
 pub use cache::KvCache;
+pub use heads::Kept;
 use heads::{Keep, Projected};
 pub use stacked::rows_of;
 pub use writes::HeadWrites;
@@ -61,6 +62,8 @@ pub struct MultiHeadOutput {
     /// weights are not.
     pub maxima: Vec<f32>,
     pub fully_masked_rows: Vec<usize>,
+    /// Each head's weights max-pooled to a picture, (H, rows, columns), with [`Kept::Pooled`].
+    pub pooled: Option<Array3<f32>>,
 }
 
 /// What happens to one head's output, weights · V (Tq, d_k), before W_O reads it: the place
@@ -184,18 +187,18 @@ impl MultiHeadAttention {
         mask: Option<&Mask>,
         scale_scores: bool,
     ) -> Result<MultiHeadOutput> {
-        self.run(x_q, x_kv, mask, scale_scores, true, &[])
+        self.run(x_q, x_kv, mask, scale_scores, Kept::Weights, &[])
     }
 
-    /// [`MultiHeadAttention::forward`] (or its lean form, without `keep`) with some heads'
-    /// outputs changed before W_O: `edits` pairs a head with what it writes instead.
+    /// [`MultiHeadAttention::forward`] (or its lean form, keeping less than every weight) with
+    /// some heads' outputs changed before W_O: `edits` pairs a head with what it writes instead.
     pub fn forward_edited(
         &self,
         x_q: ArrayView2<f32>,
         x_kv: ArrayView2<f32>,
         mask: Option<&Mask>,
         scale_scores: bool,
-        keep: bool,
+        keep: Kept,
         edits: &[(usize, &HeadEdit)],
     ) -> Result<MultiHeadOutput> {
         self.run(x_q, x_kv, mask, scale_scores, keep, edits)
@@ -211,7 +214,7 @@ impl MultiHeadAttention {
         scale_scores: bool,
     ) -> Result<Array2<f32>> {
         let p = self.project(x_q, x_kv, true)?;
-        Ok(self.heads(&p, mask, scale_scores, Keep { weights: false, values: true })?.output)
+        Ok(self.heads(&p, mask, scale_scores, Keep { weights: Kept::Maxima, values: true })?.output)
     }
 
     /// The block's output (Tq, D) and each head's largest weight, with empty weights: no
@@ -223,10 +226,10 @@ impl MultiHeadAttention {
         mask: Option<&Mask>,
         scale_scores: bool,
     ) -> Result<MultiHeadOutput> {
-        self.run(x_q, x_kv, mask, scale_scores, false, &[])
+        self.run(x_q, x_kv, mask, scale_scores, Kept::Maxima, &[])
     }
 
-    /// Each head's largest weight and, if `keep`, every head's weights, without V, ·V or W_O:
+    /// Each head's largest weight and what `keep` says of its weights, without V, ·V or W_O:
     /// the output comes back empty, (Tq, 0). What the last layer of a stack whose output
     /// nobody reads needs.
     pub fn forward_weights(
@@ -235,7 +238,7 @@ impl MultiHeadAttention {
         x_kv: ArrayView2<f32>,
         mask: Option<&Mask>,
         scale_scores: bool,
-        keep: bool,
+        keep: Kept,
     ) -> Result<MultiHeadOutput> {
         let p = self.project(x_q, x_kv, false)?;
         self.heads(&p, mask, scale_scores, Keep { weights: keep, values: false })
@@ -249,18 +252,18 @@ impl MultiHeadAttention {
         mask: Option<&Mask>,
         scale_scores: bool,
     ) -> Result<Array3<f32>> {
-        Ok(self.forward_weights(x_q, x_kv, mask, scale_scores, true)?.weights)
+        Ok(self.forward_weights(x_q, x_kv, mask, scale_scores, Kept::Weights)?.weights)
     }
 
     /// Projects, attends head by head, concatenates, edits the heads `edits` names and applies
-    /// W_O; the weights come back empty, (0, 0, 0), unless `keep`.
+    /// W_O; the weights come back empty, (0, 0, 0), unless `keep` keeps them.
     fn run(
         &self,
         x_q: ArrayView2<f32>,
         x_kv: ArrayView2<f32>,
         mask: Option<&Mask>,
         scale_scores: bool,
-        keep: bool,
+        keep: Kept,
         edits: &[(usize, &HeadEdit)],
     ) -> Result<MultiHeadOutput> {
         let p = self.project(x_q, x_kv, true)?;

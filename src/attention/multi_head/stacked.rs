@@ -8,7 +8,7 @@ use std::ops::Range;
 use ndarray::{s, Array2, ArrayView2, CowArray};
 
 use super::heads::{Keep, Projected};
-use super::{MultiHeadAttention, MultiHeadOutput};
+use super::{Kept, MultiHeadAttention, MultiHeadOutput};
 use crate::attention::mask::Mask;
 use crate::error::{Error, Result};
 
@@ -20,7 +20,7 @@ impl MultiHeadAttention {
     }
 
     /// Self-attention of the texts whose tokens are rows `texts` of `x` (ΣT, D), each with its
-    /// own `masks` entry: every text's weights (kept if `keep`) and maxima, and with `values`
+    /// own `masks` entry: every text's weights (as `keep` says) and maxima, and with `values`
     /// the block's output, (ΣT, D), stacked as `x` is; without, (ΣT, 0).
     pub fn forward_stacked(
         &self,
@@ -28,7 +28,7 @@ impl MultiHeadAttention {
         texts: &[Range<usize>],
         masks: &[&Mask],
         scale_scores: bool,
-        keep: bool,
+        keep: Kept,
         values: bool,
     ) -> Result<(Array2<f32>, Vec<MultiHeadOutput>)> {
         if !self.stacks() || masks.len() != texts.len() || texts.last().is_some_and(|t| t.end > x.nrows()) {

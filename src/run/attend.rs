@@ -1,0 +1,59 @@
+//! How a stack's layers are recorded as they run: each block run as the settings say, and
+//! what the row keeps of it ([`RowAttention::kept`]) recorded.
+
+use std::sync::Arc;
+
+use ndarray::Array2;
+
+use super::record::{LayerInputs, RowAttention};
+use super::request::Settings;
+use crate::attention::mask::Mask;
+use crate::attention::multi_head::{Kept, MultiHeadAttention};
+use crate::attention::place::Place;
+use crate::error::Result;
+
+/// Runs `block` with queries from `x_q` over `x_kv`, as `settings` say for layer `layer` at
+/// `place` (scaled or not, some heads edited), and records the layer in `record`, if any: the
+/// block's output (Tq, D). A row that does not keep weights gets none: each head's weights
+/// live only while that head is computed.
+pub(crate) fn attend(
+    block: &Arc<MultiHeadAttention>,
+    x_q: &Arc<Array2<f32>>,
+    x_kv: &Arc<Array2<f32>>,
+    mask: &Arc<Mask>,
+    settings: &Settings,
+    (place, layer): (Place, usize),
+    record: Option<&mut RowAttention>,
+) -> Result<Array2<f32>> {
+    let inputs = || LayerInputs { x_q: Arc::clone(x_q), x_kv: Arc::clone(x_kv) };
+    // the toy build turns no head off (Model::settings refuses it there), and leaves the edits' code out
+    #[cfg(feature = "hf")]
+    let edits = settings.edits.at(place, layer);
+    #[cfg(not(feature = "hf"))]
+    let edits = {
+        let _ = (place, layer);
+        []
+    };
+    let keep = record.as_ref().map_or(Kept::Maxima, |row| row.kept());
+    let mut a = block.forward_edited(x_q.view(), x_kv.view(), Some(mask), settings.scale_scores, keep, &edits)?;
+    let output = std::mem::take(&mut a.output);
+    if let Some(row) = record {
+        row.push_layer(block, a, mask, inputs());
+    }
+    Ok(output)
+}
+
+/// Records `block`'s weights for queries `x_q` over `x_kv` in `row`, without the block's
+/// output: no V, ·V or W_O. The last layer of a stack whose output nothing reads.
+pub(crate) fn attend_weights(
+    block: &Arc<MultiHeadAttention>,
+    x_q: &Arc<Array2<f32>>,
+    x_kv: &Arc<Array2<f32>>,
+    mask: &Arc<Mask>,
+    settings: &Settings,
+    row: &mut RowAttention,
+) -> Result<()> {
+    let out = block.forward_weights(x_q.view(), x_kv.view(), Some(mask), settings.scale_scores, row.kept())?;
+    row.push_layer(block, out, mask, LayerInputs { x_q: Arc::clone(x_q), x_kv: Arc::clone(x_kv) });
+    Ok(())
+}
