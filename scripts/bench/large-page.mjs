@@ -5,12 +5,15 @@
 // (wasm memory only grows: its size is the peak so far). Figures, not assertions.
 // Run after scripts/build/all:  node scripts/bench/large-page.mjs [repetitions]
 // LARGE_PKG=www/pkg-hf-threads times the plain build instead of the relaxed-SIMD twin.
+// LARGE_AHEAD=0 runs without `thumbs`, so that every thumbnail computes its layer again (the
+// explorer asks a run to pool them as its layers run).
 import { onThreads } from "./threads.mjs";
 
 const reps = Number(process.argv[2] ?? 2);
 const build = process.env.LARGE_PKG ?? "www/pkg-hf-threads-relaxed";
-const { results, version } = await onThreads({ pkg: build, script: "large-worker.js", reps });
-console.log(`SmolLM-135M's shape, ${build}, ${version}, ${reps} repetitions`);
+const ahead = process.env.LARGE_AHEAD !== "0";
+const { results, version } = await onThreads({ pkg: build, script: `large-worker.js?ahead=${ahead ? 1 : 0}`, reps });
+console.log(`SmolLM-135M's shape, ${build}, ${version}, ${reps} repetitions, thumbnails ${ahead ? "pooled as the layers run" : "from each layer computed again"}`);
 const stat = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return { min: s[0], median: s[s.length >> 1], max: s.at(-1) };

@@ -9,6 +9,7 @@ const threads = Number(params.get("threads"));
 const reps = Number(params.get("reps"));
 const thumb = Number(params.get("thumb") ?? 72);
 const plot = Number(params.get("plot") ?? 600);
+const ahead = params.get("ahead") !== "0"; // 0: the thumbnails computed again from each layer
 try {
   const pkg = await import("/pkg-hf-threads/headmap.js");
   const wasm = await pkg.default();
@@ -27,7 +28,8 @@ try {
   const rows = [];
   for (let r = 0; r <= reps; r++) {
     const t0 = performance.now();
-    const run = model.run({ texts: [text] });
+    // as the explorer asks: every head pooled to the grid's thumbnails as the layers run
+    const run = model.run({ texts: [text], ...(ahead ? { thumbs: thumb } : {}) });
     const t1 = performance.now();
     const afterRun = MB();
     const place = run.info().places[0];

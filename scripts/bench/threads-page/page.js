@@ -2,7 +2,7 @@
 globalThis.measure = async (threadCounts, reps, script = "worker.js") => {
   const results = [];
   for (const threads of threadCounts) {
-    const worker = new Worker(`${script}?threads=${threads}&reps=${reps}`, { type: "module" });
+    const worker = new Worker(`${script}${script.includes("?") ? "&" : "?"}threads=${threads}&reps=${reps}`, { type: "module" });
     results.push(
       await new Promise((ok, fail) => {
         worker.onmessage = ({ data }) => (data.error ? fail(new Error(data.error)) : ok(data));

@@ -195,6 +195,9 @@ async function run() {
   if (app.model.info.fromFile) return showFile();
   const request = requestFor(store.state, app.model.info);
   if (predictsFromRun(request, app.model.info)) request.output = true; // the predictions come from this run
+  // a text too long for the run to keep its weights: every head pooled to the grid's size as it runs
+  const shown = app.model.info.places.find((p) => p.place === request.place);
+  if (shown) request.thumbs = viewer.thumbPixels(shown.heads);
   const empty = request.texts.some((text) => !text.trim()) || (request.targets ?? []).some((text) => !text.trim());
   if (!request.texts[0].trim() || empty) {
     app.result = null;

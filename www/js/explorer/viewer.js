@@ -116,6 +116,23 @@ export class Viewer {
     return this.labels;
   }
 
+  /** The main plot's width in CSS pixels before zoom: the heatmap area's, within 200–1,086. */
+  fitted() {
+    const area = this.app.$("heatmap-area").getBoundingClientRect();
+    return Math.max(200, Math.min(area.width || 800, 1100) - 14);
+  }
+
+  /**
+   * The longer side, in device pixels, of every head's thumbnail for a place of `heads` heads,
+   * as `render` draws them: a run of a long text asks the core to pool each head to this size
+   * as its layers run (`thumbs`), so the grid does not compute every layer again.
+   */
+  thumbPixels(heads) {
+    const narrow = this.fitted() < 520;
+    const thumb = thumbSize(this.app.$("grid").parentElement.clientWidth || 600, heads, narrow ? 48 : 72);
+    return Math.max(1, Math.round(thumb * deviceRatio()));
+  }
+
   /** Draws `state` (the store's, fitted to the run on show) of the newest run. */
   async render(state) {
     const { app } = this;
@@ -141,8 +158,7 @@ export class Viewer {
     const { tokens } = labels;
 
     // 1. the layout, here: it measures text
-    const area = $("heatmap-area").getBoundingClientRect();
-    const fitted = Math.max(200, Math.min(area.width || 800, 1100) - 14);
+    const fitted = this.fitted();
     const narrow = fitted < 520;
     // a long text has cells below a few pixels: zoom makes them big enough to read and to tap,
     // the frame scrolling sideways, up to a plot of 4,096 device pixels a side (a phone's
@@ -162,12 +178,12 @@ export class Viewer {
     const height = zoom > 1 ? width : Math.min(Math.max(width, 260), 760, Math.max(320, innerHeight - 200));
     const layout = headLayout(this.heatmap, { place, labels, width, height, narrow, gutters: [30, 56] });
     // 2. the cells and thumbnails, painted in the worker
-    const thumb = thumbSize($("grid").parentElement.clientWidth || 600, heads, narrow ? 48 : 72);
+    const thumb = this.thumbPixels(heads);
     const gridKey = `${r.id}|${sel.row}|${state.range}|${state.norm}|${thumb}|${dpr}|${app.lang}`;
     const wantThumbs = gridKey !== this.gridKey;
     let v;
     try {
-      v = await app.client.call("view", { run: r.id, sel, plot: plotOf(layout), thumbs: wantThumbs ? { size: Math.max(1, Math.round(thumb * dpr)) } : null, range: state.range, norm: state.norm && !app.model.info.fromFile });
+      v = await app.client.call("view", { run: r.id, sel, plot: plotOf(layout), thumbs: wantThumbs ? { size: thumb } : null, range: state.range, norm: state.norm && !app.model.info.fromFile });
     } catch (e) {
       if (seq === this.seq) app.showStatus(app.errorText(e), "error");
       return;
