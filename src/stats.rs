@@ -64,6 +64,9 @@ pub fn max_pool_rows(
     let (y0, y1) = (rows.start.min(out_h), rows.end.clamp(rows.start.min(out_h), out_h));
     // (y1 - y0, out_w), row-major
     let mut pixels = vec![-1.0f32; (y1 - y0) * out_w];
+    if allowed.is_some_and(|a| a.dim() != (tq, tk)) {
+        return pixels; // a mask of another shape lets nothing through
+    }
     // rows in order (as every run's weights and masks are already), each one slice
     let (weights, allowed) = (weights.as_standard_layout(), allowed.as_ref().map(|a| a.as_standard_layout()));
     // a standard layout is one slice: never the early returns
@@ -143,6 +146,8 @@ mod tests {
 
     #[test]
     fn pooling_keeps_peaks_and_marks_masked_pixels() {
+        let nothing = max_pool(Array2::<f32>::ones((3, 4)).view(), Some(Array2::from_elem((3, 3), true).view()), 2, 2);
+        assert_eq!(nothing, Array2::from_elem((2, 2), -1.0), "a mask of another shape lets nothing through");
         let w = array![[0.1f32, 0.9, 0.0, 0.0], [0.2, 0.3, 0.4, 0.1], [0.5, 0.5, 0.0, 0.0], [0.25, 0.25, 0.25, 0.25]];
         let allowed = array![
             [true, true, false, false],

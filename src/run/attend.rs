@@ -14,8 +14,8 @@ use crate::error::Result;
 
 /// Runs `block` with queries from `x_q` over `x_kv`, as `settings` say for layer `layer` at
 /// `place` (scaled or not, some heads edited), and records the layer in `record`, if any: the
-/// block's output (Tq, D). A row that does not keep weights gets none: each head's weights
-/// live only while that head is computed.
+/// block's output (Tq, D). A row that does not keep weights gets none, only each head's
+/// thumbnail if it pools them: each head's weights live only while that head is computed.
 pub(crate) fn attend(
     block: &Arc<MultiHeadAttention>,
     x_q: &Arc<Array2<f32>>,

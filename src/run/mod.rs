@@ -77,7 +77,8 @@ impl PlaceRun {
     /// An empty record of one batch row, `queries` over `keys`, as this place stores it.
     pub fn record(&self, queries: &Row, keys: &Row) -> RowAttention {
         let mut row = RowAttention::new(queries, keys, self.layers, self.heads, self.scale, self.keep);
-        // the toy-only build's rows keep their weights: its download leaves pooling ahead out
+        // the toy-only build never pools ahead (its long runs compute each layer again for the
+        // thumbnails): its download leaves the code out
         if let Some(size) = self.thumbs.filter(|_| cfg!(feature = "hf")) {
             row.pool(size);
         }

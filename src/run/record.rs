@@ -22,9 +22,10 @@ const CACHED_LAYERS: usize = 2;
 const POOL_SPLIT_CELLS: usize = 1 << 18;
 
 /// The most bytes of thumbnails a row pools while its layers run ([`RowAttention::pool`]):
-/// SmolLM-135M's 270 heads at 72 pixels take 5.6 MB, at 216 (72 on a phone's 3 device pixels
-/// a pixel) 50 MB. Larger ones are pooled when asked for, from the layer computed again.
-const MAX_POOLED_BYTES: usize = 64 << 20;
+/// SmolLM-135M's 270 heads at the explorer's 72 pixels take 5.6 MB, at a phone's 144 (48 at 3
+/// device pixels a pixel) 22 MB, less than the layer inputs such a row keeps (140 MB at 2,017
+/// tokens). Larger ones are pooled when asked for, from the layer computed again.
+const MAX_POOLED_BYTES: usize = 32 << 20;
 
 /// The pixels of a head's thumbnail `size` pixels on its longer side, (rows, columns), for
 /// weights (tq, tk), as the page sizes it (`view` in www/js/worker.js): `None` where a cell
@@ -163,7 +164,8 @@ impl RowAttention {
     }
 
     /// Records the next layer: its block, what the block gave (its weights, kept if this row
-    /// keeps them, and each head's maximum), its mask and its inputs.
+    /// keeps them, or its heads' thumbnails if it pools them, and each head's maximum), its
+    /// mask and its inputs.
     pub fn push_layer(
         &mut self,
         block: &Arc<MultiHeadAttention>,

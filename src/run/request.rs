@@ -56,7 +56,7 @@ pub struct Request {
     /// The longer side, in pixels, of the thumbnails a view will draw of every head: a run
     /// too long to keep its weights pools each head to that size as its layer runs, so that
     /// drawing them does not compute every layer again ([`Settings::thumbs`]). The toy-only
-    /// build takes it and pools nothing ahead: its runs keep their weights.
+    /// build takes it and never pools ahead: its long runs compute each layer again.
     #[serde(default)]
     pub thumbs: Option<usize>,
 }

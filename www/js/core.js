@@ -169,7 +169,7 @@ function runAt(id) {
 }
 
 /**
- * Runs `request` ({ texts, targets?, place?, mask?, scale?, ablate?, ablation? }) on the model under `key`. Returns
+ * Runs `request` ({ texts, targets?, place?, mask?, scale?, ablate?, ablation?, output?, thumbs? }) on the model under `key`. Returns
  * { id, info, tokens }: tokens[place][row] are the row's tokens and validity on both sides.
  */
 export function run(key, request) {

@@ -26,7 +26,7 @@ export const OPERATIONS = {
   start: { args: "" },
   /** → model info. `source`: { from: "toy", preset, seed, layers } | { from: "url", base } | { from: "hub", id, hub? } | { from: "files", files } (handed over) | { from: "kept", id } (a model trained on the page) */
   load: { args: "key source", transfer: ({ source }) => (source.from === "files" ? Object.values(source.files).map((b) => b.buffer) : []) },
-  /** → { id, info, tokens, ms }. `request`: { texts, targets?, place?, mask?, scale?, ablate?, ablation?, output? } */
+  /** → { id, info, tokens, ms }. `request`: { texts, targets?, place?, mask?, scale?, ablate?, ablation?, output?, thumbs? } (`thumbs`: the grid's thumbnails' longer side in device pixels, pooled as a long run's layers run) */
   run: { args: "key request", needs: "model", newest: true },
   /** → { id, info, tokens, model, key }: weights computed elsewhere (docs/attention.schema.json), a run with no model. `file`: { bytes } | { url } | { base64, encoding } */
   openFile: { args: "name file", newest: true },
