@@ -134,6 +134,8 @@ describe("threads in the browser", () => {
     const sideways = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     assert.ok(sideways <= 0, `the page scrolls sideways by ${sideways}px`);
     await page.locator("#cost").scrollIntoViewIfNeeded();
+    // two frames after the scroll: under CI's load the shot once caught a tile not yet painted
+    await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
     await page.screenshot({ path: join(SHOTS, "threads-minilm-390-ko.png"), fullPage: false });
     await page.close();
   });
