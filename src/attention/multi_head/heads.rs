@@ -216,8 +216,8 @@ impl MultiHeadAttention {
         if let (Some(v), Some(mut dest)) = (v, dest) {
             sdpa::values_reaching(w, v, reach, &mut dest); // (Tq, d_k)
         }
-        // as a view pools a head it computes again (`RowAttention::pooled`), value for value
-        // the toy-only build never pools ahead (`RowAttention::pool`): its download leaves it out
+        // pooled as a view pools a head it computes again (`RowAttention::pooled`), value for
+        // value; the toy-only build never pools ahead, and its download leaves this out
         let pool = pass.pool.filter(|_| cfg!(feature = "hf"));
         let picture = pool.map(|(rows, columns)| stats::max_pool(w, pass.mask.map(Mask::allowed), rows, columns));
         Ok((head, picture))
