@@ -71,12 +71,9 @@ pub fn max_pool_rows(
     let (weights, allowed) = (weights.as_standard_layout(), allowed.as_ref().map(|a| a.as_standard_layout()));
     // a standard layout is one slice: never the early returns
     let Some(weights) = weights.as_slice() else { return pixels };
-    let allowed = match &allowed {
-        Some(a) => match a.as_slice() {
-            Some(a) => Some(a),
-            None => return pixels,
-        },
-        None => None,
+    let allowed = match allowed.as_ref().map(|a| a.as_slice()) {
+        Some(None) => return pixels,
+        a => a.flatten(),
     };
     // key j falls in pixel column j·out_w / Tk: column x's keys are one run, from ⌈x·Tk / out_w⌉
     let starts: Vec<usize> = (0..out_w + 1).map(|x| (x * tk).div_ceil(out_w)).collect();
@@ -120,15 +117,18 @@ fn largest_allowed(values: &[f32], allowed: Option<&[bool]>, start: f32) -> f32 
         }
     }
     let m = lanes.into_iter().fold(start, pick);
-    (first..values.len()).fold(m, |m, j| if allowed.is_none_or(|a| a[j]) { pick(m, values[j]) } else { m })
+    largest_in_order(&values[first..], allowed.map(|a| &a[first..]), m)
 }
 
-/// The same in order: the toy-only build's heads are small, and its download smaller so.
-#[cfg(not(feature = "hf"))]
-fn largest_allowed(values: &[f32], allowed: Option<&[bool]>, start: f32) -> f32 {
+/// [`largest_allowed`] one value at a time, in order: the lanes' last few values, and in the
+/// toy-only build the whole of it (its heads are small, and its download smaller so).
+fn largest_in_order(values: &[f32], allowed: Option<&[bool]>, start: f32) -> f32 {
     let seen = |j: usize| allowed.is_none_or(|a| a[j]);
     values.iter().enumerate().fold(start, |m, (j, &v)| if seen(j) && v > m { v } else { m })
 }
+
+#[cfg(not(feature = "hf"))]
+use largest_in_order as largest_allowed;
 
 #[cfg(test)]
 mod tests {
