@@ -56,12 +56,19 @@ impl Model {
     /// about a file names its path.
     #[cfg(not(target_arch = "wasm32"))]
     pub fn from_dir(dir: &std::path::Path) -> Result<Self> {
-        use super::weights::{shard_names, INDEX};
+        use super::weights::{base_name, shard_names, INDEX};
+        // only regular files (a link to one, as in the Hub's cache, is one): a device or a
+        // pipe in a model's place would be read without end
         let read = |name: &str| {
-            std::fs::read(dir.join(name)).map_err(|e| match e.kind() {
+            let path = dir.join(name);
+            let unreadable = |e: std::io::Error| match e.kind() {
                 std::io::ErrorKind::NotFound => Error::file(name, FileProblem::Missing),
                 _ => Error::file(name, FileProblem::Unreadable { reason: e.kind().to_string() }),
-            })
+            };
+            if !std::fs::metadata(&path).map_err(unreadable)?.is_file() {
+                return Err(Error::file(name, FileProblem::Unreadable { reason: "not a regular file".into() }));
+            }
+            std::fs::read(path).map_err(unreadable)
         };
         let optional = |name: &str| dir.join(name).exists().then(|| read(name)).transpose();
         let load = || {
@@ -71,7 +78,9 @@ impl Model {
                 Some(index) => shard_names(index)?,
                 None => Vec::new(),
             };
-            let shards = shard_files.iter().map(|name| read(name)).collect::<Result<Vec<_>>>()?;
+            // a shard is read from the model's folder whatever folder the index puts before its
+            // name, as the page matches shards by name: an index cannot point outside the folder
+            let shards = shard_files.iter().map(|name| read(base_name(name))).collect::<Result<Vec<_>>>()?;
             let weights = if index.is_some() { Vec::new() } else { read("model.safetensors")? };
             let (tokenizer, source_spm, vocab) =
                 (optional("tokenizer.json")?, optional("source.spm")?, optional("vocab.json")?);
