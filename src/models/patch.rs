@@ -15,7 +15,7 @@ use std::sync::Arc;
 use ndarray::{s, Array2, ArrayView1};
 use serde::Serialize;
 
-use super::head::{Candidate, OutputHead};
+use super::head::{Candidate, OutputHead, Softmax};
 use super::predict::shown;
 use super::Model;
 use crate::attention::place::Place;
@@ -123,7 +123,11 @@ impl Patcher {
         };
         let clean_diff = run_diff(head, &clean_run, position, (answer, wrong))?;
         let corrupt_diff = run_diff(head, &corrupt_run, position, (answer, wrong))?;
-        let candidate = |id: u32| Candidate { id, token: model.tokenizer.piece(id).unwrap_or_default(), p: 0.0 };
+        // each word's probability where the logits are read, in the clean run
+        let logits = head.logits_one(hidden_of(&clean_run)?.row(position))?;
+        let clean_p = Softmax::of(logits.view());
+        let candidate =
+            |id: u32| Candidate { id, token: model.tokenizer.piece(id).unwrap_or_default(), p: clean_p.p(id) };
         let result = Patching {
             format: "headmap.patching",
             version: 1,
@@ -225,8 +229,12 @@ impl Patcher {
 
 /// logit(answer) − logit(wrong) at `position` of the first row of `run`.
 fn run_diff(head: &OutputHead, run: &Run, position: usize, (answer, wrong): (u32, u32)) -> Result<f32> {
-    let h = run.hidden.first().and_then(|h| h.decoder.as_ref().or(h.encoder.as_ref())).ok_or(Error::NeedsModel)?;
-    logit_diff(head, h.row(position), answer, wrong)
+    logit_diff(head, hidden_of(run)?.row(position), answer, wrong)
+}
+
+/// The last hidden states of a run's one text: the decoder's, else the encoder's.
+fn hidden_of(run: &Run) -> Result<&Array2<f32>> {
+    run.hidden.first().and_then(|h| h.decoder.as_ref().or(h.encoder.as_ref())).ok_or(Error::NeedsModel)
 }
 
 /// logit(answer) − logit(wrong) of the hidden state `h` (D,).
@@ -298,6 +306,18 @@ mod tests {
             };
             let (begun, whole) = (patched(true), patched(false));
             assert_eq!(begun.map, whole.map, "{name} {place:?}");
+            // the two words' probabilities in the clean run: softmax values whose ratio is
+            // e^(logit difference)
+            let (pa, pw) = (begun.answer.p as f64, begun.wrong.p as f64);
+            assert!(
+                pa > 0.0 && pa < 1.0 && pw > 0.0 && pw < 1.0 && pa + pw <= 1.0 + 1e-6,
+                "{name} {place:?}: {pa} {pw}"
+            );
+            assert!(
+                ((pa / pw).ln() - begun.clean_diff as f64).abs() < 1e-3,
+                "{name} {place:?}: {pa} {pw} {}",
+                begun.clean_diff
+            );
             let above = begun.map.iter().skip(1).flatten();
             assert!(above.clone().any(|&v| v != 0.0), "{name} {place:?}: heads above the first layer matter");
         }
