@@ -225,6 +225,9 @@ pub enum FileProblem {
     #[error("the tokenizer does not load: this is not a tokenizer file headmap can read")]
     NotTokenizer,
 
+    #[error("its normaliser can make more than {normalized} characters of a text of {chars}: headmap would run out of memory")]
+    NormalizerGrows { chars: usize, normalized: usize },
+
     #[error("the tokenizer's vocabulary has {tokenizer} tokens, more than the model's {model}")]
     VocabularyTooLarge { tokenizer: usize, model: usize },
 

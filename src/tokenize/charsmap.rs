@@ -26,6 +26,15 @@ pub fn check(charsmap: &[u8]) -> Result<(), &'static str> {
     walk(&units, normalized, offset(root), 0)
 }
 
+/// The most characters one replacement of a checked `charsmap` holds (1 for none): what one
+/// looked-up key, a character or more, can become.
+pub fn longest_replacement(charsmap: &[u8]) -> usize {
+    let trie_bytes = charsmap.get(..4).map_or(0, |s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]) as usize / 4 * 4);
+    let replacements = charsmap.get(4 + trie_bytes..).unwrap_or(&[]);
+    let longest = replacements.split(|&b| b == 0).map(|r| String::from_utf8_lossy(r).chars().count()).max();
+    longest.unwrap_or(0).max(1)
+}
+
 fn has_leaf(unit: usize) -> bool {
     (unit >> 8) & 1 == 1
 }
@@ -99,6 +108,11 @@ mod tests {
     #[test]
     fn a_whole_map_passes() {
         assert_eq!(check(&tiny()), Ok(()));
+        assert_eq!(longest_replacement(&tiny()), 1);
+        let mut longer = tiny();
+        longer.truncate(longer.len() - 2);
+        longer.extend("ﷺ 가나다\0b\0".as_bytes());
+        assert_eq!(longest_replacement(&longer), 5);
     }
 
     #[test]

@@ -22,6 +22,8 @@ pub struct TextTokenizer {
     marian: Option<MarianVocab>,
     /// The spelling of the unknown token, when the vocabulary has one.
     unk: Option<String>,
+    /// The longest text the normaliser is given (`growth.rs`).
+    max_chars: usize,
 }
 
 /// Marian numbers pieces by its vocab.json, not by their place in the .spm file.
@@ -52,7 +54,8 @@ impl TextTokenizer {
             // Unigram keeps its unknown id private; its files name the token <unk>
             ModelWrapper::Unigram(_) => Some("<unk>".to_string()),
         };
-        Ok(TextTokenizer { inner, marian: None, unk })
+        let max_chars = max_chars_of(&inner, source)?;
+        Ok(TextTokenizer { inner, marian: None, unk, max_chars })
     }
 
     /// From a Marian repository's `source.spm` and `vocab.json`.
@@ -67,15 +70,19 @@ impl TextTokenizer {
         };
         let (unk, eos) = (id("<unk>")?, id("</s>")?);
         let names = ids.iter().map(|(p, &i)| (i, p.clone())).collect();
-        Ok(TextTokenizer { inner, marian: Some(MarianVocab { ids, names, unk, eos }), unk: Some("<unk>".into()) })
+        let max_chars = max_chars_of(&inner, "source.spm")?;
+        let marian = Some(MarianVocab { ids, names, unk, eos });
+        Ok(TextTokenizer { inner, marian, unk: Some("<unk>".into()), max_chars })
     }
 
-    /// How many ids the tokenizer can give: every one must be a row of the model's table.
+    /// One more than the largest id the tokenizer can give: every id must be a row of the
+    /// model's table (a count of entries misses a vocabulary whose ids skip some).
     pub fn vocab_size(&self) -> usize {
-        match &self.marian {
-            Some(vocab) => vocab.names.keys().max().map_or(0, |&m| m as usize + 1),
-            None => self.inner.get_vocab_size(true),
-        }
+        let largest = match &self.marian {
+            Some(vocab) => vocab.names.keys().max().copied(),
+            None => self.inner.get_vocab(true).into_values().max(),
+        };
+        largest.map_or(0, |m| m as usize + 1)
     }
 
     /// Tokenizes `text` with the model's special tokens.
@@ -83,8 +90,17 @@ impl TextTokenizer {
         if text.trim().is_empty() {
             return Err(Error::EmptyText);
         }
+        let chars = text.chars().count();
+        if chars > self.max_chars {
+            return Err(Error::TextTooLong { chars, max: self.max_chars });
+        }
         let add_special = self.marian.is_none();
         let enc = self.inner.encode_char_offsets(text, add_special).map_err(|_| Error::TokenizerFailed)?;
+        // a text the normaliser empties (zero-width characters, lone combining marks) is empty:
+        // no token covers any of it
+        if enc.get_offsets().iter().all(|&(start, end)| start == end) {
+            return Err(Error::EmptyText);
+        }
         let mut tokens = self.tokens(text, &enc)?;
         match &self.marian {
             None => Ok(Encoded { ids: enc.get_ids().to_vec(), tokens }),
@@ -222,6 +238,27 @@ impl TextTokenizer {
         }
     }
 }
+
+/// The longest text `inner`'s normaliser is given; a tokenizer whose normaliser would make too
+/// much of even a short text is refused.
+fn max_chars_of(inner: &Tokenizer, source: &str) -> Result<usize> {
+    let normalizer = match inner.get_normalizer() {
+        None => serde_json::Value::Null,
+        // a normaliser not written back as JSON counts as one of an unknown kind
+        Some(n) => serde_json::to_value(n).unwrap_or_else(|_| serde_json::json!({ "type": "?" })),
+    };
+    let max = super::growth::max_text_chars(&normalizer);
+    if max < MIN_TEXT_CHARS {
+        let problem =
+            FileProblem::NormalizerGrows { chars: MIN_TEXT_CHARS, normalized: super::growth::NORMALIZED_CHARS };
+        return Err(Error::file(source, problem));
+    }
+    Ok(max)
+}
+
+/// The fewest characters a tokenizer must take for headmap to use it: a normaliser that could
+/// make too much of fewer is refused with the file.
+const MIN_TEXT_CHARS: usize = 64;
 
 /// Whether `bytes` can go to the tokenizers crate without making it panic: its deserializers
 /// `expect` where they should fail, on a syntax error inside `decoder` and on a damaged

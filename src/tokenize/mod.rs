@@ -14,6 +14,8 @@ use crate::error::{Error, Result};
 #[cfg(feature = "hf")]
 pub mod charsmap;
 #[cfg(feature = "hf")]
+pub mod growth;
+#[cfg(feature = "hf")]
 pub mod hf;
 #[cfg(feature = "hf")]
 pub mod spm;
