@@ -56,7 +56,7 @@ pub fn shard_names(index: &[u8]) -> Result<Vec<String>> {
 }
 
 /// The last part of a path: shards may be given with their folder.
-fn base_name(path: &str) -> &str {
+pub fn base_name(path: &str) -> &str {
     path.rsplit(['/', '\\']).next().unwrap_or(path)
 }
 
@@ -278,7 +278,7 @@ impl<'w, 'a> Vars<'w, 'a> {
 
     /// An RMS norm named `name` ({name}.weight only).
     pub fn rms_norm(&self, name: &str, d: usize, eps: f32) -> Result<RmsNorm> {
-        Ok(RmsNorm { weight: self.pp(name).vector("weight", d)?, eps })
+        Ok(RmsNorm { weight: self.pp(name).vector("weight", d)?, eps: norm_eps(name, eps)? })
     }
 
     /// GPT-2's `Conv1D`, already stored as (d_in, d_out).
@@ -290,6 +290,18 @@ impl<'w, 'a> Vars<'w, 'a> {
     /// A `nn.LayerNorm` named `name` ({name}.weight, {name}.bias).
     pub fn layer_norm(&self, name: &str, d: usize, eps: f32) -> Result<LayerNorm> {
         let scope = self.pp(name);
-        Ok(LayerNorm { gamma: scope.vector("weight", d)?, beta: scope.vector("bias", d)?, eps })
+        Ok(LayerNorm { gamma: scope.vector("weight", d)?, beta: scope.vector("bias", d)?, eps: norm_eps(name, eps)? })
     }
+}
+
+/// A norm's epsilon from config.json, refused unless a 32-bit float holds it and it is not
+/// negative: a negative one turned a row's variance negative and its values into NaN, and one
+/// past f32's range became infinity, every row then zero.
+fn norm_eps(name: &str, eps: f32) -> Result<f32> {
+    if eps.is_finite() && eps >= 0.0 {
+        return Ok(eps);
+    }
+    let setting = format!("{name}'s epsilon (layer_norm_eps, layer_norm_epsilon or rms_norm_eps)");
+    let reason = "it must be a number from 0 that a 32-bit float holds";
+    Err(Error::file("config.json", FileProblem::impossible(&setting, eps, reason)))
 }
