@@ -419,3 +419,67 @@ fn a_roberta_config_without_pad_token_id_pads_with_transformers_default() {
         assert_eq!(b.places[0].rows[1].weights().unwrap(), a.places[0].rows[1].weights().unwrap(), "{name}");
     }
 }
+
+/// A folder's sharded index reads its shards from the folder alone: a name with other folders
+/// before it, `..` or a device reads the shard of that name beside the index, or names none.
+#[test]
+fn a_shard_index_cannot_read_outside_its_folder() {
+    use headmap::models::weights::INDEX;
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hf/llama-sharded");
+    let dir = std::env::temp_dir().join(format!("headmap-shards-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for entry in std::fs::read_dir(&from).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
+    }
+    let mut index: serde_json::Value = serde_json::from_slice(&std::fs::read(from.join(INDEX)).unwrap()).unwrap();
+    let first = index["weight_map"]["model.norm.weight"].as_str().unwrap().to_string();
+    // the same shard through folders of its own: read from this folder, the model loads
+    index["weight_map"]["model.norm.weight"] = format!("../../elsewhere/{first}").into();
+    std::fs::write(dir.join(INDEX), serde_json::to_vec(&index).unwrap()).unwrap();
+    assert!(Model::from_dir(&dir).is_ok());
+    for outside in ["/dev/zero", "../../../../../../etc/passwd", ".."] {
+        index["weight_map"]["model.norm.weight"] = outside.into();
+        std::fs::write(dir.join(INDEX), serde_json::to_vec(&index).unwrap()).unwrap();
+        let e = message(Model::from_dir(&dir));
+        let name = Path::new(outside).file_name().map_or("..".into(), |n| n.to_string_lossy().to_string());
+        assert!(e.starts_with(&dir.join(&name).display().to_string()), "{outside}: {e}");
+    }
+    // a device in a file's place is refused, not read without end
+    std::fs::remove_file(dir.join("config.json")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", dir.join("config.json")).unwrap();
+    assert!(message(Model::from_dir(&dir)).ends_with("not a regular file"), "config.json as /dev/zero");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A normaliser that makes much of little takes shorter texts, refused before it runs; a text
+/// the normaliser empties is empty; a norm's epsilon must be a number from 0.
+#[test]
+fn texts_a_tokenizer_could_not_take_are_refused_before_it_runs() {
+    let growing = |by: usize| {
+        let mut tokenizer: serde_json::Value = serde_json::from_slice(&read("bert", "tokenizer.json")).unwrap();
+        let replace = serde_json::json!({"type": "Replace", "pattern": {"String": "a"}, "content": "a".repeat(by)});
+        let normalizers = [tokenizer["normalizer"].clone(), replace];
+        tokenizer["normalizer"] = serde_json::json!({"type": "Sequence", "normalizers": normalizers});
+        bert_with(None, None, Some(&serde_json::to_vec(&tokenizer).unwrap()))
+    };
+    // BERT's normaliser may make 36 characters of one, then each becomes 1,000
+    match growing(1000).unwrap().run(&request(&[&"a".repeat(1000)])) {
+        Err(Error::TextTooLong { chars, max }) => assert_eq!((chars, max), (1000, (1 << 22) / 36_000)),
+        other => panic!("expected TextTooLong, got {:?}", other.err()),
+    }
+    let e = message(growing(10_000));
+    assert!(
+        e.starts_with("tokenizer.json: its normaliser can make more than 4194304 characters of a text of 64"),
+        "{e}"
+    );
+    let model = bert_with(None, None, None).unwrap();
+    for empty in ["\u{200b}\u{200c}\u{200d}\u{feff}", "\u{301}\u{301}"] {
+        assert!(matches!(model.run(&request(&[empty])), Err(Error::EmptyText)), "{empty:?}");
+    }
+    assert!(model.run(&request(&["[MASK]"])).is_ok(), "a special token typed is text");
+    for eps in [-1.0, 1e300] {
+        let e = message(bert_with(Some(&config_with(|c| c["layer_norm_eps"] = eps.into())), None, None));
+        assert!(e.starts_with("config.json: `") && e.contains("is impossible"), "{eps}: {e}");
+    }
+}
