@@ -371,6 +371,16 @@ fn a_corpus_goes_in_as_a_file_and_out_as_a_row_per_text() {
     let csv = std::fs::read_to_string(dir.join("s.csv")).unwrap();
     assert!(csv.starts_with("id,tokens,error,first_token.0.0,"), "{csv}");
     assert_eq!(csv.lines().count(), 4);
+    // a line past 16 MB, or a text past the model's characters, is a row saying so, and the
+    // lines after it are read as before
+    let huge = "a".repeat((16 << 20) + 10);
+    let long = "a ".repeat(20_000);
+    std::fs::write(dir.join("long.txt"), format!("{huge}\n{long}\nA dog ran.\n")).unwrap();
+    let got = rows(&["heads", "--model", &model, "--input", &path("long.txt"), "--score", "first_token"]);
+    assert_eq!(got.len(), 3);
+    assert_eq!(got[0]["error"], "line 1 is longer than 16 MB");
+    assert_eq!(got[1]["error"], "the text has 40000 characters, more than the maximum of 32768");
+    assert_eq!(got[2]["first_token.1.3"].as_f64().unwrap() as f32, alone as f32);
     // what cannot be read at all is said, not written as rows
     std::fs::write(dir.join("broken.parquet"), b"PAR1 not really").unwrap();
     for (args, said) in [

@@ -6,7 +6,7 @@
 //! and a column per score, layer and head, `induction.2.5`.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -16,16 +16,20 @@ use headmap::run::PlaceInfo;
 use parquet::basic::{Compression, LogicalType, Repetition, Type as Physical};
 use parquet::data_type::{ByteArray, ByteArrayType, FloatType, Int64Type};
 use parquet::file::properties::WriterProperties;
-use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::file::writer::SerializedFileWriter;
-use parquet::record::Field;
 use parquet::schema::types::Type;
-use serde_json::Value;
 
 use super::{load, HeadsArgs, Table};
+use read::read;
 
-/// Texts run together (over the threads) and written as one Parquet row group.
+mod read;
+
+/// Texts run together (over the threads).
 const BATCH: usize = 512;
+
+/// Rows a Parquet row group holds, a multiple of [`BATCH`]: a file holds at most 32,767 groups,
+/// so groups of a batch each stopped a corpus at 16.7 million texts.
+const ROW_GROUP: usize = 32 * BATCH;
 
 /// One row of the corpus as read: its text, or why there is none.
 type Item = Result<String, String>;
@@ -57,8 +61,9 @@ pub(super) fn heads_over(args: &HeadsArgs, input: &Path) -> Result<(), String> {
             .drain(..)
             .map(|item| item.and_then(|_| scored.next().expect("one result per text").map_err(|e| e.to_string())))
             .collect();
-        out.rows(first, &rows)?;
-        first += rows.len();
+        let count = rows.len();
+        out.rows(first, rows)?;
+        first += count;
         Ok(())
     };
     let mut batch = Vec::with_capacity(BATCH);
@@ -88,122 +93,20 @@ fn score_columns(wanted: &[Score], place: &PlaceInfo) -> Vec<String> {
     names
 }
 
-// ---- reading ------------------------------------------------------------------------------
-
-/// Every row of `input`, in order, to `each`: Parquet by its magic bytes, JSONL by its name
-/// (.jsonl, .ndjson, .json), else text, a text per line.
-fn read(input: &Path, column: &str, each: &mut dyn FnMut(Item) -> Result<(), String>) -> Result<(), String> {
-    let at = |e: std::io::Error| format!("{}: {e}", input.display());
-    let mut magic = [0u8; 4];
-    let is_parquet = {
-        let mut f = File::open(input).map_err(at)?;
-        std::io::Read::read(&mut f, &mut magic).map_err(at)? == 4 && &magic == b"PAR1"
-    };
-    if is_parquet {
-        return read_parquet(input, column, each);
-    }
-    let name = input.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
-    let jsonl = matches!(name.as_str(), "jsonl" | "ndjson" | "json");
-    let mut reader = BufReader::new(File::open(input).map_err(at)?);
-    let mut line = Vec::new();
-    for number in 1.. {
-        line.clear();
-        if reader.read_until(b'\n', &mut line).map_err(at)? == 0 {
-            break;
-        }
-        while matches!(line.last(), Some(b'\n' | b'\r')) {
-            line.pop();
-        }
-        let item = match std::str::from_utf8(&line) {
-            Err(_) => Err(format!("line {number} is not UTF-8 text")),
-            Ok(text) if !jsonl => Ok(text.to_string()),
-            Ok(text) => json_item(text, column, number),
-        };
-        each(item)?;
-    }
-    Ok(())
-}
-
-fn json_item(line: &str, column: &str, number: usize) -> Item {
-    let value: Value = serde_json::from_str(line).map_err(|_| format!("line {number} is not JSON"))?;
-    let value = match value {
-        Value::Object(mut fields) => {
-            fields.remove(column).ok_or_else(|| format!("line {number} has no field '{column}'"))?
-        }
-        other => other,
-    };
-    match value {
-        Value::String(text) => Ok(text),
-        other => Err(format!("not a string: {}", json_kind(&other))),
-    }
-}
-
-/// A value that is not text, as Python names its type (so the two say the same).
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "nothing (null)",
-        Value::Bool(_) => "a bool",
-        Value::Number(n) if n.is_f64() => "a float",
-        Value::Number(_) => "a int",
-        Value::String(_) => "a str",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a dict",
-    }
-}
-
-fn read_parquet(input: &Path, column: &str, each: &mut dyn FnMut(Item) -> Result<(), String>) -> Result<(), String> {
-    let at =
-        |e: parquet::errors::ParquetError| format!("{}: not a Parquet file headmap can read: {e}", input.display());
-    let reader =
-        SerializedFileReader::new(File::open(input).map_err(|e| format!("{}: {e}", input.display()))?).map_err(at)?;
-    let schema = reader.metadata().file_metadata().schema();
-    let names: Vec<String> = schema.get_fields().iter().map(|f| f.name().to_string()).collect();
-    if !names.iter().any(|n| n == column) {
-        let why = format!("no column '{column}' (the columns: {})", names.join(", "));
-        for _ in 0..reader.metadata().file_metadata().num_rows() {
-            each(Err(why.clone()))?;
-        }
-        return Ok(());
-    }
-    let only = Type::group_type_builder(schema.name())
-        .with_fields(schema.get_fields().iter().filter(|f| f.name() == column).cloned().collect())
-        .build()
-        .map_err(at)?;
-    for row in reader.get_row_iter(Some(only)).map_err(at)? {
-        let row = row.map_err(at)?;
-        let item = match row.get_column_iter().next().map(|(_, field)| field) {
-            Some(Field::Str(text)) => Ok(text.clone()),
-            Some(field) => Err(format!("not a string: {}", field_kind(field))),
-            None => Err(format!("no column '{column}'")),
-        };
-        each(item)?;
-    }
-    Ok(())
-}
-
-fn field_kind(field: &Field) -> &'static str {
-    match field {
-        Field::Null => "nothing (null)",
-        Field::Bool(_) => "a bool",
-        Field::Byte(_) | Field::Short(_) | Field::Int(_) | Field::Long(_) => "a int",
-        Field::UByte(_) | Field::UShort(_) | Field::UInt(_) | Field::ULong(_) => "a int",
-        Field::Float16(_) | Field::Float(_) | Field::Double(_) => "a float",
-        Field::Bytes(_) => "a bytes",
-        Field::Decimal(_) => "a Decimal",
-        Field::Date(_) => "a date",
-        Field::TimeMillis(_) | Field::TimeMicros(_) => "a time",
-        Field::TimestampMillis(_) | Field::TimestampMicros(_) => "a datetime",
-        Field::Group(_) | Field::MapInternal(_) => "a dict",
-        Field::ListInternal(_) => "a list",
-        Field::Str(_) => "a str",
-    }
-}
-
 // ---- writing ------------------------------------------------------------------------------
 
 enum Out {
-    Parquet(SerializedFileWriter<BufWriter<File>>),
-    Lines { to: Box<dyn Write>, csv: bool, columns: Vec<String> },
+    /// The rows not yet written, the first being row `first` of the corpus.
+    Parquet {
+        writer: Box<SerializedFileWriter<BufWriter<File>>>,
+        pending: Vec<Result<TextScores, String>>,
+        first: usize,
+    },
+    Lines {
+        to: Box<dyn Write>,
+        csv: bool,
+        columns: Vec<String>,
+    },
 }
 
 impl Out {
@@ -218,7 +121,7 @@ impl Out {
                 Arc::new(WriterProperties::builder().set_compression(Compression::SNAPPY).build()),
             )
             .map_err(|e| format!("{}: {e}", path.display()))?;
-            return Ok(Out::Parquet(writer));
+            return Ok(Out::Parquet { writer: Box::new(writer), pending: Vec::new(), first: 0 });
         }
         let mut to: Box<dyn Write> = match out {
             Some(path) => Box::new(create(path)?),
@@ -234,9 +137,19 @@ impl Out {
     }
 
     /// Writes `rows`, the first being row `first` of the corpus.
-    fn rows(&mut self, first: usize, rows: &[Result<TextScores, String>]) -> Result<(), String> {
+    fn rows(&mut self, first: usize, rows: Vec<Result<TextScores, String>>) -> Result<(), String> {
         match self {
-            Out::Parquet(writer) => parquet_rows(writer, first, rows).map_err(|e| e.to_string()),
+            Out::Parquet { writer, pending, first: at } => {
+                if pending.is_empty() {
+                    *at = first;
+                }
+                pending.extend(rows);
+                if pending.len() >= ROW_GROUP {
+                    parquet_rows(writer, *at, pending).map_err(|e| e.to_string())?;
+                    pending.clear();
+                }
+                Ok(())
+            }
             Out::Lines { to, csv, columns } => {
                 for (i, row) in rows.iter().enumerate() {
                     let line =
@@ -250,7 +163,12 @@ impl Out {
 
     fn close(self) -> Result<(), String> {
         match self {
-            Out::Parquet(writer) => writer.close().map(|_| ()).map_err(|e| e.to_string()),
+            Out::Parquet { mut writer, pending, first } => {
+                if !pending.is_empty() {
+                    parquet_rows(&mut writer, first, &pending).map_err(|e| e.to_string())?;
+                }
+                writer.close().map(|_| ()).map_err(|e| e.to_string())
+            }
             Out::Lines { mut to, .. } => to.flush().map_err(|e| e.to_string()),
         }
     }
