@@ -109,6 +109,7 @@ export const ERRORS_KO = {
   "file.unsupported_dtype": "{file}: 텐서 ‘{name}’의 자료형 {dtype}은(는) 읽을 수 없습니다. f32, f16, bf16만 읽습니다.",
   "file.non_finite_tensor": "{file}: 텐서 ‘{name}’의 {index}번째 값이 유한하지 않습니다.",
   "file.not_tokenizer": "{file}: 토크나이저를 불러올 수 없습니다. 읽을 수 있는 토크나이저 파일이 아닙니다.",
+  "file.normalizer_grows": "{file}: 정규화기가 {chars}자 문장을 {normalized}자보다 길게 만들 수 있어, 메모리가 모자랍니다.",
   "file.vocabulary_too_large": "{file}: 토크나이저의 어휘({tokenizer}개)가 모델의 어휘({model}개)보다 큽니다.",
   "file.no_tokenizer": "{file}: 토크나이저가 없습니다. tokenizer.json을, 마리안 모델이면 source.spm과 vocab.json을 주세요.",
   "file.not_sentence_piece": "{file}: 센텐스피스 모델이 아닙니다.",
