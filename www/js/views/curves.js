@@ -70,7 +70,8 @@ export function drawCurves(canvas, { width, height, xMax, yMin = 0, yMax = 1, yT
   for (let t = 0; t <= xMax; t += every) {
     ctx.fillText(t.toLocaleString(lang), Math.min(x(t), left + w - 8), top + h + 4);
   }
-  // the marks under the lines
+  // the marks under the lines, their labels over them
+  const labels = [];
   for (const mark of marks) {
     ctx.strokeStyle = mark.color ?? "#999";
     ctx.setLineDash(mark.dash ?? [4, 3]);
@@ -80,17 +81,15 @@ export function drawCurves(canvas, { width, height, xMax, yMin = 0, yMax = 1, yT
     ctx.stroke();
     ctx.setLineDash([]);
     if (mark.label) {
-      // in the title's row, clear of the lines' end labels, unless it would cover the title
-      ctx.fillStyle = mark.color ?? "#666";
+      // in the title's row, clear of the lines' end labels, unless it would cover the title;
+      // inside the plot it is written over the lines, on a halo of the background
       const tx = x(mark.x);
       const wide = ctx.measureText(mark.label).width;
       const flip = tx + 3 + wide > width - 2;
       const from = flip ? tx - 3 - wide : tx + 3;
       const titleEnd = title ? left + ctx.measureText(title).width + 6 : 0;
       const inTitleRow = title && from > titleEnd;
-      ctx.textAlign = "left";
-      ctx.textBaseline = inTitleRow ? "middle" : "top";
-      ctx.fillText(mark.label, from, inTitleRow ? 8 : top + 1);
+      labels.push({ label: mark.label, color: mark.color ?? "#666", from, y: inTitleRow ? 8 : top + 1, baseline: inTitleRow ? "middle" : "top", halo: !inTitleRow });
     }
   }
   // the lines, and the labels of the ones whose end stands apart
@@ -119,6 +118,18 @@ export function drawCurves(canvas, { width, height, xMax, yMin = 0, yMax = 1, yT
     ctx.fillStyle = end.color;
     ctx.fillText(end.label, end.x + 3, end.y);
     last = end.y;
+  }
+  ctx.textAlign = "left";
+  for (const m of labels) {
+    ctx.textBaseline = m.baseline;
+    if (m.halo) {
+      ctx.strokeStyle = "#fff";
+      ctx.lineWidth = 3;
+      ctx.lineJoin = "round";
+      ctx.strokeText(m.label, m.from, m.y);
+    }
+    ctx.fillStyle = m.color;
+    ctx.fillText(m.label, m.from, m.y);
   }
 }
 
