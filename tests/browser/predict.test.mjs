@@ -70,6 +70,27 @@ describe("what the model predicts, and what a head does to it", () => {
     await page.locator("#predict-panel").screenshot({ path: join(SHOTS, "predict-ko-390.png") });
   });
 
+  it("leaves on, and names, heads the model lacks, from a link or typed, and keeps the view", async () => {
+    const query = `?model=induction&lang=en&off=5.0,1.3&text=${encodeURIComponent(REPEAT)}`;
+    const page = await openExplorer(h, query, { locale: "en-US", width: 390, height: 844, touch: true });
+    await predicted(page, "1.3");
+    assert.ok(await page.locator("#heatmap-area").isVisible(), "the view stays, with the field to mend the heads in");
+    assert.ok(await page.locator("#off").isVisible());
+    assert.match(await page.locator("#off-note").textContent(), /Heads off: Layer 2, head 4 .*Not in this model, so left on: Layer 6, head 1\. Heads are written layer\.head, counted from 0/);
+    assert.equal(await page.locator("#off").getAttribute("aria-invalid"), "true");
+    await page.fill("#off", "9.9, x, 1.1");
+    await page.locator("#off").dispatchEvent("change");
+    await predicted(page, "1.1");
+    assert.match(await page.locator("#off-note").textContent(), /left on: Layer 10, head 10; “x”/);
+    // patching names the fields left empty instead of running
+    await page.locator("#patch-details summary").tap();
+    assert.equal(await page.inputValue("#patch-corrupt"), REPEAT, "the corrupted text starts as the clean one");
+    await page.locator("#patch-run").tap();
+    assert.match(await page.locator("#patch-error").textContent(), /^Fill in Answer, Wrong answer first/);
+    assert.equal(await page.locator("#patch-answer").getAttribute("aria-invalid"), "true");
+    await page.locator("#off-note").screenshot({ path: join(SHOTS, "predict-off-missing-en-390.png") });
+  });
+
   it("turns heads off and on with a tap in the grid and the find-heads map, and marks them there", async () => {
     const page = await openExplorer(h, `?model=induction&lang=en&text=${encodeURIComponent(REPEAT)}`, { locale: "en-US", width: 1280, height: 900 });
     await predicted(page);

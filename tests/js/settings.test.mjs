@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { RANGES, TOY_PRESETS, intOf, offAt, offHeads, offNames, offOf, predictsFromRun, sourceOf, toggleOff } from "../../www/js/settings.js";
+import { RANGES, TOY_PRESETS, headNames, intOf, offAt, offHeads, offKept, offNames, offOf, offSplit, predictsFromRun, sourceOf, toggleOff } from "../../www/js/settings.js";
 import { decodeState, requestFor } from "../../www/js/state.js";
 import { parseAttributes, requestOf, sourceOf as widgetSource } from "../../www/js/widget/attributes.js";
 
@@ -112,8 +112,9 @@ describe("the link and the attributes", () => {
   });
 
   it("name the heads off the way the grid counts them, and toggle one at the place on show", () => {
-    const bart = { places: [{ place: "encoder_self" }, { place: "decoder_self" }, { place: "cross" }] };
-    const bert = { places: [{ place: "encoder_self" }] };
+    const shape = { layers: 3, heads: 4 };
+    const bart = { places: [{ place: "encoder_self", ...shape }, { place: "decoder_self", ...shape }, { place: "cross", ...shape }] };
+    const bert = { places: [{ place: "encoder_self", ...shape }] };
     const T = (key, v) => (key === "gridLabel" ? `L${v.layer}H${v.head}` : key);
     // a head without a place is at the decoder's self-attention when there is one, else the encoder's
     assert.deepEqual([...offHeads("1.0, cross:0.3", bart)], ["decoder_self:1.0", "cross:0.3"]);
@@ -121,6 +122,11 @@ describe("the link and the attributes", () => {
     assert.deepEqual([...offAt("1.0,cross:0.3,decoder_self:2.1", "decoder_self", bart)], ["1.0", "2.1"]);
     assert.deepEqual([...offAt("1.0", "cross", bart)], []);
     assert.equal(offNames("1.0,cross:0.3", bart, T), "L2H1; place.cross: L1H4");
+    // heads a model lacks: a layer or head past its count, a place it has not, not L.H at all
+    const { has, lacks } = offSplit("1.0, 3.0, 0.4, cross:2.3, x, encoder_self:0.0", bert);
+    assert.deepEqual([has, lacks], [["encoder_self:1.0", "encoder_self:0.0"], ["encoder_self:3.0", "encoder_self:0.4", "cross:2.3", "encoder_self:x"]]);
+    assert.equal(offKept("1.0, 5.0, cross:2.3, encoder_self:3.1", bart), "1.0,cross:2.3");
+    assert.equal(headNames(["cross:2.3", "decoder_self:x"], bart, T), "place.cross: L3H4; place.decoder_self: “x”");
     // toggling writes the default place as a reader types it, and any other by name
     assert.equal(toggleOff("", { place: "decoder_self", layer: 1, head: 3 }, bart), "1.3");
     assert.equal(toggleOff("1.3", { place: "cross", layer: 0, head: 2 }, bart), "1.3,cross:0.2");

@@ -74,6 +74,32 @@ export function offHeads(spec, info) {
   return heads;
 }
 
+/**
+ * The heads of `spec` the model described by `info` has, and those it has not (a place it lacks,
+ * a layer or head past its count, or not written as `L.H`), each as "place:L.H".
+ */
+export function offSplit(spec, info) {
+  const has = [];
+  const lacks = [];
+  for (const key of offHeads(spec, info)) {
+    const [place, at] = key.split(":");
+    const found = /^(\d+)\.(\d+)$/.exec(at);
+    const p = info.places.find((x) => x.place === place);
+    // a place whose counts are not known takes any head (the core checks it)
+    const real = found && p && !(Number(found[1]) >= p.layers) && !(Number(found[2]) >= p.heads);
+    (real ? has : lacks).push(key);
+  }
+  return { has, lacks };
+}
+
+/** `spec` with only the heads the model described by `info` has: what a run turns off. */
+export function offKept(spec, info) {
+  const fallback = `${defaultHeadPlace(info)}:`;
+  return offSplit(spec, info)
+    .has.map((k) => (k.startsWith(fallback) ? k.slice(fallback.length) : k))
+    .join(",");
+}
+
 /** The heads of `place` that `spec` turns off, as a Set of "L.H". */
 export function offAt(spec, place, info) {
   const prefix = `${place}:`;
@@ -91,6 +117,18 @@ export function offNames(spec, info, T) {
       const [layer, head] = at.split(".").map(Number);
       const name = T("gridLabel", { layer: layer + 1, head: head + 1 });
       return place === defaultHeadPlace(info) ? name : `${T(`place.${place}`)}: ${name}`;
+    })
+    .join("; ");
+}
+
+/** Heads ("place:L.H", maybe not `L.H` at all) in a reader's words, each place named where the model has more than one. */
+export function headNames(keys, info, T) {
+  return keys
+    .map((key) => {
+      const [place, at] = key.split(":");
+      const [layer, head] = at.split(".").map(Number);
+      const name = Number.isInteger(layer) && Number.isInteger(head) ? T("gridLabel", { layer: layer + 1, head: head + 1 }) : `“${at}”`;
+      return info.places.length === 1 ? name : `${T(`place.${place}`)}: ${name}`;
     })
     .join("; ");
 }

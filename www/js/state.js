@@ -6,7 +6,7 @@
 // and `encodeState` says so.
 
 import { validModelId } from "./model-files.js";
-import { FOLDERS, FUSIONS, LANGS, MASKS, MAX_TEXT_CHARS, PLACES, PLACE_OF_MASK, SCORES, TOY_PRESETS, flagOf, intOf, masksFor, offOf, oneOf, requestFor as requestOf, textsOf } from "./settings.js";
+import { FOLDERS, FUSIONS, LANGS, MASKS, MAX_TEXT_CHARS, PLACES, PLACE_OF_MASK, SCORES, TOY_PRESETS, flagOf, intOf, masksFor, offKept, offOf, oneOf, requestFor as requestOf, textsOf } from "./settings.js";
 
 export { MASKS, MAX_TEXT_CHARS, PLACES };
 /** The models a link may name: the toy, the built-in folders, a file, or a Hub id as `hub:owner/name`. */
@@ -177,7 +177,9 @@ export async function inflate(z, maxBytes = MAX_INFLATED) {
  * goes unsaid.
  */
 export function requestFor(state, info) {
-  const request = requestOf({ ...state, texts: textsOf(state.text, state.text2) }, info);
+  // heads the model lacks (a link made for another) are left on, and the page says so
+  const off = state.off && offKept(state.off, info);
+  const request = requestOf({ ...state, off, texts: textsOf(state.text, state.text2) }, info);
   if (request.mask === info.places.find((p) => p.place === request.place).mask) delete request.mask;
   return request;
 }

@@ -7,6 +7,7 @@
 import { lutFor } from "../render/colormap.js";
 import { CacheView, RowsView, stepCost, writtenStrip } from "../views/generation.js";
 import { pieceText } from "../views/predictions.js";
+import { offKept } from "../settings.js";
 import { cleanSpec } from "./predict.js";
 
 /** Tokens a reader may ask for at once. */
@@ -98,7 +99,7 @@ export class Generator {
     const temperature = $("gen-temperature").value.trim();
     const request = { prompt, maxNewTokens: max };
     if (temperature) Object.assign(request, { temperature: Number(temperature), seed: Math.max(0, Math.floor(Number($("gen-seed").value) || 0)) });
-    const off = cleanSpec(state.off ?? "");
+    const off = offKept(cleanSpec(state.off ?? ""), model.info);
     if (off) Object.assign(request, { ablate: off, ...(state.offMean ? { ablation: "mean" } : {}) });
     this.#signal?.abort();
     const signal = (this.#signal = new AbortController()).signal;

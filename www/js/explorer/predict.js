@@ -5,7 +5,7 @@
 // module draws them as text, never as HTML.
 
 import { lutFor } from "../render/colormap.js";
-import { offAt, offNames, placeOf, toggleOff } from "../settings.js";
+import { headNames, offAt, offKept, offSplit, placeOf, toggleOff } from "../settings.js";
 import { el } from "../views/dom.js";
 import { FlowView, flowShares } from "../views/flow.js";
 import { lensRows, predictionDetail, predictionStrip } from "../views/predictions.js";
@@ -61,6 +61,11 @@ export class Predictor {
     $("lens-details").addEventListener("toggle", () => this.#drawLens());
     $("flow-details").addEventListener("toggle", () => this.drawFlow());
     this.#flow = new FlowView($("flow"), { T: (k, v) => this.#app.T(k, v) });
+    // the corrupted text starts as the clean one, for the reader to change a word of
+    $("patch-details").addEventListener("toggle", () => {
+      const clean = this.#app.result?.request?.texts?.[0];
+      if ($("patch-details").open && !$("patch-corrupt").value && clean) $("patch-corrupt").value = clean;
+    });
     $("patch-run").addEventListener("click", () => this.#patch());
     $("patch-stop").addEventListener("click", () => this.#patchSignal?.abort());
   }
@@ -105,11 +110,16 @@ export class Predictor {
 
   /** Which heads are off, above the heatmap in the reader's words; the tap switches where they work. */
   #showOff() {
-    const { $, state, model } = this.#app;
+    const { $, state, model, T } = this.#app;
     const off = cleanSpec(state.off ?? "");
     $("off-clear").hidden = !off;
     $("off-note").hidden = !off || !model;
-    if (off && model) $("off-note").textContent = this.#app.T("offNote", { heads: offNames(off, model.info, this.#app.T), spec: off });
+    // heads the model lacks are left on, and said so here, not as an error in the view's place
+    const { has, lacks } = off && model ? offSplit(off, model.info) : { has: [], lacks: [] };
+    $("off").setAttribute("aria-invalid", String(lacks.length > 0));
+    const kept = has.length ? T("offNote", { heads: headNames(has, model.info, T), spec: offKept(off, model.info) }) : "";
+    const lacking = lacks.length ? T("offMissing", { heads: headNames(lacks, model.info, T) }) : "";
+    if (off && model) $("off-note").textContent = [kept, lacking].filter(Boolean).join(" ");
     for (const label of document.querySelectorAll(".off-tap")) label.hidden = !this.#canTurnOff();
   }
 
@@ -131,8 +141,8 @@ export class Predictor {
   /** After every run: the predictions with the heads off, and without them to compare. */
   async update() {
     const { $, state, model, result } = this.#app;
-    const off = cleanSpec(state.off ?? "");
-    $("off").value = off;
+    $("off").value = cleanSpec(state.off ?? "");
+    const off = model ? offKept(cleanSpec(state.off ?? ""), model.info) : "";
     $("off-mean").checked = Boolean(state.offMean);
     this.#showOff();
     if (!model || !result?.request || model.info.fromFile) return this.#clear();
@@ -190,7 +200,7 @@ export class Predictor {
     const layers = model.info.places.at(-1).layers;
     const all = layers * row.tokens.length * 50_000 <= LENS_ALL_CELLS;
     const lens = all ? true : (this.#position ?? row.tokens.length - 1);
-    const off = cleanSpec(state.off ?? "");
+    const off = offKept(cleanSpec(state.off ?? ""), model.info);
     try {
       const doc = await this.#app.client.call("predict", {
         key: model.key,
@@ -243,6 +253,14 @@ export class Predictor {
       wrong: $("patch-wrong").value,
       ...(result.request.targets ? { target: result.request.targets[0] } : {}),
     };
+    // an empty field is named here, not refused by the core as "the text is empty"
+    const empty = ["corrupt", "answer", "wrong"].filter((f) => !request[f].trim());
+    for (const f of ["corrupt", "answer", "wrong"]) $(`patch-${f}`).setAttribute("aria-invalid", String(empty.includes(f)));
+    if (empty.length) {
+      $("patch-error").hidden = false;
+      $("patch-error").textContent = this.#app.T("patch.fill", { fields: empty.map((f) => this.#app.T(`patch.${f}`)).join(", ") });
+      return;
+    }
     this.#patchSignal?.abort();
     const signal = (this.#patchSignal = new AbortController()).signal;
     $("patch-error").hidden = true;
