@@ -104,6 +104,11 @@ pub(crate) fn rotary(settings: &RopeSettings, head_dim: usize) -> Result<Rotary>
     // a factor of 1e300 saturates `dim`: the count saturates too, and is refused below
     let turned = dim.div_ceil(2).saturating_mul(2);
     if turned > head_dim {
+        if p.partial_rotary_factor.or(settings.partial).is_none() {
+            // no share in the file: the head itself is what cannot be turned
+            let reason = "rotary positions turn a head's dimensions in pairs, and this head has an odd number";
+            return Err(impossible("head_dim", head_dim, reason));
+        }
         let reason = format!("it would turn {turned} of a head's {head_dim} dimensions");
         return Err(impossible("partial_rotary_factor", partial, &reason));
     }

@@ -97,8 +97,8 @@ impl T5Config {
         let parts: Vec<&str> = self.feed_forward_proj.split('-').collect();
         let (gated, name) = match parts.as_slice() {
             ["gated", "gelu"] => (true, "gelu_new"),
-            ["gated", act] => (true, *act),
-            [act] => (false, *act),
+            ["gated", act] if !act.is_empty() => (true, *act),
+            [act] if !act.is_empty() => (false, *act),
             _ => {
                 let reason = "it must be `<activation>` or `gated-<activation>`";
                 return Err(Error::file(
