@@ -32,6 +32,28 @@ pub(super) fn check_sides(at: &str, place: Place, doc: &DocumentPlace) -> std::r
     Ok(())
 }
 
+/// Heads a place may have, layers × heads: a grid of that many thumbnails is what a page draws
+/// (models go to about 10,000: GPT-3's 96 × 96). A small file declaring 4,096 × 64 made the
+/// page build 262,144.
+pub const MAX_HEADS: usize = 16_384;
+
+/// Characters a token's label may have: a tokenizer's pieces are tens.
+pub const MAX_LABEL_CHARS: usize = 1_000;
+
+/// Not more heads than [`MAX_HEADS`] at place `at`.
+pub(super) fn check_heads(at: &str, layers: usize, heads: usize) -> std::result::Result<(), FileProblem> {
+    let count = layers.saturating_mul(heads);
+    if count > MAX_HEADS {
+        return Err(FileProblem::TooMany {
+            at: at.to_string(),
+            what: "heads (layers × heads)".into(),
+            count,
+            max: MAX_HEADS,
+        });
+    }
+    Ok(())
+}
+
 /// One side's tokens: labels as given (shortened like a model's), kinds as given or guessed.
 fn side(
     at: &str,
@@ -48,6 +70,11 @@ fn side(
     }
     let mut tokens = Vec::with_capacity(n);
     for (i, label) in labels.iter().enumerate() {
+        let count = label.chars().count();
+        if count > MAX_LABEL_CHARS {
+            let (at, what) = (format!("{at}.{name}[{i}]"), "characters in a token".into());
+            return Err(FileProblem::TooMany { at, what, count, max: MAX_LABEL_CHARS });
+        }
         let kind = match kinds.map(|k| k[i].as_str()) {
             Some(k) => kind_named(k).ok_or_else(|| FileProblem::WrongType {
                 field: format!("{at}.{name}_kinds[{i}]"),

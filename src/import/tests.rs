@@ -249,3 +249,19 @@ fn a_place_without_tokens_is_refused_not_divided_by() {
     .unwrap();
     assert!(matches!(problem(read("e.safetensors", &file)), FileProblem::WrongShape { .. }));
 }
+
+/// A small file cannot make the page build a grid of more than `MAX_HEADS` heads, nor a token
+/// label of more than `MAX_LABEL_CHARS` characters.
+#[test]
+fn heads_and_labels_past_what_a_page_draws_are_refused() {
+    let (layers, heads) = (checks::MAX_HEADS / 64 + 1, 64);
+    let one = serde_json::json!([[1.0]]);
+    let many = serde_json::json!(vec![vec![one.clone(); heads]; layers]);
+    let p = problem(read("many.json", &document(&["a"], "padding", many)));
+    assert!(matches!(&p, FileProblem::TooMany { count, .. } if *count == layers * heads), "{p}");
+    let fewer = serde_json::json!(vec![vec![one.clone(); heads]; layers - 1]);
+    assert!(read("fewer.json", &document(&["a"], "padding", fewer)).is_ok());
+    let long = "가".repeat(checks::MAX_LABEL_CHARS + 1);
+    let p = problem(read("long.json", &document(&[&long], "padding", serde_json::json!([[one]]))));
+    assert!(matches!(&p, FileProblem::TooMany { at, .. } if at.ends_with("query[0]")), "{p}");
+}

@@ -41,6 +41,7 @@ pub(super) fn nested(
     let (tq, tk) = check_tokens(at, doc)?;
     let layers = weights.len();
     let heads = weights.first().map_or(0, Vec::len);
+    super::checks::check_heads(at, layers, heads)?;
     if layers == 0 {
         return Err(FileProblem::WrongShape {
             name: format!("{at}.weights"),
@@ -105,6 +106,7 @@ pub(super) fn tensor(
             vec![shape.first().copied().unwrap_or(1).max(1), shape.get(1).copied().unwrap_or(1).max(1), tq, tk];
         return Err(FileProblem::WrongShape { name: name.to_string(), got: shape, expected });
     }
+    super::checks::check_heads(name, shape[0], shape[1])?;
     if shape[2] != tq {
         return Err(mismatch(name, "query", tq, shape[2]));
     }
