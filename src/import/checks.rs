@@ -32,27 +32,8 @@ pub(super) fn check_sides(at: &str, place: Place, doc: &DocumentPlace) -> std::r
     Ok(())
 }
 
-/// Heads a place may have, layers × heads: a grid of that many thumbnails is what a page draws
-/// (models go to about 10,000: GPT-3's 96 × 96). A small file declaring 4,096 × 64 made the
-/// page build 262,144.
-pub const MAX_HEADS: usize = 16_384;
-
 /// Characters a token's label may have: a tokenizer's pieces are tens.
 pub const MAX_LABEL_CHARS: usize = 1_000;
-
-/// Not more heads than [`MAX_HEADS`] at place `at`.
-pub(super) fn check_heads(at: &str, layers: usize, heads: usize) -> std::result::Result<(), FileProblem> {
-    let count = layers.saturating_mul(heads);
-    if count > MAX_HEADS {
-        return Err(FileProblem::TooMany {
-            at: at.to_string(),
-            what: "heads (layers × heads)".into(),
-            count,
-            max: MAX_HEADS,
-        });
-    }
-    Ok(())
-}
 
 /// One side's tokens: labels as given (shortened like a model's), kinds as given or guessed.
 fn side(

@@ -254,7 +254,7 @@ fn a_place_without_tokens_is_refused_not_divided_by() {
 /// label of more than `MAX_LABEL_CHARS` characters.
 #[test]
 fn heads_and_labels_past_what_a_page_draws_are_refused() {
-    let (layers, heads) = (checks::MAX_HEADS / 64 + 1, 64);
+    let (layers, heads) = (weights::MAX_HEADS / 64 + 1, 64);
     let one = serde_json::json!([[1.0]]);
     let many = serde_json::json!(vec![vec![one.clone(); heads]; layers]);
     let p = problem(read("many.json", &document(&["a"], "padding", many)));

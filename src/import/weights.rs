@@ -41,7 +41,7 @@ pub(super) fn nested(
     let (tq, tk) = check_tokens(at, doc)?;
     let layers = weights.len();
     let heads = weights.first().map_or(0, Vec::len);
-    super::checks::check_heads(at, layers, heads)?;
+    check_heads(at, layers, heads)?;
     if layers == 0 {
         return Err(FileProblem::WrongShape {
             name: format!("{at}.weights"),
@@ -106,7 +106,7 @@ pub(super) fn tensor(
             vec![shape.first().copied().unwrap_or(1).max(1), shape.get(1).copied().unwrap_or(1).max(1), tq, tk];
         return Err(FileProblem::WrongShape { name: name.to_string(), got: shape, expected });
     }
-    super::checks::check_heads(name, shape[0], shape[1])?;
+    check_heads(name, shape[0], shape[1])?;
     if shape[2] != tq {
         return Err(mismatch(name, "query", tq, shape[2]));
     }
@@ -149,4 +149,23 @@ pub(super) fn tensor(
         Array3::from_shape_vec((heads, tq, tk), values).map_err(|_| FileProblem::NotSafetensors)
     };
     Ok((bytes.chunks_exact(per_layer).map(layer).collect::<std::result::Result<_, _>>()?, tolerance))
+}
+
+/// Heads a place may have, layers × heads: a grid of that many thumbnails is what a page draws
+/// (models go to about 10,000: GPT-3's 96 × 96). A small file declaring 4,096 × 64 made the
+/// page build 262,144.
+pub const MAX_HEADS: usize = 16_384;
+
+/// Not more heads than [`MAX_HEADS`] at place `at`.
+pub(super) fn check_heads(at: &str, layers: usize, heads: usize) -> std::result::Result<(), FileProblem> {
+    let count = layers.saturating_mul(heads);
+    if count > MAX_HEADS {
+        return Err(FileProblem::TooMany {
+            at: at.to_string(),
+            what: "heads (layers × heads)".into(),
+            count,
+            max: MAX_HEADS,
+        });
+    }
+    Ok(())
 }
