@@ -99,7 +99,7 @@ pub enum Error {
     RolloutNeedsSelf { place: String },
 
     #[cfg(feature = "hf")]
-    #[error("no {side} chosen: choose at least one token")]
+    #[error("no {side} chosen: choose at least one token of the text (padding is left out)")]
     EmptySelection { side: String },
 
     #[cfg(feature = "hf")]

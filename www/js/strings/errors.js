@@ -38,7 +38,7 @@ export const ERRORS_KO = {
   tokenizer_failed: "토크나이저가 이 텍스트를 나누지 못했습니다.",
   score_needs_self: "‘{score}’ 점수는 한 문장 안의 위치를 비교합니다: {place}에는 문장이 둘입니다.",
   rollout_needs_self: "롤아웃은 한 문장을 층마다 따라갑니다: {place}에는 문장이 둘입니다.",
-  empty_selection: "고른 {side}이(가) 없습니다: 토큰을 하나 이상 고르세요.",
+  empty_selection: "고른 {side}이(가) 없습니다: 문장의 토큰을 하나 이상 고르세요(패딩은 빠집니다).",
   position_out_of_range: "{side} 위치 {position}은(는) 없습니다: 이 문장의 토큰은 {count}개입니다.",
   probe_needs_causal: "인덕션 검사는 인과 어텐션에서만 합니다: 이 모델의 {place}은(는) 인과 마스크를 쓰지 않습니다.",
   no_vocabulary: "인덕션 검사는 어휘에서 토큰을 뽑습니다: {architecture}에는 어휘가 없습니다.",
