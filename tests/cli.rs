@@ -113,6 +113,14 @@ fn mistakes_are_explained() {
     assert!(!ok && err.contains("head 9 does not exist: there are 4"), "{err}");
     let (ok, _, err) = headmap(&["attention", "--model", &fixture("bert"), "--text", "a", "--place", "decoder"]);
     assert!(!ok && err.contains("unknown place `decoder`: use encoder_self, decoder_self, cross"), "{err}");
+    // a target is for an encoder–decoder's decoder: elsewhere it would be dropped unsaid
+    for command in ["attention", "heads", "predict"] {
+        let (ok, _, err) = headmap(&[command, "--model", &fixture("gpt2"), "--text", "a", "--target", "b"]);
+        assert!(
+            !ok && err.contains("--target is the decoder's input of an encoder–decoder model; gpt2 reads"),
+            "{command}: {err}"
+        );
+    }
 }
 
 #[test]

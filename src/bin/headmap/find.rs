@@ -45,7 +45,7 @@ pub(super) fn heads(args: &HeadsArgs) -> Result<(), String> {
             }
         }
         None => {
-            let run = model.run_weights(&args.input.request(args.input.place)).map_err(|e| e.to_string())?;
+            let run = model.run_weights(&args.input.request(&model, args.input.place)?).map_err(|e| e.to_string())?;
             let places = run.places.iter().map(|p| score_place(p, args)).collect::<Result<Vec<_>, _>>()?;
             match args.output.format {
                 Table::Json => json(&HeadsDoc { model: architecture, places })?,
@@ -125,7 +125,7 @@ pub(super) fn rollout(args: &RolloutArgs) -> Result<(), String> {
         Some(place) => place,
         None => first_place(&model)?,
     };
-    let run = model.run_weights(&args.input.request(Some(place))).map_err(|e| e.to_string())?;
+    let run = model.run_weights(&args.input.request(&model, Some(place))?).map_err(|e| e.to_string())?;
     let kept = run.place(place).map_err(|e| e.to_string())?;
     let rows = kept
         .rows

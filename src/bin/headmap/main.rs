@@ -117,9 +117,16 @@ pub(crate) struct Input {
 }
 
 impl Input {
-    /// The request of these texts, keeping `place` (every place if `None`).
-    pub(crate) fn request(&self, place: Option<Place>) -> Request {
-        Request {
+    /// The request of these texts to `model`, keeping `place` (every place if `None`); a
+    /// `--target` is refused where the model has no decoder input to give it to.
+    pub(crate) fn request(&self, model: &Model, place: Option<Place>) -> Result<Request, String> {
+        if !self.targets.is_empty() && !model.info().encoder_decoder {
+            let architecture = &model.info().architecture;
+            return Err(format!(
+                "--target is the decoder's input of an encoder–decoder model; {architecture} reads --text alone"
+            ));
+        }
+        Ok(Request {
             texts: self.texts.clone(),
             targets: self.targets.clone(),
             place,
@@ -127,7 +134,7 @@ impl Input {
             ablate: self.ablate.clone(),
             ablation: if self.mean_ablation { Ablation::Mean } else { Ablation::Zero },
             ..Request::default()
-        }
+        })
     }
 }
 
@@ -313,7 +320,7 @@ fn attention(args: &AttentionArgs) -> Result<(), String> {
         (place, _) => place,
     };
     // the figures and exports show weights only: no last layer's values or feed-forward
-    let run = model.run_weights(&args.input.request(place)).map_err(|e| e.to_string())?;
+    let run = model.run_weights(&args.input.request(&model, place)?).map_err(|e| e.to_string())?;
     let bytes = match args.format {
         Format::Json => json(&export(&model.info().architecture, &run))?.into_bytes(),
         Format::Csv => csv(&run).map_err(|e| e.to_string())?.into_bytes(),

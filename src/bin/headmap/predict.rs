@@ -60,7 +60,7 @@ pub struct PatchArgs {
 
 pub fn predict(args: &PredictArgs) -> Result<(), String> {
     let model = load(&args.input.model)?;
-    let request = args.input.request(None);
+    let request = args.input.request(&model, None)?;
     let ablate = match &args.input.ablate {
         Some(spec) => model.heads(spec).map_err(|e| e.to_string())?,
         None => Vec::new(),
