@@ -79,4 +79,8 @@ fn bad_settings_are_refused_with_a_message() {
     }
     let (ok, _, err) = headmap(&["generate", "--model", INDUCTION, "--text", ""]);
     assert!(!ok && err.contains("empty"), "{err}");
+    // more tokens than the model reads: it writes to its limit and says so
+    let (ok, out, err) = headmap(&["generate", "--model", INDUCTION, "--text", REPEAT, "--max-new-tokens", "100000"]);
+    assert!(ok && !out.is_empty(), "{err}");
+    assert!(err.contains("tokens asked: the model reads at most"), "{err}");
 }

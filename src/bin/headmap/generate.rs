@@ -72,6 +72,14 @@ pub fn generate(args: &GenerateArgs) -> Result<(), String> {
         ablation: if args.mean_ablation { Ablation::Mean } else { Ablation::Zero },
     };
     let generation = model.generate_text(&request, |_| true).map_err(|e| e.to_string())?;
+    // fewer tokens than asked, the decoder's positions all used: said, not left to guess
+    let (written, max) = (generation.generated.len(), model.info().max_tokens);
+    if written < args.max_new_tokens && generation.ids.len() >= max {
+        eprintln!(
+            "headmap: wrote {written} of the {} tokens asked: the model reads at most {max}",
+            args.max_new_tokens
+        );
+    }
     let bytes = match args.format {
         GenerationFormat::Json => json(&generation)?.into_bytes(),
         GenerationFormat::Safetensors => {
