@@ -339,7 +339,12 @@ fn every_refused_switch_is_named() {
         ("electra", Box::new(|c| c["add_cross_attention"] = true.into()), "`add_cross_attention` = true is not supported"),
         ("bert", Box::new(|c| c["position_embedding_type"] = "relative_key_query".into()), "`position_embedding_type` = relative_key_query"),
         ("gpt2-inverse-layer", Box::new(|c| c["add_cross_attention"] = true.into()), "`add_cross_attention` = true is not supported"),
-        ("gpt_neo", Box::new(|c| c["attention_layers"] = json!(["global", "sparse"])), "`attention_types` = sparse is not supported"),
+        ("gpt_neo", Box::new(|c| {
+            c["attention_types"] = json!([[["global", "sparse"], 1]]);
+            c["attention_layers"] = json!(["global", "sparse"]);
+        }), "`attention_types` = sparse is not supported"),
+        // transformers reads attention_types: attention_layers must spell the same
+        ("gpt_neo", Box::new(|c| c["attention_types"] = json!([[["global", "local"], 5]])), "`attention_types` = 10 is impossible"),
         ("gpt_neo", Box::new(|c| c["attention_layers"] = json!(["global"])), "`attention_layers` = 1 is impossible"),
         ("llama", Box::new(|c| c["rope_parameters"]["rope_type"] = "longrope".into()), "`rope_parameters.rope_type` = longrope is not supported: headmap computes the RoPE types default, linear, dynamic, llama3 and yarn"),
         ("llama3", Box::new(|c| c["rope_scaling"]["rope_type"] = "proportional".into()), "`rope_scaling.rope_type` = proportional is not supported"),

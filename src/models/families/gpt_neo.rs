@@ -62,20 +62,23 @@ impl Default for GptNeoConfig {
 impl GptNeoConfig {
     /// Each layer's window: `window_size` for a local layer, none for a global one.
     fn windows(&self) -> Result<Vec<Option<usize>>> {
-        let types: Vec<String> = match &self.attention_layers {
-            Some(layers) => layers.clone(),
-            None => self
-                .attention_types
-                .iter()
-                .flat_map(|(pattern, n)| {
-                    pattern.iter().cycle().take(pattern.len().saturating_mul(*n).min(1 << 16)).cloned()
-                })
-                .collect(),
-        };
+        // transformers expands attention_types and ignores attention_layers, which its files
+        // also hold: the two must agree
+        let types: Vec<String> = self
+            .attention_types
+            .iter()
+            .flat_map(|(pattern, n)| {
+                pattern.iter().cycle().take(pattern.len().saturating_mul(*n).min(1 << 16)).cloned()
+            })
+            .collect();
         if types.len() != self.num_layers {
             let reason = format!("its layer types must number num_layers = {}", self.num_layers);
-            let setting = if self.attention_layers.is_some() { "attention_layers" } else { "attention_types" };
-            return Err(Error::file("config.json", FileProblem::impossible(setting, types.len(), &reason)));
+            return Err(Error::file("config.json", FileProblem::impossible("attention_types", types.len(), &reason)));
+        }
+        if self.attention_layers.as_ref().is_some_and(|layers| *layers != types) {
+            let reason = "it must be attention_types written out, layer by layer";
+            let layers = self.attention_layers.as_ref().map_or(0, Vec::len);
+            return Err(Error::file("config.json", FileProblem::impossible("attention_layers", layers, reason)));
         }
         types
             .iter()
