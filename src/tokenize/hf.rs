@@ -85,14 +85,16 @@ impl TextTokenizer {
         largest.map_or(0, |m| m as usize + 1)
     }
 
+    /// The longest text the normaliser is given (`growth.rs`), which [`super::Tokenizer::encode`]
+    /// checks.
+    pub fn max_chars(&self) -> usize {
+        self.max_chars
+    }
+
     /// Tokenizes `text` with the model's special tokens.
     pub fn encode(&self, text: &str) -> Result<Encoded> {
         if text.trim().is_empty() {
             return Err(Error::EmptyText);
-        }
-        let chars = text.chars().count();
-        if chars > self.max_chars {
-            return Err(Error::TextTooLong { chars, max: self.max_chars });
         }
         let add_special = self.marian.is_none();
         let enc = self.inner.encode_char_offsets(text, add_special).map_err(|_| Error::TokenizerFailed)?;

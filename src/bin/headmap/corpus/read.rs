@@ -79,10 +79,7 @@ fn skip_line(reader: &mut impl BufRead) -> std::io::Result<()> {
 /// A text longer than the model reads is refused as it is read, as the model would refuse it,
 /// so that a batch holds no more than that of each text.
 fn at_most_max_chars(text: String) -> Item {
-    let chars = text.chars().count();
-    if chars > MAX_TEXT_CHARS {
-        return Err(headmap::Error::TextTooLong { chars, max: MAX_TEXT_CHARS }.to_string());
-    }
+    check_length(&text, MAX_TEXT_CHARS).map_err(|e| e.to_string())?;
     Ok(text)
 }
 
