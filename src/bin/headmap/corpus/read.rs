@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
-use headmap::tokenize::MAX_TEXT_CHARS;
+use headmap::tokenize::{check_length, MAX_TEXT_CHARS};
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::Field;
 use parquet::schema::types::Type;
@@ -117,24 +117,20 @@ fn read_parquet(input: &Path, column: &str, each: &mut dyn FnMut(Item) -> Result
         SerializedFileReader::new(File::open(input).map_err(|e| format!("{}: {e}", input.display()))?).map_err(at)?;
     let schema = reader.metadata().file_metadata().schema();
     let names: Vec<String> = schema.get_fields().iter().map(|f| f.name().to_string()).collect();
+    // the rows with only these columns read
+    let project = |fields| Type::group_type_builder(schema.name()).with_fields(fields).build().map_err(at);
     if !names.iter().any(|n| n == column) {
         // a row each, as many as the file holds: counted by reading its first column, not
         // taken from the footer, which may say anything
         let why = format!("no column '{column}' (the columns: {})", names.join(", "));
-        let first = Type::group_type_builder(schema.name())
-            .with_fields(schema.get_fields().iter().take(1).cloned().collect())
-            .build()
-            .map_err(at)?;
+        let first = project(schema.get_fields().iter().take(1).cloned().collect())?;
         for row in reader.get_row_iter(Some(first)).map_err(at)? {
             row.map_err(at)?;
             each(Err(why.clone()))?;
         }
         return Ok(());
     }
-    let only = Type::group_type_builder(schema.name())
-        .with_fields(schema.get_fields().iter().filter(|f| f.name() == column).cloned().collect())
-        .build()
-        .map_err(at)?;
+    let only = project(schema.get_fields().iter().filter(|f| f.name() == column).cloned().collect())?;
     for row in reader.get_row_iter(Some(only)).map_err(at)? {
         let row = row.map_err(at)?;
         let item = match row.get_column_iter().next().map(|(_, field)| field) {
