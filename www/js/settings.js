@@ -93,11 +93,12 @@ export function offSplit(spec, info) {
 }
 
 /** `spec` with only the heads the model described by `info` has: what a run turns off. */
-export function offKept(spec, info) {
+export const offKept = (spec, info) => specOf(offSplit(spec, info).has, info);
+
+/** Heads ("place:L.H") as a spec, a head at the default place written without one, as a reader types it. */
+export function specOf(keys, info) {
   const fallback = `${defaultHeadPlace(info)}:`;
-  return offSplit(spec, info)
-    .has.map((k) => (k.startsWith(fallback) ? k.slice(fallback.length) : k))
-    .join(",");
+  return keys.map((k) => (k.startsWith(fallback) ? k.slice(fallback.length) : k)).join(",");
 }
 
 /** The heads of `place` that `spec` turns off, as a Set of "L.H". */
@@ -141,8 +142,7 @@ export function toggleOff(spec, { place, layer, head }, info) {
   const heads = offHeads(spec, info);
   const key = `${place}:${layer}.${head}`;
   if (!heads.delete(key)) heads.add(key);
-  const fallback = `${defaultHeadPlace(info)}:`;
-  return [...heads].map((k) => (k.startsWith(fallback) ? k.slice(fallback.length) : k)).join(",");
+  return specOf([...heads], info);
 }
 
 /** The texts of a batch: the first, and the second unless it is blank. */

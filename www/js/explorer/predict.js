@@ -5,7 +5,7 @@
 // module draws them as text, never as HTML.
 
 import { lutFor } from "../render/colormap.js";
-import { headNames, offAt, offKept, offSplit, placeOf, toggleOff } from "../settings.js";
+import { headNames, offAt, offKept, offSplit, placeOf, specOf, toggleOff } from "../settings.js";
 import { el } from "../views/dom.js";
 import { FlowView, flowShares } from "../views/flow.js";
 import { lensRows, predictionDetail, predictionStrip } from "../views/predictions.js";
@@ -117,7 +117,7 @@ export class Predictor {
     // heads the model lacks are left on, and said so here, not as an error in the view's place
     const { has, lacks } = off && model ? offSplit(off, model.info) : { has: [], lacks: [] };
     $("off").setAttribute("aria-invalid", String(lacks.length > 0));
-    const kept = has.length ? T("offNote", { heads: headNames(has, model.info, T), spec: offKept(off, model.info) }) : "";
+    const kept = has.length ? T("offNote", { heads: headNames(has, model.info, T), spec: specOf(has, model.info) }) : "";
     const lacking = lacks.length ? T("offMissing", { heads: headNames(lacks, model.info, T) }) : "";
     if (off && model) $("off-note").textContent = [kept, lacking].filter(Boolean).join(" ");
     for (const label of document.querySelectorAll(".off-tap")) label.hidden = !this.#canTurnOff();
@@ -141,8 +141,9 @@ export class Predictor {
   /** After every run: the predictions with the heads off, and without them to compare. */
   async update() {
     const { $, state, model, result } = this.#app;
-    $("off").value = cleanSpec(state.off ?? "");
-    const off = model ? offKept(cleanSpec(state.off ?? ""), model.info) : "";
+    const typed = cleanSpec(state.off ?? "");
+    $("off").value = typed;
+    const off = model ? offKept(typed, model.info) : "";
     $("off-mean").checked = Boolean(state.offMean);
     this.#showOff();
     if (!model || !result?.request || model.info.fromFile) return this.#clear();
