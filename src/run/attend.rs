@@ -25,7 +25,6 @@ pub(crate) fn attend(
     (place, layer): (Place, usize),
     record: Option<&mut RowAttention>,
 ) -> Result<Array2<f32>> {
-    let inputs = || LayerInputs { x_q: Arc::clone(x_q), x_kv: Arc::clone(x_kv) };
     // the toy build turns no head off (Model::settings refuses it there), and leaves the edits' code out
     #[cfg(feature = "hf")]
     let edits = settings.edits.at(place, layer);
@@ -38,7 +37,7 @@ pub(crate) fn attend(
     let mut a = block.forward_edited(x_q.view(), x_kv.view(), Some(mask), settings.scale_scores, keep, &edits)?;
     let output = std::mem::take(&mut a.output);
     if let Some(row) = record {
-        row.push_layer(block, a, mask, inputs());
+        row.push_layer(block, a, mask, LayerInputs { x_q: Arc::clone(x_q), x_kv: Arc::clone(x_kv) });
     }
     Ok(output)
 }
