@@ -38,6 +38,14 @@ pub enum Error {
     #[error("`{what}` holds a non-finite value (NaN or infinity) at {index:?}")]
     NonFinite { what: String, index: Vec<usize> },
 
+    /// A [`Error::NonFinite`] inside one attention block of a model: a weight too large for
+    /// f32 (loading refuses NaN and infinity themselves) overflowed there or before it.
+    #[cfg(feature = "hf")]
+    #[error(
+        "`{what}` of layer {layer}'s {place} attention holds a non-finite value (NaN or infinity) at {index:?}: a weight of the model is too large"
+    )]
+    NonFiniteAt { what: String, index: Vec<usize>, place: String, layer: usize },
+
     /// A name that is not one of the accepted ones: a mask, a place, a preset.
     #[error("unknown {setting} `{value}`: use {}", .expected.join(", "))]
     UnknownName { setting: String, value: String, expected: Vec<String> },

@@ -33,15 +33,20 @@ fn fixture_model(name: &str) -> Model {
 
 /// A fixture model with its config changed by `change`.
 fn fixture_with(name: &str, change: impl FnOnce(&mut serde_json::Value)) -> Result<Model, Error> {
+    fixture_weighing(name, change, &read(name, "model.safetensors"))
+}
+
+/// A fixture model with its config changed by `change` and `w` for its weights.
+fn fixture_weighing(name: &str, change: impl FnOnce(&mut serde_json::Value), w: &[u8]) -> Result<Model, Error> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hf").join(name);
     let optional = |f: &str| dir.join(f).exists().then(|| read(name, f));
     let mut config: serde_json::Value = serde_json::from_slice(&read(name, "config.json")).unwrap();
     change(&mut config);
-    let (c, w) = (serde_json::to_vec(&config).unwrap(), read(name, "model.safetensors"));
+    let c = serde_json::to_vec(&config).unwrap();
     let (t, spm, vocab) = (optional("tokenizer.json"), optional("source.spm"), optional("vocab.json"));
     let files = ModelFiles {
         config: &c,
-        weights: &w,
+        weights: w,
         tokenizer: t.as_deref(),
         source_spm: spm.as_deref(),
         vocab: vocab.as_deref(),
@@ -487,4 +492,67 @@ fn texts_a_tokenizer_could_not_take_are_refused_before_it_runs() {
         let e = message(bert_with(Some(&config_with(|c| c["layer_norm_eps"] = eps.into())), None, None));
         assert!(e.starts_with("config.json: `") && e.contains("is impossible"), "{eps}: {e}");
     }
+}
+
+/// `name`'s weights with every value of `tensors` (f32 or bf16) set to 3e38: finite, so loading
+/// takes them, but past what f32 holds once multiplied.
+fn huge_weights(name: &str, tensors: &[&str]) -> Vec<u8> {
+    let mut bytes = read(name, "model.safetensors");
+    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    let header: serde_json::Value = serde_json::from_slice(&bytes[8..8 + n]).unwrap();
+    for tensor in tensors {
+        let at = &header[*tensor]["data_offsets"];
+        let (from, to) = (8 + n + at[0].as_u64().unwrap() as usize, 8 + n + at[1].as_u64().unwrap() as usize);
+        let huge = 3e38f32.to_le_bytes();
+        match header[*tensor]["dtype"].as_str().unwrap() {
+            "F32" => bytes[from..to].chunks_exact_mut(4).for_each(|v| v.copy_from_slice(&huge)),
+            "BF16" => bytes[from..to].chunks_exact_mut(2).for_each(|v| v.copy_from_slice(&huge[2..])),
+            other => panic!("{other}: no 3e38 in it"),
+        }
+    }
+    bytes
+}
+
+/// Weights too large for f32 overflow in a product: the error names the layer and the place,
+/// in a post-norm encoder, a pre-norm decoder and while writing, never a NaN heatmap.
+#[test]
+fn an_overflow_names_its_layer_and_place() {
+    let said = |r: Result<headmap::Run, Error>| match r {
+        Err(e @ Error::NonFiniteAt { .. }) => e.to_string(),
+        other => panic!("expected NonFiniteAt, got {:?}", other.map(|_| ()).err()),
+    };
+    let bert = huge_weights(
+        "bert",
+        &["encoder.layer.1.attention.self.query.weight", "encoder.layer.1.attention.self.query.bias"],
+    );
+    let bert = fixture_weighing("bert", |_| {}, &bert).unwrap();
+    let e = said(bert.run(&request(&["The cat sat on the mat."])));
+    assert!(e.starts_with("`Q` of layer 1's encoder_self attention holds a non-finite value"), "{e}");
+    // two texts of one length run side by side (the stacked encoder), and say the same
+    assert_eq!(
+        said(bert.run(&request(&["The cat sat.", "The dog ran."]))).split(" at ").next(),
+        e.split(" at ").next()
+    );
+
+    let llama =
+        huge_weights("llama", &["model.layers.1.input_layernorm.weight", "model.layers.1.self_attn.q_proj.weight"]);
+    let llama = fixture_weighing("llama", |_| {}, &llama).unwrap();
+    let e = said(llama.run(&request(&["The cat sat on the mat."])));
+    assert!(e.starts_with("`Q` of layer 1's decoder_self attention holds"), "{e}");
+    match llama.generate("The cat", 3) {
+        Err(Error::NonFiniteAt { layer: 1, place, .. }) => assert_eq!(place, "decoder_self"),
+        other => panic!("expected NonFiniteAt while writing, got {:?}", other.map(|_| ()).err()),
+    }
+    // past the last attention block only the logits can say it: predictions are refused, not NaN
+    let llama = huge_weights(
+        "llama",
+        &["model.layers.1.post_attention_layernorm.weight", "model.layers.1.mlp.down_proj.weight"],
+    );
+    let llama = fixture_weighing("llama", |_| {}, &llama).unwrap();
+    let options = headmap::models::predict::PredictOptions { top_k: 3, lens: Some(None), ..Default::default() };
+    match llama.predict(&request(&["The cat sat on the mat."]), &options) {
+        Err(Error::NonFinite { what, .. }) => assert_eq!(what, "the output head's logits"),
+        other => panic!("expected NonFinite logits, got {:?}", other.map(|_| ()).err()),
+    }
+    assert!(matches!(llama.generate("The cat", 3), Err(Error::NonFinite { .. })), "writing");
 }

@@ -18,7 +18,10 @@ use std::sync::Arc;
 
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
 
-use crate::error::{Error, Result};
+use crate::error::{ensure_finite, Error, Result};
+
+/// What a non-finite logit is said to be in.
+const LOGITS: &str = "the output head's logits";
 use crate::nn::{Activation, LayerNorm, Linear};
 
 /// A masked LM's transform before the projection: `LayerNorm(act(h W + b))`.
@@ -50,11 +53,14 @@ impl OutputHead {
     /// The logits of every row of `h` (T, D): (T, V).
     pub fn logits(&self, h: ArrayView2<f32>) -> Result<Array2<f32>> {
         let x = self.projected(h)?; // (T, D)
-        Ok(crate::par::product_then(x.view(), self.weight.t(), |mut y, columns| {
+        let logits = crate::par::product_then(x.view(), self.weight.t(), |mut y, columns| {
             if let Some(b) = &self.bias {
                 y += &b.slice(ndarray::s![columns]);
             }
-        })) // (T, V)
+        }); // (T, V)
+            // a weight too large for f32 after the last attention block overflows here or before
+        ensure_finite(LOGITS, logits.view())?;
+        Ok(logits)
     }
 
     /// The logits of the tokens `ids` alone at one position `h` (D,): what activation patching
@@ -69,7 +75,11 @@ impl OutputHead {
                     return Err(Error::TokenOutOfVocabulary { id, vocab });
                 }
                 let bias = self.bias.as_ref().map_or(0.0, |b| b[at]);
-                Ok(x.row(0).dot(&self.weight.row(at)) + bias)
+                let logit = x.row(0).dot(&self.weight.row(at)) + bias;
+                match logit.is_finite() {
+                    true => Ok(logit),
+                    false => Err(Error::NonFinite { what: LOGITS.into(), index: vec![0, at] }),
+                }
             })
             .collect()
     }

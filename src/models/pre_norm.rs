@@ -19,7 +19,7 @@ use crate::attention::multi_head::MultiHeadAttention;
 use crate::attention::place::Place;
 use crate::error::Result;
 use crate::nn::{Mlp, Norm};
-use crate::run::{attend, attend_weights, RowAttention, Settings, Until};
+use crate::run::{attend, attend_weights, in_block, RowAttention, Settings, Until};
 
 /// One pre-norm block: self-attention, a decoder's cross-attention, the feed-forward, each
 /// after its own norm and added back.
@@ -86,7 +86,9 @@ impl PreNormBlock {
     ) -> Result<()> {
         let h = self.ln_1.forward(x.view()); // (n, D)
         let edits = settings.edits.at(at.0, at.1);
-        let a = self.attn.forward_cached(h.view(), &mut cache.own, mask, settings.scale_scores, &edits)?;
+        let a = (self.attn)
+            .forward_cached(h.view(), &mut cache.own, mask, settings.scale_scores, &edits)
+            .map_err(|e| in_block(e, at))?;
         rows.decoder.push(a.weights);
         if self.parallel {
             let m = self.mlp.forward(self.ln_2.forward(x.view()).view())?;
@@ -98,7 +100,8 @@ impl PreNormBlock {
         if let (Some((norm, cross)), Some(kv), Some(cross_mask)) = (&self.cross, &cache.cross, cross_mask) {
             let h = norm.forward(x.view()); // (n, D)
             let edits = settings.edits.at(Place::Cross, at.1);
-            let c = cross.forward_over(h.view(), kv, cross_mask, settings.scale_scores, &edits)?;
+            let c = (cross.forward_over(h.view(), kv, cross_mask, settings.scale_scores, &edits))
+                .map_err(|e| in_block(e, (Place::Cross, at.1)))?;
             rows.cross.push(c.weights);
             *x += &c.output;
         }
@@ -123,10 +126,10 @@ impl PreNormBlock {
             (Some((norm, cross)), Some(Memory { states, mask: cross_mask, record: Some(cross_record) })) => {
                 let x = x + &attend(&self.attn, &h, &h, mask, settings, at, record)?;
                 let h = Arc::new(norm.forward(x.view())); // (Tt, D)
-                attend_weights(cross, &h, states, cross_mask, settings, cross_record)
+                attend_weights(cross, &h, states, cross_mask, settings, (Place::Cross, at.1), cross_record)
             }
             _ => match record {
-                Some(row) => attend_weights(&self.attn, &h, &h, mask, settings, row),
+                Some(row) => attend_weights(&self.attn, &h, &h, mask, settings, at, row),
                 None => Ok(()),
             },
         }

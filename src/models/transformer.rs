@@ -28,6 +28,8 @@ use crate::attention::place::Place;
 use crate::error::Result;
 use crate::nn::{FeedForward, LayerNorm};
 #[cfg(feature = "hf")]
+use crate::run::in_block;
+#[cfg(feature = "hf")]
 use crate::run::LayerInputs;
 use crate::run::{attend, attend_weights, RowAttention, Settings, Until};
 
@@ -74,7 +76,7 @@ pub(crate) fn encode(
     for (i, layer) in layers.iter().enumerate().skip(first) {
         if until.stops_at(i, layers.len()) {
             if let Some(row) = record {
-                attend_weights(&layer.self_attn, &x, &x, mask, settings, row)?;
+                attend_weights(&layer.self_attn, &x, &x, mask, settings, (Place::EncoderSelf, i), row)?;
             }
             return Ok(Stacked { output: None, residuals });
         }
@@ -117,7 +119,10 @@ pub(crate) fn encode_stacked(
     let keep = records.first().map_or(Kept::Maxima, RowAttention::kept);
     for (i, layer) in layers.iter().enumerate() {
         let last = until.stops_at(i, layers.len());
-        let (a, outs) = layer.self_attn.forward_stacked(x.view(), texts, &each, settings.scale_scores, keep, !last)?;
+        let (a, outs) = layer
+            .self_attn
+            .forward_stacked(x.view(), texts, &each, settings.scale_scores, keep, !last)
+            .map_err(|e| in_block(e, (Place::EncoderSelf, i)))?;
         for (((record, out), rows), mask) in records.iter_mut().zip(outs).zip(texts).zip(masks) {
             let input = Arc::new(rows_of(x.view(), rows.clone()));
             record.push_layer(&layer.self_attn, out, mask, LayerInputs { x_q: Arc::clone(&input), x_kv: input });
@@ -173,7 +178,7 @@ pub(crate) fn decode(
         if last && cross_record.is_none() {
             // nothing reads this layer's self-attention output: its weights are all
             if let Some(row) = self_record {
-                attend_weights(&layer.self_attn, &y, &y, self_mask, settings, row)?;
+                attend_weights(&layer.self_attn, &y, &y, self_mask, settings, (Place::DecoderSelf, i), row)?;
             }
             return Ok(Stacked { output: None, residuals });
         }
@@ -181,7 +186,7 @@ pub(crate) fn decode(
         let a = attend(&layer.self_attn, &y, &y, self_mask, settings, at, self_record.as_deref_mut())?;
         let y1 = Arc::new(layer.self_attn_norm.forward_sum(y.view(), a)); // (Tt, D)
         if let (true, Some(row)) = (last, cross_record.as_deref_mut()) {
-            attend_weights(&layer.cross_attn, &y1, memory, cross_mask, settings, row)?;
+            attend_weights(&layer.cross_attn, &y1, memory, cross_mask, settings, (Place::Cross, i), row)?;
             return Ok(Stacked { output: None, residuals });
         }
         let at = (Place::Cross, i);
@@ -212,7 +217,9 @@ pub(crate) fn decode_step(
     let mut rows = StepRows::default();
     for (i, (layer, cache)) in layers.iter().zip(caches.iter_mut()).enumerate() {
         let edits = settings.edits.at(Place::DecoderSelf, i);
-        let a = layer.self_attn.forward_cached(y.view(), &mut cache.own, &mask, settings.scale_scores, &edits)?;
+        let a = (layer.self_attn)
+            .forward_cached(y.view(), &mut cache.own, &mask, settings.scale_scores, &edits)
+            .map_err(|e| in_block(e, (Place::DecoderSelf, i)))?;
         let y1 = layer.self_attn_norm.forward_sum(y.view(), a.output); // (n, D)
                                                                        // decoder_caches gives every layer one
         let memory = cache
@@ -220,7 +227,9 @@ pub(crate) fn decode_step(
             .as_ref()
             .ok_or_else(|| crate::error::Error::shape("cross-attention's cache", &[0], &[layers.len()]))?;
         let edits = settings.edits.at(Place::Cross, i);
-        let c = layer.cross_attn.forward_over(y1.view(), memory, cross_mask, settings.scale_scores, &edits)?;
+        let c = (layer.cross_attn)
+            .forward_over(y1.view(), memory, cross_mask, settings.scale_scores, &edits)
+            .map_err(|e| in_block(e, (Place::Cross, i)))?;
         let y2 = layer.cross_attn_norm.forward_sum(y1.view(), c.output);
         let f = layer.ffn.forward(y2.view())?;
         y = layer.final_norm.forward_sum(y2.view(), f);

@@ -10,6 +10,8 @@ use super::request::Settings;
 use crate::attention::mask::Mask;
 use crate::attention::multi_head::{Kept, MultiHeadAttention};
 use crate::attention::place::Place;
+#[cfg(feature = "hf")]
+use crate::error::Error;
 use crate::error::Result;
 
 /// Runs `block` with queries from `x_q` over `x_kv`, as `settings` say for layer `layer` at
@@ -34,7 +36,10 @@ pub(crate) fn attend(
         []
     };
     let keep = record.as_ref().map_or(Kept::Maxima, |row| row.kept());
-    let mut a = block.forward_edited(x_q.view(), x_kv.view(), Some(mask), settings.scale_scores, keep, &edits)?;
+    let a = block.forward_edited(x_q.view(), x_kv.view(), Some(mask), settings.scale_scores, keep, &edits);
+    #[cfg(feature = "hf")]
+    let a = a.map_err(|e| in_block(e, (place, layer)));
+    let mut a = a?;
     let output = std::mem::take(&mut a.output);
     if let Some(row) = record {
         row.push_layer(block, a, mask, LayerInputs { x_q: Arc::clone(x_q), x_kv: Arc::clone(x_kv) });
@@ -50,9 +55,26 @@ pub(crate) fn attend_weights(
     x_kv: &Arc<Array2<f32>>,
     mask: &Arc<Mask>,
     settings: &Settings,
+    at: (Place, usize),
     row: &mut RowAttention,
 ) -> Result<()> {
-    let out = block.forward_weights(x_q.view(), x_kv.view(), Some(mask), settings.scale_scores, row.kept())?;
+    let out = block.forward_weights(x_q.view(), x_kv.view(), Some(mask), settings.scale_scores, row.kept());
+    // a toy model's weights are its seed's: none overflows
+    #[cfg(feature = "hf")]
+    let out = out.map_err(|e| in_block(e, at));
+    #[cfg(not(feature = "hf"))]
+    let _ = at;
+    let out = out?;
     row.push_layer(block, out, mask, LayerInputs { x_q: Arc::clone(x_q), x_kv: Arc::clone(x_kv) });
     Ok(())
+}
+
+/// `e`, met in the attention block at `at` (its place and layer): a non-finite value there says
+/// where ([`Error::NonFiniteAt`]); any other error is left as it is.
+#[cfg(feature = "hf")]
+pub(crate) fn in_block(e: Error, (place, layer): (Place, usize)) -> Error {
+    match e {
+        Error::NonFinite { what, index } => Error::NonFiniteAt { what, index, place: place.name().into(), layer },
+        other => other,
+    }
 }

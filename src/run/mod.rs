@@ -15,6 +15,8 @@ mod request;
 
 use ndarray::Array2;
 
+#[cfg(feature = "hf")]
+pub(crate) use attend::in_block;
 pub(crate) use attend::{attend, attend_weights};
 pub use edits::{Ablation, HeadAt, HeadEdit, HeadEdits};
 pub use info::{ModelInfo, PlaceInfo};

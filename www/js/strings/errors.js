@@ -17,6 +17,7 @@ export const ERRORS_KO = {
   kv_heads_do_not_divide: "키·값 헤드 {kv_heads}개로는 쿼리 헤드 {heads}개를 고르게 나눌 수 없습니다: 키·값 헤드마다 같은 수의 쿼리 헤드를 맡습니다.",
   shape: "‘{what}’의 모양이 {got}인데, {expected}이어야 합니다.",
   non_finite: "‘{what}’의 {index} 위치에 유한하지 않은 값이 있습니다.",
+  non_finite_at: "층 {layer}의 {place}에서 ‘{what}’의 {index} 위치에 유한하지 않은 값(숫자가 아니거나 무한대)이 있습니다: 모델의 가중치가 너무 큽니다.",
   unknown_name: "알 수 없는 {setting} ‘{value}’: {expected} 중에서 고르세요.",
   no_such: "{what} {index}번은 없습니다: {count}개가 있습니다.",
   no_output_head: "{architecture}에는 출력 헤드가 없습니다({missing} 없음): 예측, 로짓 렌즈, 패치에는 출력 헤드가 필요합니다. 어텐션 보기는 모두 그대로 됩니다.",
@@ -184,6 +185,7 @@ export const WORDS_KO = {
   steps: "단계 수",
   "a number above 0, at most 1": "0보다 크고 1 이하인 수",
   "a number": "숫자",
+  "the output head's logits": "출력 헤드의 로짓",
   "true or false": "참 또는 거짓",
   text: "문자열",
   "a list": "목록",
@@ -215,4 +217,5 @@ export const ERRORS_EN = {
   score_needs_self: "the “{score}” score compares positions in one sentence: {place} has two",
   rollout_needs_self: "rollout follows one sentence through its layers: {place} has two",
   probe_needs_causal: "the induction probe needs causal attention: this model's {place} is not causal",
+  non_finite_at: "`{what}` of layer {layer}'s {place} holds a non-finite value (NaN or infinity) at [{index}]: a weight of the model is too large",
 };
