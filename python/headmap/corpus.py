@@ -81,15 +81,29 @@ def _from_arrow_batches(batches, column, id_column, start=0):
             row += 1
 
 
+# Bytes of one line of a text or JSONL corpus read at most, as the command line reads them
+# (src/bin/headmap/corpus/read.rs): a text is at most 32,768 characters, and a JSONL row may
+# carry other fields beside it.
+LINE_BYTES = 16 << 20
+
+
 def _lines(path):
-    """(line number from 0, its text or None, why not): a line that is not UTF-8 is its own
-    error, not the file's."""
+    """(line number from 0, its text or None, why not): a line that is not UTF-8, or longer
+    than LINE_BYTES, is its own error, not the file's; the rest of a long line is passed over
+    unread."""
     with open(path, "rb") as f:
-        for number, raw in enumerate(f):
-            try:
-                yield number, raw.decode("utf-8").rstrip("\r\n"), None
-            except UnicodeDecodeError:
-                yield number, None, f"line {number + 1} is not UTF-8 text"
+        number = 0
+        while raw := f.readline(LINE_BYTES + 1):
+            if len(raw) > LINE_BYTES and not raw.endswith(b"\n"):
+                while (rest := f.readline(1 << 20)) and not rest.endswith(b"\n"):
+                    pass
+                yield number, None, f"line {number + 1} is longer than {LINE_BYTES >> 20} MB"
+            else:
+                try:
+                    yield number, raw.decode("utf-8").rstrip("\r\n"), None
+                except UnicodeDecodeError:
+                    yield number, None, f"line {number + 1} is not UTF-8 text"
+            number += 1
 
 
 def _from_jsonl(path, column, id_column):

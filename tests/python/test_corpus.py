@@ -344,6 +344,24 @@ def test_a_line_that_is_not_utf8_is_its_own_error(tmp_path):
     assert corpus.scores(model, tmp_path / "c.jsonl", progress=False).table.column("error").to_pylist() == [None, "line 2 is not UTF-8 text"]
 
 
+def test_a_line_too_long_to_read_is_its_own_error_as_on_the_command_line(tmp_path):
+    # read up to 16 MB, the rest passed over unread: a 200 MB line took 712 MB before
+    model = headmap.load(GPT2)
+    long = b"a" * (corpus.LINE_BYTES + 1)
+    (tmp_path / "c.txt").write_bytes(b"The cat sat.\n" + long + b"\nA dog ran.\n" + long)
+    (tmp_path / "c.jsonl").write_bytes(b'{"text": "The cat sat."}\n{"text": "' + long + b'"}\n{"text": "A dog ran."}\n')
+    said = lambda n: f"line {n} is longer than 16 MB"
+    for name, want in (("c.txt", [None, said(2), None, said(4)]), ("c.jsonl", [None, said(2), None])):
+        table = corpus.scores(model, tmp_path / name, progress=False).table
+        assert table.column("error").to_pylist() == want, name
+        cli("heads", "--model", str(GPT2), "--input", str(tmp_path / name), "--out", str(tmp_path / "s.parquet"))
+        assert pq.read_table(tmp_path / "s.parquet").column("error").to_pylist() == want, name
+    # a line of exactly 16 MB and its newline is read
+    (tmp_path / "d.txt").write_bytes(b"x " * (corpus.LINE_BYTES // 2) + b"\n")
+    error = corpus.scores(model, tmp_path / "d.txt", progress=False).table.column("error").to_pylist()[0]
+    assert error is not None and "characters, more than the maximum" in error, error
+
+
 def cli(*args):
     import os
     import subprocess
