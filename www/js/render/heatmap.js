@@ -86,15 +86,17 @@ export function drawLabels(ctx, layout, { highlight = null, queryValid = null, k
   ctx.save();
   ctx.textBaseline = "middle";
   const fontFor = (bold) => `${bold ? "600 " : ""}${fontPx}px ${font}`;
-  // a skipped label leaves a dot, so the labels shown never read as one sentence
-  const dot = (x, y) => {
+  // a skipped label leaves an axis tick, so the labels shown never read as one sentence (a dot
+  // read as a "." token)
+  const tick = (x, y, across) => {
     ctx.fillStyle = faded;
-    ctx.fillRect(x - 1, y - 1, 2, 2);
+    if (across) ctx.fillRect(x - 3, y - 0.5, 6, 1);
+    else ctx.fillRect(x - 0.5, y - 3, 1, 6);
   };
   layout.queryLabels.forEach((label, i) => {
     const bold = highlight?.axis === "query" && highlight.index === i;
     if (i % layout.queryStep !== 0 && !bold) {
-      if (cell >= 4) dot(left - 8, top + (i + 0.5) * cell);
+      if (cell >= 4) tick(left - 8, top + (i + 0.5) * cell, true);
       return;
     }
     ctx.font = fontFor(bold);
@@ -105,7 +107,7 @@ export function drawLabels(ctx, layout, { highlight = null, queryValid = null, k
   layout.keyLabels.forEach((label, j) => {
     const bold = highlight?.axis === "key" && highlight.index === j;
     if (j % layout.keyStep !== 0 && !bold) {
-      if (cell >= 4) dot(left + (j + 0.5) * cell, top - 8);
+      if (cell >= 4) tick(left + (j + 0.5) * cell, top - 8, false);
       return;
     }
     ctx.font = fontFor(bold);
