@@ -105,7 +105,7 @@ export class Generator {
     const signal = (this.#signal = new AbortController()).signal;
     this.#reset();
     const watch = this.#watch();
-    this.#rows.reserve(watch.heads);
+    this.#rows.reserve(watch.heads, this.#width());
     $("gen-stop").hidden = false;
     $("gen-run").disabled = true;
     $("gen-status").textContent = this.#app.T("gen.writing");
@@ -151,6 +151,11 @@ export class Generator {
     this.#app.$("gen-tokens").replaceChildren(...strip.children);
   }
 
+  /** The rows' width in CSS pixels: the panel's. */
+  #width() {
+    return Math.max(240, (this.#app.$("generate-panel").clientWidth || 600) - 30);
+  }
+
   /** The chosen token's rows in the watched layer, and the cache when that part is open. */
   #drawChosen() {
     const { $, model } = this.#app;
@@ -162,7 +167,7 @@ export class Generator {
     const keys = all.length / (watch.layers * watch.heads);
     const rows = all.subarray(watch.layer * watch.heads * keys, (watch.layer + 1) * watch.heads * keys);
     const labels = cross ? this.#source : this.#context.slice(0, keys);
-    const width = Math.max(240, ($("generate-panel").clientWidth || 600) - 30);
+    const width = this.#width();
     const writer = labels[keys - 1] ?? "";
     const text = this.#app.T(cross ? "gen.lookedCross" : "gen.looked", { layer: watch.layer + 1, head: watch.head + 1, token: pieceText(step.token), at: writer });
     $("gen-looked").textContent = text;

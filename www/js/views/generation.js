@@ -78,6 +78,8 @@ function lutPixel(pixel, value, max, lut) {
 const rowHeightFor = (heads) => (heads > 12 ? 6 : heads > 8 ? 12 : 16);
 /** Room below the rows for the keys' tokens. */
 const ROWS_BOTTOM = 60;
+/** Room left of the rows for the watched head's number. */
+const GUTTER = 34;
 
 /** `rows` [H, keys] of one layer as thin rows, the watched head lit, the key tokens below. */
 export class RowsView {
@@ -87,14 +89,23 @@ export class RowsView {
     container.replaceChildren(el("div", { class: "flow-scroll" }, this.canvas));
   }
 
-  /** Keeps the room `heads` rows take before the first is drawn, so the page below stays put. */
-  reserve(heads) {
-    this.container.style.minHeight = `${rowHeightFor(heads) * heads + ROWS_BOTTOM}px`;
+  /**
+   * Keeps the room `heads` rows take, `width` wide, before the first is drawn, so the page
+   * below stays put: each head's row in faint grey, where its weights will come, not a blank.
+   */
+  reserve(heads, width) {
+    const rowHeight = rowHeightFor(heads);
+    const h = rowHeight * heads + ROWS_BOTTOM;
+    this.container.style.minHeight = `${h}px`;
+    const { ctx } = sizeCanvas(this.canvas, width, h);
+    ctx.fillStyle = "#eceef2";
+    for (let hd = 0; hd < heads; hd++) ctx.fillRect(GUTTER, hd * rowHeight, width - GUTTER, rowHeight - 1);
+    this.canvas.removeAttribute("aria-label");
   }
 
   /** `data`: { rows, heads, keys, labels (the keys' tokens), head, width, lut, ink, label }. */
   draw({ rows, heads, keys, labels, head, width, lut, ink = "#444", label = "" }) {
-    const gutter = 34;
+    const gutter = GUTTER;
     const cell = Math.max(10, Math.min(36, Math.floor((width - gutter) / Math.max(1, keys))));
     const rowHeight = rowHeightFor(heads);
     const w = gutter + cell * keys;
