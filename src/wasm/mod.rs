@@ -56,10 +56,10 @@ pub use bench::{GemmBench, MultiHeadBench};
 #[cfg(feature = "hf")]
 pub use qk::QkCorpus;
 pub use run::Run;
-#[cfg(feature = "hf")]
-pub use threads::thread_count;
 #[cfg(feature = "threads")]
 pub use threads::{init_thread_pool, panic_on_a_thread, report_thread_panics};
+#[cfg(feature = "hf")]
+pub use threads::{panic_here, thread_count};
 #[cfg(feature = "hf")]
 use trace::StepsOut;
 #[cfg(feature = "hf")]

@@ -35,6 +35,13 @@ pub fn panic_on_a_thread() {
     rayon::join(|| (), || panic!("a deliberate panic on a thread of the pool (a test)"));
 }
 
+/// A deliberate panic on the worker's own thread, which stops the core as running out of memory
+/// does (wasm's `unreachable`): what the browser test of the page starting afresh runs.
+#[wasm_bindgen(js_name = panicHere)]
+pub fn panic_here() {
+    panic!("a deliberate panic on the worker's thread (a test)");
+}
+
 /// The threads a forward may use: 1 in the single-threaded build. In the threaded build ask
 /// only after `initThreadPool`: asking first starts rayon's pool of one on this thread, and the
 /// pool cannot be started again.

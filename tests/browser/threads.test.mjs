@@ -101,30 +101,59 @@ describe("threads in the browser", () => {
     await single.close();
   });
 
-  it("ends the worker with a clear error when a pool thread panics, and the page goes on", async () => {
-    const page = await minilm(h.base);
-    // the app's own client and this one share the page's one worker (js/client.js)
-    const outcome = await page.evaluate(async () => {
+  /** Panics `where` through a client of the page's own (it shares the explorer's worker); → the call's outcome. */
+  const panic = (page, where) =>
+    page.evaluate(async (where) => {
       const { AttentionClient } = await import("/js/client.js");
       try {
-        return { answer: await new AttentionClient().call("panicOnAThread") };
+        return { answer: await new AttentionClient().call("panic", { where }) };
       } catch (e) {
         return { code: e.code, message: e.message };
       }
-    });
+    }, where);
+
+  /** The explorer, after its worker stopped: says why at once, then draws `text` on a worker started afresh. */
+  async function drawsAfresh(page, text, stopped) {
+    const before = await page.evaluate(() => globalThis.__headmap.renders);
+    await page.locator("#text").fill(text);
+    await waitForRender(page, before + 1);
+    const errors = await page.evaluate(() => globalThis.__headmap.errors);
+    assert.deepEqual(errors.filter((e) => !stopped.test(e)), [], "no error but the stop");
+  }
+
+  it("ends the worker with a clear error when a pool thread panics, and draws the next sentence on a new one", async () => {
+    const page = await minilm(h.base);
+    const outcome = await panic(page, "thread");
     if ((await isolatedBuild(page)).cores < 2) {
       assert.deepEqual(outcome, { answer: false }, "one core: no pool, so no thread to stop");
       return page.close();
     }
     assert.equal(outcome.code, "thread_stopped", JSON.stringify(outcome));
-    assert.match(outcome.message, /a thread of the computation stopped: .*deliberate panic/s);
-    // the next sentence is refused by name, not left waiting, and the page still answers
-    await page.locator("#text").fill("A second sentence after the thread stopped.");
-    await page.waitForFunction(() => globalThis.__headmap.errors.some((e) => /thread of the computation stopped/.test(e)), null, { timeout: 30000 });
+    assert.match(outcome.message, /a thread of the computation stopped: .*deliberate panic.*starts afresh/s);
+    await drawsAfresh(page, "A second sentence after the thread stopped.", /thread of the computation stopped/);
     await page.locator("#lang").click();
     await page.waitForFunction(() => document.documentElement.lang === "ko");
     await page.close();
   });
+
+  for (const [build, base] of [
+    ["threaded", () => h.base],
+    ["single-threaded", () => `http://127.0.0.1:${plain.address().port}/`],
+  ]) {
+    it(`starts the ${build} core afresh after a trap on the worker's own thread, as after running out of memory`, async () => {
+      const page = await minilm(base(), { text: "A first sentence." });
+      const outcome = await panic(page, "here");
+      assert.equal(outcome.code, "computation_stopped", JSON.stringify(outcome));
+      assert.match(outcome.message, /the computation stopped \(unreachable\).*afresh/s);
+      // the memory the trap left half written is never used again: the next sentence draws on
+      // a new worker, which loads MiniLM again, and its weights are those of a page never stopped
+      await drawsAfresh(page, TEXT, /computation stopped/);
+      const fresh = await minilm(base());
+      assert.ok((await savedExport(page)).equals(await savedExport(fresh)), "the weights after the restart differ from a fresh page's");
+      await page.close();
+      await fresh.close();
+    });
+  }
 
   it("says in Korean on a phone how many threads compute, with nothing cut off", async () => {
     const page = await minilm(h.base, { lang: "ko", width: 390, locale: "ko-KR" });

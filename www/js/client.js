@@ -38,14 +38,15 @@ function scriptUrl(url) {
 }
 
 class Connection {
-  constructor(url) {
+  /** `sources`: where the models came from, kept from a worker that stopped (`stop`). */
+  constructor(url, sources = new Map()) {
     this.url = url;
     // a notebook figure's worker is one classic script from a blob: (js/inline/main.js), which a
     // page opened from disk could not start as a module
     this.worker = new Worker(scriptUrl(url), url.startsWith("blob:") ? {} : { type: "module" });
     this.pending = new Map();
     this.nextId = 1;
-    this.sources = new Map(); // model key → its source, to load it again
+    this.sources = sources; // model key → its source, to load it again
     this.worker.onmessage = ({ data }) => {
       const p = this.pending.get(data.id);
       if (!p) return;
@@ -53,6 +54,7 @@ class Connection {
         p.onProgress?.(data.progress);
         return;
       }
+      if (data.stopped) return this.stop(revive(data.error));
       this.pending.delete(data.id);
       if (data.ok) p.resolve(data.result);
       else p.reject(revive(data.error));
@@ -71,17 +73,24 @@ class Connection {
   }
 
   /**
+   * Ends the worker after its core stopped (`error`): a trap left its memory half written, or a
+   * pool thread it waits for is gone. The requests waiting are refused with `error`; the next
+   * one starts another worker (AttentionClient's `connection`), which loads its models again.
+   */
+  stop(error) {
+    this.worker.terminate();
+    this.fail(error);
+    this.restart = true;
+  }
+
+  /**
    * Listens where the threaded build's pool threads say they panicked (`channel`): the worker
-   * waiting for such a thread would wait for ever, so it is ended and the failure said, as when
-   * the worker itself fails.
+   * waiting for such a thread would wait for ever, so it is ended (`stop`).
    */
   watchThreads(channel) {
     if (this.threads || !channel || typeof BroadcastChannel !== "function") return;
     this.threads = new BroadcastChannel(channel);
-    this.threads.onmessage = ({ data }) => {
-      this.worker.terminate();
-      this.fail(coded(`a thread of the computation stopped: ${data}`, "thread_stopped", { reason: String(data) }));
-    };
+    this.threads.onmessage = ({ data }) => this.stop(coded(`a thread of the computation stopped: ${data}; it starts afresh at the next request`, "thread_stopped", { reason: String(data) }));
   }
 
   /** `signal` (an AbortSignal) asks the worker to stop a long job; it then rejects `cancelled`. */
@@ -113,24 +122,37 @@ export function sourceKey(source) {
   return `files:${++pickedFiles}`;
 }
 
+/** The page's worker at `href`, started (with `sources` to load models from) if none runs. */
+function connect(href, sources) {
+  if (!connections.has(href)) {
+    connections.set(href, null); // the policy checks the URL is one of ours
+    try {
+      connections.set(href, new Connection(href, sources));
+    } catch (e) {
+      connections.delete(href); // the next client tries again, and meets the same clear error
+      throw e;
+    }
+  }
+  return connections.get(href);
+}
+
 export class AttentionClient {
+  #connection;
+
   /** `workerUrl`: where worker.js is; widgets pass the URL next to their own script. */
   constructor(workerUrl = new URL("./worker.js", import.meta.url)) {
-    const href = String(workerUrl);
-    if (!connections.has(href)) {
-      connections.set(href, null); // the policy checks the URL is one of ours
-      try {
-        connections.set(href, new Connection(href));
-      } catch (e) {
-        connections.delete(href); // the next client tries again, and meets the same clear error
-        throw e;
-      }
-    }
-    this.connection = connections.get(href);
+    this.href = String(workerUrl);
+    this.#connection = connect(this.href);
     this.latest = 0;
     this.current = null; // the newest run's handle
     this.asked = new Map(); // run handle → the { op, args } that made it, to compute it again
     this.moved = new Map(); // run handle → the handle of the same run computed again
+  }
+
+  /** The page's worker: after one stopped (Connection's `stop`), the one started next. */
+  get connection() {
+    if (this.#connection.restart) this.#connection = connect(this.href, this.#connection.sources);
+    return this.#connection;
   }
 
   /**
@@ -167,7 +189,8 @@ export class AttentionClient {
       if (e.code !== "model_not_loaded") throw e;
       const source = this.connection.sources.get(key);
       if (!source) throw coded("the model's files were picked by the reader and are gone: pick them again", "files_gone");
-      await this.connection.send("load", { key, source });
+      const info = await this.connection.send("load", { key, source });
+      this.connection.watchThreads(info.compute?.panics);
       return work();
     }
   }

@@ -43,9 +43,13 @@ async function single(compute) {
   return { pkg, memory: wasm.memory };
 }
 
-/** The tests' deliberate panic on a pool thread; false in a build without threads. */
-export async function panicOnAThread() {
+/**
+ * The tests' deliberate panic: on a pool thread (`where` "thread"; false in a build without
+ * threads), else on the worker's own thread.
+ */
+export async function panic(where) {
   const { pkg } = await hf();
+  if (where !== "thread") pkg.panicHere();
   if (!pkg.panicOnAThread) return false;
   pkg.panicOnAThread();
   return true;
@@ -67,7 +71,10 @@ const models = new Map(); // key → { model, pkg }, least recently used first
 // A run holds its model (in wasm, shared): evicting a model frees only the page's handle, and
 // its runs still trace and export; the model's memory goes with its last run.
 const runs = new Map(); // id → { run, key, pkg, info, tokens }, least recently used first
-let nextRun = 1;
+// Handles count on from the time the worker started, a thousand a millisecond: a worker started
+// after one that stopped (client.js) never hands out a handle the page still holds from that one.
+const firstHandle = Date.now() * 1000;
+let nextRun = firstHandle;
 
 function touch(map, key) {
   const value = map.get(key);
@@ -384,7 +391,7 @@ export async function queryKeys(key, { lines, place, layer }, progress, stopped)
 // A corpus's vectors stay while a page may ask for a t-SNE of one of its heads: the newest four.
 const MAX_CORPORA = 4;
 const corpora = new Map(); // id → QkCorpus
-let nextCorpus = 1;
+let nextCorpus = firstHandle;
 
 /** t-SNE of head `head` of corpus `id`: Float32Array [(Nq+Nk)·2]; `progress(step, steps)`. */
 export function queryKeysTsne(id, head, progress) {

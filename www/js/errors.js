@@ -19,6 +19,7 @@ export const JS_CODES = [
   "model_too_large",
   "worker_failed",
   "thread_stopped",
+  "computation_stopped",
   "trusted_types",
   "empty_text",
   "nothing_drawn",

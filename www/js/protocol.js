@@ -74,8 +74,8 @@ export const OPERATIONS = {
   endTraining: { args: "session" },
   /** → Float32Array [dV]: Σ_j weights[j] · v[j] for v of shape [weights.length, dV] */
   weightedSum: { args: "weights v dV" },
-  /** → true (the threaded build panics on a pool thread: its test) or false */
-  panicOnAThread: { args: "" },
+  /** The tests' deliberate panic. `where` "thread": → true (the threaded build panics on a pool thread) or false; else it panics on the worker's own thread */
+  panic: { args: "where" },
 };
 // `cancel { target }`, sent by the client when a call's signal aborts, is no operation of its
 // own: it stops a queryKeys between two sentences, a patch between two layers' heads (which

@@ -259,6 +259,13 @@ const OWN = {
   queryKeysTsne: (corpus, head, { id }) => core.queryKeysTsne(corpus, head, (done, total) => self.postMessage({ id, progress: { done, total } })),
 };
 
+/**
+ * The trap that stopped the core, if one did (out of memory, or a panic: wasm's `unreachable`).
+ * The call it cut short left the core's memory half done, so no later call may use it: each is
+ * answered with this error, which also tells the page to end this worker and start another.
+ */
+let stopped = null;
+
 self.onmessage = async ({ data }) => {
   const { id, op } = data;
   if (op === "cancel") {
@@ -266,12 +273,15 @@ self.onmessage = async ({ data }) => {
     return;
   }
   try {
+    if (stopped) throw stopped;
     const answer = Object.hasOwn(OWN, op) ? OWN[op] : core[op];
     if (typeof answer !== "function") throw coded(`unknown operation ${op}`, "bad_operation", {});
     const result = await answer(...data.args, { id });
     self.postMessage({ id, ok: true, result }, [...new Set(buffersOf(result))]);
-  } catch (e) {
+  } catch (caught) {
+    if (caught instanceof WebAssembly.RuntimeError) stopped = coded(`the computation stopped (${caught.message}), perhaps out of memory: it starts afresh at the next request`, "computation_stopped", { reason: caught.message });
+    const e = stopped ?? caught;
     const error = e instanceof Error ? { message: e.message, code: e.code, details: e.details } : { message: String(e) };
-    self.postMessage({ id, ok: false, error });
+    self.postMessage({ id, ok: false, error, stopped: !!stopped });
   }
 };
