@@ -1,6 +1,7 @@
 // The one module that imports the wasm packages. It runs inside the worker (worker.js) and
-// keeps every model and run as a handle, so the weights have one owner: wasm memory here.
-// The worker asks for exactly what a view draws.
+// keeps every model and run as a handle (held.js), so the weights have one owner: wasm memory
+// here. The worker asks for exactly what a view draws; the explorer's longer jobs (jobs.js)
+// load later, on the same models and runs.
 //
 // The toy model needs only the small package (../pkg/); the first real model loads the
 // larger one (../pkg-hf/), which has the toy too. A model lives in the package that made it.
@@ -12,6 +13,9 @@
 
 import initToy, * as toyPkg from "../pkg/headmap.js";
 import { coded } from "./errors.js";
+import { MAX_MODELS, evict, finder, hasModel, keep, modelAt, models, runAt, runs, touch } from "./held.js";
+
+export { hasModel };
 
 let toyReady = null;
 let hfReady = null;
@@ -43,16 +47,9 @@ async function single(compute) {
   return { pkg, memory: wasm.memory };
 }
 
-/**
- * The tests' deliberate panic: on a pool thread (`where` "thread"; false in a build without
- * threads), else on the worker's own thread.
- */
+/** The tests' deliberate panic (compute.js's `panic`), in the real-model package. */
 export async function panic(where) {
-  const { pkg } = await hf();
-  if (where !== "thread") pkg.panicHere();
-  if (!pkg.panicOnAThread) return false;
-  pkg.panicOnAThread();
-  return true;
+  return (await computing()).panic((await hf()).pkg, where);
 }
 
 /** How real models are computed on this page, once their package has loaded. */
@@ -65,50 +62,10 @@ async function toy() {
   return toyReady;
 }
 
-const MAX_MODELS = 4;
-const MAX_RUNS = 24;
-const models = new Map(); // key → { model, pkg }, least recently used first
-// A run holds its model (in wasm, shared): evicting a model frees only the page's handle, and
-// its runs still trace and export; the model's memory goes with its last run.
-const runs = new Map(); // id → { run, key, pkg, info, tokens }, least recently used first
-// Handles count on from the time the worker started, a thousand a millisecond: a worker started
-// after one that stopped (client.js) never hands out a handle the page still holds from that one.
-const firstHandle = Date.now() * 1000;
-let nextRun = firstHandle;
-
-function touch(map, key) {
-  const value = map.get(key);
-  map.delete(key);
-  map.set(key, value);
-  return value;
-}
-
-function evict(map, max) {
-  while (map.size > max) {
-    const [key, value] = map.entries().next().value;
-    map.delete(key);
-    (value.run ?? value.model ?? value).free();
-  }
-}
-
 /** Loads the toy package; returns the seeds' example sentences. */
 export async function start() {
   const pkg = await toy();
   return { examples: pkg.examples() };
-}
-
-/**
- * Whether a model is loaded under `key` (so its files need not be fetched). A model the map let
- * go while a run of it lives is taken back from that run: the same model, not a second copy.
- */
-export function hasModel(key) {
-  if (models.has(key)) return true;
-  const held = [...runs.values()].find((r) => r.key === key);
-  const model = held?.run.model(); // none behind weights read from a file
-  if (!model) return false;
-  models.set(key, { model, pkg: held.pkg });
-  evict(models, MAX_MODELS);
-  return models.has(key);
 }
 
 /**
@@ -164,17 +121,6 @@ export async function wasmBytes() {
   return hfReady ? (await hf()).memory.buffer.byteLength : 0;
 }
 
-function modelAt(key) {
-  if (key.startsWith("file:")) throw coded("this needs the model that computed the weights: a file of attention holds weights and tokens only", "needs_model");
-  if (!hasModel(key)) throw coded("the model is not loaded", "model_not_loaded");
-  return touch(models, key);
-}
-
-function runAt(id) {
-  if (!runs.has(id)) throw coded("that run has been freed", "run_freed");
-  return touch(runs, id);
-}
-
 /**
  * Runs `request` ({ texts, targets?, place?, mask?, scale?, ablate?, ablation?, output?, thumbs? }) on the model under `key`. Returns
  * { id, info, tokens }: tokens[place][row] are the row's tokens and validity on both sides.
@@ -189,23 +135,6 @@ export function run(key, request) {
   const r = entry.model.run(request);
   const ms = performance.now() - t0;
   return { ...keep(r, key, entry.pkg), ms };
-}
-
-/** Keeps run `r` of model `key` (made by `pkg`) under a new id, with its info and every row's tokens. */
-function keep(r, key, pkg) {
-  const id = nextRun++;
-  let info;
-  const tokens = {};
-  try {
-    info = r.info();
-    for (const p of info.places) tokens[p.place] = Array.from({ length: p.batch }, (_, row) => r.tokens(p.place, row));
-  } catch (e) {
-    r.free(); // and with it the run's hold on its model
-    throw e;
-  }
-  runs.set(id, { run: r, key: key ?? `file:${id}`, pkg, info, tokens });
-  evict(runs, MAX_RUNS);
-  return { id, info, tokens };
 }
 
 /**
@@ -287,14 +216,6 @@ export function trace(id, { place, row, layer, head: h }) {
  * so there is nothing to find, and its package leaves the code out (a blog's toy widget stays
  * small).
  */
-function finder(entry, method, key = entry.key) {
-  const target = entry.run ?? entry.model;
-  if (key.startsWith("toy:") || typeof target[method] !== "function") {
-    throw coded("the toy model is untrained: its heads have no roles to find; choose the trained model or a real one", "untrained_heads");
-  }
-  return target;
-}
-
 /** Every score of every head of one row: { layers, heads, scores: { name: Float32Array [L·H] } }. */
 export function scores(id, { place, row }, options = {}) {
   return finder(runAt(id), "scores").scores(place, row, options);
@@ -308,209 +229,6 @@ export function mass(id, { place, row }, queries, keys) {
 /** Attention rollout after every layer: Float32Array [L·T·T]. */
 export function rollout(id, { place, row }, fusion = "mean") {
   return finder(runAt(id), "rollout").rollout(place, row, fusion);
-}
-
-/**
- * The induction probe on model `key` ({ place?, length?, seed? }): a run of its own, kept like
- * any other, and { place, causal, length, second, ids, layers, heads, induction [L·H] }.
- */
-export function probe(key, { place, length, seed } = {}) {
-  const entry = modelAt(key);
-  const p = finder(entry, "probe", key).probe(place ?? undefined, length ?? undefined, seed ?? undefined);
-  const { run: r, ...found } = p;
-  const id = nextRun++;
-  const info = r.info();
-  const tokens = {};
-  for (const pl of info.places) tokens[pl.place] = [r.tokens(pl.place, 0)];
-  runs.set(id, { run: r, key, pkg: entry.pkg, info, tokens });
-  evict(runs, MAX_RUNS);
-  return { id, info, tokens, probe: found };
-}
-
-/**
- * Queries and keys of every head of `layer` at `place` over `lines` (one sentence each; a
- * tab splits an encoder–decoder's source from its target), in one joint embedding per head
- * (src/qk): { heads, sentences: [{ queries: [token], keys: [token], queryPositions,
- * keyPositions }], pictures: [{ queries, keys, coords, norms, explained, correlation, scale }] }.
- * Each sentence runs alone (no padding); `progress(done)` after each, and `stopped()` is asked
- * between them. The vectors live only in here: what leaves is two numbers per token.
- */
-export async function queryKeys(key, { lines, place, layer }, progress, stopped) {
-  const entry = modelAt(key);
-  const Corpus = entry.pkg.QkCorpus;
-  if (key.startsWith("toy:") || typeof Corpus !== "function") {
-    throw coded("the toy model is untrained: its heads have no roles to find; choose the trained model or a real one", "untrained_heads");
-  }
-  const { sentences: maxSentences } = Corpus.limits();
-  if (!lines.length) throw coded("the corpus has no sentence: give at least one line of text", "empty_corpus");
-  if (lines.length > maxSentences) {
-    throw coded(`the corpus has ${lines.length} sentences: at most ${maxSentences} are drawn at once`, "too_many_sentences", { sentences: lines.length, max: maxSentences });
-  }
-  const corpus = new Corpus();
-  const sentences = [];
-  let kept = false;
-  try {
-    for (const [i, line] of lines.entries()) {
-      if (await stopped()) throw coded("stopped", "cancelled");
-      const [text, target] = line.split("\t");
-      // the layer drawn is the last one computed
-      const request = { texts: [text], place, throughLayer: layer, ...(target?.trim() ? { targets: [target] } : {}) };
-      const r = entry.model.run(request);
-      try {
-        const tokens = r.tokens(place, 0);
-        corpus.add(r, place, 0, layer);
-        sentences.push(tokens);
-      } finally {
-        r.free();
-      }
-      progress(i + 1);
-    }
-    const where = corpus.sentences();
-    const pictures = Array.from({ length: corpus.heads() }, (_, h) => corpus.picture(h));
-    const label = (t) => ({ label: t.label, kind: t.kind, text: t.text });
-    const id = nextCorpus++;
-    corpora.set(id, corpus);
-    evict(corpora, MAX_CORPORA);
-    kept = true;
-    return {
-      id,
-      heads: corpus.heads(),
-      pictures,
-      sentences: where.map((w, i) => ({
-        queryPositions: w.queryPositions,
-        keyPositions: w.keyPositions,
-        queries: w.queryPositions.map((p) => label(sentences[i].queries[p])),
-        keys: w.keyPositions.map((p) => label(sentences[i].keys[p])),
-      })),
-    };
-  } finally {
-    if (!kept) corpus.free();
-  }
-}
-
-// A corpus's vectors stay while a page may ask for a t-SNE of one of its heads: the newest four.
-const MAX_CORPORA = 4;
-const corpora = new Map(); // id → QkCorpus
-let nextCorpus = firstHandle;
-
-/** t-SNE of head `head` of corpus `id`: Float32Array [(Nq+Nk)·2]; `progress(step, steps)`. */
-export function queryKeysTsne(id, head, progress) {
-  if (!corpora.has(id)) throw coded("that corpus has been let go: draw it again", "run_freed");
-  return touch(corpora, id).tsne(head, progress);
-}
-
-/** Lets corpus `id`'s vectors go. */
-export function freeQueryKeys(id) {
-  corpora.get(id)?.free();
-  corpora.delete(id);
-}
-
-/** The toy-only build's answer to anything that needs an output head. */
-const toyHasNoHead = () =>
-  coded("toy has no output head: the toy model is untrained and predicts nothing; choose a trained model", "no_output_head", { architecture: "toy", missing: "an output head" });
-
-/**
- * What the model predicts at every position (the document `headmap predict` writes):
- * `request` { texts, targets?, topK?, lens?, ablate?, ablation? }. The toy has no head.
- */
-export function predict(key, request) {
-  const { model } = modelAt(key);
-  if (typeof model.predict !== "function") {
-    throw toyHasNoHead();
-  }
-  return model.predict(request);
-}
-
-/**
- * What the model predicts at every position of batch row `row` of run `id`, from the output the
- * run kept (it was asked with `output: true`): `predict`'s document for that row, without a
- * second run. The toy has no head.
- */
-export function runPredictions(id, row, topK = 5) {
-  const { run: r } = runAt(id);
-  if (typeof r.predictions !== "function") {
-    throw toyHasNoHead();
-  }
-  return r.predictions(row, topK);
-}
-
-/**
- * Activation patching of every head (the document `headmap patch` writes): `request` { clean,
- * corrupt, target?, answer, wrong, position?, place? }; `progress(done, total)` after each
- * layer's worth of heads, and `stopped()` asked between them (a stop rejects `cancelled`).
- */
-export async function patch(key, request, progress, stopped) {
-  const { model } = modelAt(key);
-  if (typeof model.patcher !== "function") {
-    throw toyHasNoHead();
-  }
-  const patcher = model.patcher(request);
-  try {
-    const total = patcher.total();
-    const heads = Math.max(1, total / Math.max(1, patcher.result().map.length));
-    while (patcher.step(heads)) {
-      progress(patcher.done(), total);
-      if (await stopped()) throw coded("stopped", "cancelled");
-    }
-    progress(total, total);
-    return patcher.result();
-  } finally {
-    patcher.free();
-  }
-}
-
-/**
- * Text the model writes, token by token over its KV cache: `request` { prompt, maxNewTokens?,
- * temperature?, topK?, topP?, seed?, ablate?, ablation? }, `watch` { layer, head }: the cache
- * kept for that head is reported with each token. `progress(token)` after each with { token:
- * { id, token, p, index, keys }, rows (Float32Array [L, H, keys], what the position that wrote
- * it read), cross (the same over the source, in an encoder–decoder), kept { keys, values, dK },
- * read (the tokens the decoder has read), source (an encoder–decoder's prompt), cacheBytes, ms
- * (this step's time) }; `stopped()` is asked between two tokens, and a stop keeps
- * what was written. Answers { id, info, tokens, generation, msFull }: the whole text's run, a run
- * of its own the caller frees, the document `headmap generate` writes, and the time that run
- * took (the whole text at once, as each step would without the cache).
- */
-export async function write(key, request, watch, progress, stopped) {
-  const entry = modelAt(key);
-  const { model } = entry;
-  if (typeof model.writer !== "function") {
-    throw coded("toy cannot write text of its own: the toy model is untrained; choose a trained model", "cannot_generate", { architecture: "toy" });
-  }
-  const writer = model.writer(request);
-  try {
-    const encoderDecoder = model.info().places.some((p) => p.place === "cross");
-    while (!writer.done) {
-      const started = performance.now();
-      const token = writer.step();
-      const ms = performance.now() - started;
-      if (!token) break;
-      // handed over: the page that draws them holds the only copy
-      const { decoder: rows, cross } = writer.take(token.index);
-      const kept = watch ? writer.kept(watch.layer, watch.head) : null;
-      progress({ token, rows, cross: encoderDecoder ? cross : null, kept, read: writer.read(), source: encoderDecoder ? writer.prompt() : null, cacheBytes: writer.cacheBytes(), ms });
-      if (await stopped()) break;
-    }
-    const generation = writer.result();
-    // the whole text at once: what each step would cost again without the cache
-    const started = performance.now();
-    const r = writer.run();
-    const msFull = performance.now() - started;
-    const id = nextRun++;
-    const info = r.info();
-    const tokens = {};
-    for (const pl of info.places) tokens[pl.place] = [r.tokens(pl.place, 0)];
-    runs.set(id, { run: r, key, pkg: entry.pkg, info, tokens });
-    evict(runs, MAX_RUNS);
-    return { id, info, tokens, generation, msFull };
-  } finally {
-    writer.free();
-  }
-}
-
-/** The loaded encoder–decoder model's greedy output for `text`. */
-export function generate(key, text, maxNewTokens = 64) {
-  return modelAt(key).model.generate(text, maxNewTokens);
 }
 
 /** The run as the command line writes it: "json" or "csv" text. */
