@@ -12,8 +12,8 @@ export const models = new Map(); // key → { model, pkg }, least recently used 
 export const runs = new Map(); // id → { run, key, pkg, info, tokens }, least recently used first
 // Handles count on from the time the worker started, a thousand a millisecond: a worker started
 // after one that stopped (client.js) never hands out a handle the page still holds from that one.
-// Modulo 10⁶ s, so that handles stay small integers (V8's fast ones: as doubles the training
-// panel's frames passed 50 ms); ranges a thousand seconds apart meet only after 10⁹ runs.
+// Modulo 10⁶ s, so that handles stay below 2³⁰, V8's small integers; two workers' ranges meet
+// only if the later one makes as many runs as milliseconds passed, times a thousand, or 10⁹.
 export const firstHandle = (Date.now() % 1e6) * 1000 + 1;
 let nextRun = firstHandle;
 
