@@ -1,8 +1,9 @@
 // wasm-bindgen-rayon's no-bundler helper starts each thread from a blob: copy of itself, which a
 // page whose CSP says `worker-src 'self'` (ours, and most careful blogs') refuses. The helper is
 // served beside the package, same-origin, so the threads start from its own URL instead, through
-// the Trusted Types policy `headmap` where the page enforces them. Run by scripts/build/all on
-// www/pkg-hf-threads/; fails if the helper no longer reads as expected.
+// the Trusted Types policy `headmap` where the page enforces them; and a thread that traps says
+// so where the page listens. Run by scripts/build/all on www/pkg-hf-threads/; fails if the
+// helper no longer reads as expected.
 // Usage: node scripts/build/rayon-workers.mjs PACKAGE_DIR
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -34,5 +35,25 @@ const stale = `      // The script is fetched as a blob so it works even if this
       // hosted remotely (e.g. on a CDN). This avoids a cross-origin
       // security error.
 `;
-const patched = text.replace(from, to).replace("URL.revokeObjectURL(url);", "").replace(stale, "      // (headmap) started from this file's own URL: see threadScript below\n");
+// a trap on a thread (an abort, as running out of memory is, passes Rust's panic hook by) is said
+// where the page listens (compute.js names the channel), as the hook says a panic: the worker
+// waiting for this thread would wait for ever
+const start = "  pkg.wbg_rayon_start_worker(data.receiver);\n";
+const said = `  try {
+    pkg.wbg_rayon_start_worker(data.receiver);
+  } catch (e) {
+    // (headmap) a trap on this thread, said where the page listens
+    if (data.headmapPanics) new BroadcastChannel(data.headmapPanics).postMessage(String(e));
+    throw e;
+  }
+`;
+const init = "    mainJS: builder.mainJS()\n";
+const named = "    mainJS: builder.mainJS(),\n    headmapPanics: globalThis.headmapPanics\n";
+if (!text.includes(start) || !text.includes(init)) throw new Error(`${file} no longer starts its threads as expected: update scripts/build/rayon-workers.mjs`);
+const patched = text
+  .replace(from, to)
+  .replace("URL.revokeObjectURL(url);", "")
+  .replace(stale, "      // (headmap) started from this file's own URL: see threadScript below\n")
+  .replace(start, said)
+  .replace(init, named);
 await writeFile(file, patched + helper);

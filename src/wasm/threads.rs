@@ -28,11 +28,18 @@ pub fn report_thread_panics(channel: String) {
     }));
 }
 
-/// A deliberate panic on a thread of the pool: what the browser test of a thread's panic runs.
+/// A deliberate panic on a thread of the pool, or (`abort`) an abort there, as running out of
+/// memory aborts, without Rust's panic hook: what the browser tests of a thread that stops run.
 #[cfg(feature = "threads")]
 #[wasm_bindgen(js_name = panicOnAThread)]
-pub fn panic_on_a_thread() {
-    rayon::join(|| (), || panic!("a deliberate panic on a thread of the pool (a test)"));
+pub fn panic_on_a_thread(abort: bool) {
+    rayon::join(
+        || (),
+        || match abort {
+            true => std::process::abort(),
+            false => panic!("a deliberate panic on a thread of the pool (a test)"),
+        },
+    );
 }
 
 /// A deliberate panic on the worker's own thread, which stops the core as running out of memory

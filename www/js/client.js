@@ -38,15 +38,19 @@ function scriptUrl(url) {
 }
 
 class Connection {
-  /** `sources`: where the models came from, kept from a worker that stopped (`stop`). */
-  constructor(url, sources = new Map()) {
+  constructor(url) {
     this.url = url;
-    // a notebook figure's worker is one classic script from a blob: (js/inline/main.js), which a
-    // page opened from disk could not start as a module
-    this.worker = new Worker(scriptUrl(url), url.startsWith("blob:") ? {} : { type: "module" });
     this.pending = new Map();
     this.nextId = 1;
-    this.sources = sources; // model key → its source, to load it again
+    this.sources = new Map(); // model key → its source, to load it again
+    this.start();
+  }
+
+  /** Starts the worker: at first, and at the first request after one stopped (`stop`). */
+  start() {
+    // a notebook figure's worker is one classic script from a blob: (js/inline/main.js), which a
+    // page opened from disk could not start as a module
+    this.worker = new Worker(scriptUrl(this.url), this.url.startsWith("blob:") ? {} : { type: "module" });
     this.worker.onmessage = ({ data }) => {
       const p = this.pending.get(data.id);
       if (!p) return;
@@ -62,25 +66,31 @@ class Connection {
     this.worker.onerror = (e) => this.fail(coded(`the attention worker failed: ${e.message || "it could not load"}`, "worker_failed"));
   }
 
-  fail(error) {
+  /** Refuses every request waiting with `error`. */
+  refuse(error) {
     for (const p of this.pending.values()) p.reject(error);
     this.pending.clear();
+    this.threads?.close();
+    this.threads = null;
+  }
+
+  fail(error) {
+    this.refuse(error);
     // a dead worker answers nothing: later calls fail at once, and a client made later
     // (a widget scrolled into view) starts a new one
     this.failed = error;
-    this.threads?.close();
     if (connections.get(this.url) === this) connections.delete(this.url);
   }
 
   /**
    * Ends the worker after its core stopped (`error`): a trap left its memory half written, or a
    * pool thread it waits for is gone. The requests waiting are refused with `error`; the next
-   * one starts another worker (AttentionClient's `connection`), which loads its models again.
+   * one starts another worker, which the clients load their models into again as they ask.
    */
   stop(error) {
     this.worker.terminate();
-    this.fail(error);
-    this.restart = true;
+    this.refuse(error);
+    this.stopped = true;
   }
 
   /**
@@ -96,6 +106,10 @@ class Connection {
   /** `signal` (an AbortSignal) asks the worker to stop a long job; it then rejects `cancelled`. */
   send(op, payload = {}, { onProgress = null, signal = null } = {}) {
     if (this.failed) return Promise.reject(this.failed);
+    if (this.stopped) {
+      this.stopped = false;
+      this.start();
+    }
     if (signal?.aborted) return Promise.reject(coded("stopped", "cancelled"));
     if (!Object.hasOwn(OPERATIONS, op)) return Promise.reject(coded(`unknown operation ${op}`, "bad_operation", {}));
     // the arguments in the order the worker's function takes them
@@ -122,37 +136,24 @@ export function sourceKey(source) {
   return `files:${++pickedFiles}`;
 }
 
-/** The page's worker at `href`, started (with `sources` to load models from) if none runs. */
-function connect(href, sources) {
-  if (!connections.has(href)) {
-    connections.set(href, null); // the policy checks the URL is one of ours
-    try {
-      connections.set(href, new Connection(href, sources));
-    } catch (e) {
-      connections.delete(href); // the next client tries again, and meets the same clear error
-      throw e;
-    }
-  }
-  return connections.get(href);
-}
-
 export class AttentionClient {
-  #connection;
-
   /** `workerUrl`: where worker.js is; widgets pass the URL next to their own script. */
   constructor(workerUrl = new URL("./worker.js", import.meta.url)) {
-    this.href = String(workerUrl);
-    this.#connection = connect(this.href);
+    const href = String(workerUrl);
+    if (!connections.has(href)) {
+      connections.set(href, null); // the policy checks the URL is one of ours
+      try {
+        connections.set(href, new Connection(href));
+      } catch (e) {
+        connections.delete(href); // the next client tries again, and meets the same clear error
+        throw e;
+      }
+    }
+    this.connection = connections.get(href);
     this.latest = 0;
     this.current = null; // the newest run's handle
     this.asked = new Map(); // run handle → the { op, args } that made it, to compute it again
     this.moved = new Map(); // run handle → the handle of the same run computed again
-  }
-
-  /** The page's worker: after one stopped (Connection's `stop`), the one started next. */
-  get connection() {
-    if (this.#connection.restart) this.#connection = connect(this.href, this.#connection.sources);
-    return this.#connection;
   }
 
   /**

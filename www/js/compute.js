@@ -82,9 +82,12 @@ export async function threaded(load) {
     const late = new Promise((_, reject) => {
       timer = setTimeout(() => reject(new Error("the threads did not start")), POOL_TIMEOUT_MS);
     });
-    await Promise.race([pkg.initThreadPool(cores), late]).finally(() => clearTimeout(timer));
-    // a panic on a pool thread is said on this channel: the page ends the worker (client.js)
+    // a pool thread that stops says so on this channel, and the page ends the worker (client.js):
+    // a panic through Rust's hook, any trap (an abort, as running out of memory is) through the
+    // threads' own script (scripts/build/rayon-workers.mjs), which reads the name here
     const panics = `headmap-threads-${globalThis.crypto?.randomUUID?.() ?? Math.random().toString(36).slice(2)}`;
+    globalThis.headmapPanics = panics;
+    await Promise.race([pkg.initThreadPool(cores), late]).finally(() => clearTimeout(timer));
     pkg.reportThreadPanics(panics);
     compute = { build: "threads", threads: pkg.threadCount(), panics };
     computing(name);
@@ -100,4 +103,16 @@ export async function threaded(load) {
 export async function computeInfo(loading) {
   if (loading) await loading;
   return { ...compute, package: folder };
+}
+
+/**
+ * The tests' deliberate panic in `pkg`: on a pool thread (`where` "thread", or "abort" for an
+ * abort there, as running out of memory is; false in a build without threads), else on the
+ * worker's own thread.
+ */
+export function panic(pkg, where) {
+  if (where !== "thread" && where !== "abort") pkg.panicHere();
+  if (!pkg.panicOnAThread) return false;
+  pkg.panicOnAThread(where === "abort");
+  return true;
 }

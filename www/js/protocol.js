@@ -66,15 +66,15 @@ export const OPERATIONS = {
   write: { args: "key request watch", needs: "model" },
   /** → text: an encoder–decoder's greedy output for `text`, up to `maxNewTokens` (64) */
   generate: { args: "key text maxNewTokens", needs: "model" },
-  /** → { step }: session `session`'s model trained up to step `until`, its trainer made from `settings` (the wasm Trainer's) the first time; progress every few dozen steps: { step, reports: [{ step, loss, copyAccuracy }], ms, scores?, thumbs? } — every head's scores on the probe and its heatmap (`thumb` device pixels, coloured 0–1) at step 0 and every 50 steps; a signal pauses it between two chunks (the trainer stays) */
-  train: { args: "session settings until thumb" },
+  /** → { step }: session `session`'s model trained up to step `until`, its trainer made from `settings` (the wasm Trainer's) the first time; progress every few dozen steps: { step, reports: [{ step, loss, copyAccuracy }], ms, scores?, thumbs? } — every head's scores on the probe and its heatmap (`thumb` device pixels, coloured 0–1) at step 0 and every 50 steps; a signal pauses it between two chunks (the trainer stays). `from`: the steps the page has drawn; a session the worker no longer has (it started afresh) with `from` above 0 rejects `training_lost` */
+  train: { args: "session settings until thumb from" },
   /** → { id, step, files }: session `session`'s model now, kept as a folder (config.json, model.safetensors, tokenizer.json) that `load` opens as { from: "kept", id } */
   keep: { args: "session" },
   /** → nothing: session `session`'s trainer goes */
   endTraining: { args: "session" },
   /** → Float32Array [dV]: Σ_j weights[j] · v[j] for v of shape [weights.length, dV] */
   weightedSum: { args: "weights v dV" },
-  /** The tests' deliberate panic. `where` "thread": → true (the threaded build panics on a pool thread) or false; else it panics on the worker's own thread */
+  /** The tests' deliberate panic. `where` "thread" (or "abort", as running out of memory aborts): → true (the threaded build panics on a pool thread) or false; else it panics on the worker's own thread */
   panic: { args: "where" },
 };
 // `cancel { target }`, sent by the client when a call's signal aborts, is no operation of its

@@ -28,6 +28,8 @@ function buffersOf(value, out = []) {
 const modelFiles = () => import("./model-files.js");
 /** Training is for the explorer's panel: no widget loads it. */
 const training = () => import("./training.js");
+/** The explorer's longer jobs (jobs.js): a page of toy widgets never loads them. */
+const jobs = () => import("./jobs.js");
 
 async function filesOf(source, id) {
   const { HUB, fetchModelFiles, hubUrl, pickFiles, validModelId } = await modelFiles();
@@ -204,7 +206,7 @@ const OWN = {
     const progress = (done) => self.postMessage({ id, progress: { done, total: corpus.lines.length } });
     const stopped = async () => (await breathe(), cancelled.has(id));
     try {
-      return await core.queryKeys(key, corpus, progress, stopped);
+      return await (await jobs()).queryKeys(key, corpus, progress, stopped);
     } finally {
       cancelled.delete(id);
     }
@@ -213,7 +215,7 @@ const OWN = {
     const progress = (done, total) => self.postMessage({ id, progress: { done, total } });
     const stopped = async () => (await breathe(), cancelled.has(id));
     try {
-      return await core.patch(key, request, progress, stopped);
+      return await (await jobs()).patch(key, request, progress, stopped);
     } finally {
       cancelled.delete(id);
     }
@@ -223,12 +225,12 @@ const OWN = {
     const progress = (step) => self.postMessage({ id, progress: step }, [...new Set(buffersOf(step))]);
     const stopped = async () => (await breathe(), cancelled.has(id));
     try {
-      return await core.write(key, request, watch, progress, stopped);
+      return await (await jobs()).write(key, request, watch, progress, stopped);
     } finally {
       cancelled.delete(id);
     }
   },
-  async train(session, settings, until, thumb, { id }) {
+  async train(session, settings, until, thumb, from, { id }) {
     const [{ train, trainedModel }, pkg] = await Promise.all([training(), core.realPackage()]);
     // every head on the probe, painted 0–1 as the model is at each scored step
     const progress = async (out) => {
@@ -246,7 +248,7 @@ const OWN = {
     };
     const stopped = async () => (await breathe(), cancelled.has(id));
     try {
-      return await train(pkg, session, settings, until, progress, stopped);
+      return await train(pkg, session, settings, until, from, progress, stopped);
     } finally {
       cancelled.delete(id);
     }
@@ -256,7 +258,7 @@ const OWN = {
     (await training()).endTraining(session);
     core.forget(`trainer:${session}`);
   },
-  queryKeysTsne: (corpus, head, { id }) => core.queryKeysTsne(corpus, head, (done, total) => self.postMessage({ id, progress: { done, total } })),
+  queryKeysTsne: async (corpus, head, { id }) => (await jobs()).queryKeysTsne(corpus, head, (done, total) => self.postMessage({ id, progress: { done, total } })),
 };
 
 /**
@@ -266,6 +268,13 @@ const OWN = {
  */
 let stopped = null;
 
+/**
+ * Whether `e` leaves the core's memory untrusted: a trap; the stack overflowing inside a call
+ * (V8's RangeError, Firefox's InternalError); or wasm-bindgen finding a Rust value still
+ * borrowed by a call a trap cut short, as `free()` in a `finally` does after one.
+ */
+const broken = (e) => e instanceof WebAssembly.RuntimeError || /call stack|recursion|borrowed|recursive use/.test(e?.message);
+
 self.onmessage = async ({ data }) => {
   const { id, op } = data;
   if (op === "cancel") {
@@ -274,12 +283,12 @@ self.onmessage = async ({ data }) => {
   }
   try {
     if (stopped) throw stopped;
-    const answer = Object.hasOwn(OWN, op) ? OWN[op] : core[op];
+    const answer = Object.hasOwn(OWN, op) ? OWN[op] : (core[op] ?? (await jobs())[op]);
     if (typeof answer !== "function") throw coded(`unknown operation ${op}`, "bad_operation", {});
     const result = await answer(...data.args, { id });
     self.postMessage({ id, ok: true, result }, [...new Set(buffersOf(result))]);
   } catch (caught) {
-    if (caught instanceof WebAssembly.RuntimeError) stopped = coded(`the computation stopped (${caught.message}), perhaps out of memory: it starts afresh at the next request`, "computation_stopped", { reason: caught.message });
+    if (broken(caught)) stopped = coded(`the computation stopped (${caught.message}; out of memory?): it starts afresh at the next request`, "computation_stopped", { reason: caught.message });
     const e = stopped ?? caught;
     const error = e instanceof Error ? { message: e.message, code: e.code, details: e.details } : { message: String(e) };
     self.postMessage({ id, ok: false, error, stopped: !!stopped });
