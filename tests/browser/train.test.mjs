@@ -142,6 +142,31 @@ describe("heads that form, trained in the explorer", () => {
     assert.deepEqual(page.consoleErrors, []);
   });
 
+  it("says a model in training was lost when the computation started afresh, and trains again from step 0", async () => {
+    const page = await openExplorer(h, "?model=induction&lang=en", { locale: "en-US", width: 1280, height: 900 });
+    await page.locator("#train-panel").scrollIntoViewIfNeeded();
+    await settings(page, { lr: "0.001", seed: 0, heads: 4, d: 32, layers: 2, steps: 100 });
+    await page.locator("#train-start").click();
+    await trainedTo(page, 100);
+    await page.waitForFunction(() => !document.getElementById("train-start").disabled);
+    // the core stops (a trap, as running out of memory is): its worker, and the trainer in it, go
+    const outcome = await page.evaluate(async () => {
+      const { AttentionClient } = await import("/js/client.js");
+      return new AttentionClient().call("panic", { where: "here" }).catch((e) => e.code);
+    });
+    assert.equal(outcome, "computation_stopped");
+    // "Go on" finds no trainer: said, and the panel starts again rather than from a step it lacks
+    await settings(page, { steps: 200 });
+    await page.locator("#train-start").click();
+    await page.waitForFunction(() => !document.getElementById("train-error").hidden);
+    assert.match(await page.locator("#train-error").textContent(), /^The model trained to step 100 was lost when the computation started afresh: train it again\.$/);
+    assert.equal(await training(page), null);
+    await page.locator("#train-start").click();
+    const again = await trainedTo(page, 50);
+    assert.ok(again.losses >= 50 && again.losses <= 200, `a new run from step 0 (${again.losses} losses)`);
+    await page.close();
+  });
+
   it("trains on a phone in Korean, and refuses bad settings by name in both languages", async () => {
     const page = await openExplorer(h, "?model=induction&lang=ko", { locale: "ko-KR", width: 390, height: 844, touch: true });
     await page.locator("#train-panel").scrollIntoViewIfNeeded();

@@ -46,7 +46,7 @@ function wordError(lang, error) {
         values[k] = masks.length > 1 ? `${masks.slice(0, -1).join(", ")} or ${masks.at(-1)}` : masks.join("");
       } else values[k] = Array.isArray(v) ? v.map(word).join(", ") : word(v);
     }
-    return fill(template, values);
+    return fill(template, shownLayer(values, error.details));
   }
   // a file's problem is nested: { code: "file", file, problem: { problem: "wrong_shape", … } }
   const { problem = null, ...rest } = error?.details ?? {};
@@ -60,7 +60,12 @@ function wordError(lang, error) {
     const word = (x) => nameOf("ko", code, k, x, details) ?? WORDS_KO[x] ?? patterned(x);
     values[k] = Array.isArray(v) ? (v.every((x) => typeof x === "number") ? `[${v.join(", ")}]` : v.map(word).join(", ")) : word(v);
   }
-  return fill(template, values);
+  return fill(template, shownLayer(values, details));
+}
+
+/** `values` with `layerShown`, a layer of `details` counted from 1 as the page's labels count it (the core counts from 0). */
+function shownLayer(values, details) {
+  return typeof details.layer === "number" ? { ...values, layerShown: details.layer + 1 } : values;
 }
 
 /** `value` in Korean by the first of PATTERNS_KO it matches, else as it is. */

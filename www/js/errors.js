@@ -20,6 +20,7 @@ export const JS_CODES = [
   "worker_failed",
   "thread_stopped",
   "computation_stopped",
+  "training_lost",
   "trusted_types",
   "empty_text",
   "nothing_drawn",

@@ -20,13 +20,16 @@ const kept = new Map(); // id → { "config.json": bytes, … }
 
 /**
  * Trains session `session` up to step `until`, making its trainer from `settings` (the wasm
- * Trainer's, of package `pkg`) the first time. `progress({ step, reports, ms, scores? })` after every chunk —
+ * Trainer's, of package `pkg`) the first time: the first time means `from` 0, the steps the
+ * page has drawn, and a session this worker does not have from step `from` on is lost (the
+ * worker before it stopped). `progress({ step, reports, ms, scores? })` after every chunk —
  * `scores` (every head's, on the probe) at step 0 and every SCORE_EVERY steps — and `stopped()`
  * is asked between two chunks. Answers { step }. A diverging loss rejects `diverged` and the
  * trainer keeps the weights before it.
  */
-export async function train(pkg, session, settings, until, progress, stopped) {
+export async function train(pkg, session, settings, until, from, progress, stopped) {
   let trainer = trainers.get(session);
+  if (!trainer && from > 0) throw coded(`the model trained to step ${from} was lost when the computation started afresh: train it again`, "training_lost", { step: from });
   if (!trainer) {
     trainer = new pkg.Trainer(settings);
     trainers.set(session, trainer);

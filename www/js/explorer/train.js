@@ -118,9 +118,12 @@ export class Training {
     this.#since = performance.now();
     const thumb = Math.round(this.#thumbSize($("train-panel").clientWidth, asked.settings.heads) * Math.min(globalThis.devicePixelRatio || 1, 3));
     try {
-      await client.call("train", { session, settings: asked.settings, until: asked.until, thumb }, { signal, onProgress: (out) => session === this.#session && this.#progress(out) });
+      await client.call("train", { session, settings: asked.settings, until: asked.until, thumb, from: this.#steps.xs.length }, { signal, onProgress: (out) => session === this.#session && this.#progress(out) });
     } catch (e) {
-      if (e.code !== "cancelled" && session === this.#session) this.#fail(e);
+      const mine = session === this.#session;
+      // a model lost with a worker that stopped: the panel starts again from step 0, saying so
+      if (e.code === "training_lost" && mine) await this.#reset();
+      if (e.code !== "cancelled" && mine) this.#fail(e);
     } finally {
       if (session === this.#session) {
         this.#stretch();

@@ -17,7 +17,7 @@ export const ERRORS_KO = {
   kv_heads_do_not_divide: "키·값 헤드 {kv_heads}개로는 쿼리 헤드 {heads}개를 고르게 나눌 수 없습니다: 키·값 헤드마다 같은 수의 쿼리 헤드를 맡습니다.",
   shape: "‘{what}’의 모양이 {got}인데, {expected}이어야 합니다.",
   non_finite: "‘{what}’의 {index} 위치에 유한하지 않은 값이 있습니다.",
-  non_finite_at: "층 {layer}의 {place}에서 ‘{what}’의 {index} 위치에 유한하지 않은 값(숫자가 아니거나 무한대)이 있습니다: 모델의 가중치가 너무 큽니다.",
+  non_finite_at: "층 {layerShown}의 {place}에서 ‘{what}’의 {index} 위치에 유한하지 않은 값(숫자가 아니거나 무한대)이 있습니다: 모델의 가중치가 너무 큽니다.",
   unknown_name: "알 수 없는 {setting} ‘{value}’: {expected} 중에서 고르세요.",
   no_such: "{what} {index}번은 없습니다: {count}개가 있습니다.",
   no_output_head: "{architecture}에는 출력 헤드가 없습니다({missing} 없음): 예측, 로짓 렌즈, 패치에는 출력 헤드가 필요합니다. 어텐션 보기는 모두 그대로 됩니다.",
@@ -74,6 +74,7 @@ export const ERRORS_KO = {
   worker_failed: "어텐션을 계산하는 작업자가 멈췄습니다. 페이지를 새로 고쳐 보세요.",
   thread_stopped: "계산하던 스레드 하나가 멈췄습니다: {reason}. 다음 요청에서 새로 시작합니다.",
   computation_stopped: "계산이 멈췄습니다({reason}). 메모리가 모자랐을 수 있습니다: 다음 요청에서 새로 시작합니다.",
+  training_lost: "계산이 새로 시작되면서 {step}단계까지 학습한 모델을 잃었습니다: 다시 학습하세요.",
   trusted_types: "이 페이지의 콘텐츠 보안 정책(CSP)이 트러스티드 타입 정책 ‘headmap’을 허용하지 않습니다: trusted-types 지시어에 headmap을 더하세요.",
   export_too_large: "이 실행의 가중치는 {megabytes}메가바이트로 페이지에서 저장하기에 너무 큽니다.",
   needs_model: "이 보기에는 가중치를 계산한 모델이 있어야 합니다: 파일에는 가중치와 토큰만 들어 있습니다.",
@@ -218,5 +219,5 @@ export const ERRORS_EN = {
   score_needs_self: "the “{score}” score compares positions in one sentence: {place} has two",
   rollout_needs_self: "rollout follows one sentence through its layers: {place} has two",
   probe_needs_causal: "the induction probe needs causal attention: this model's {place} is not causal",
-  non_finite_at: "`{what}` of layer {layer}'s {place} holds a non-finite value (NaN or infinity) at [{index}]: a weight of the model is too large",
+  non_finite_at: "`{what}` of layer {layerShown}'s {place} holds a non-finite value (NaN or infinity) at [{index}]: a weight of the model is too large",
 };
