@@ -136,6 +136,7 @@ export class Generator {
       }
       $("gen-status").textContent = "";
     } finally {
+      if (!this.#steps.length) this.#rows.clear();
       $("gen-stop").hidden = true;
       $("gen-run").disabled = false;
     }

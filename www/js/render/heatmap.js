@@ -87,16 +87,16 @@ export function drawLabels(ctx, layout, { highlight = null, queryValid = null, k
   ctx.textBaseline = "middle";
   const fontFor = (bold) => `${bold ? "600 " : ""}${fontPx}px ${font}`;
   // a skipped label leaves an axis tick, so the labels shown never read as one sentence (a dot
-  // read as a "." token)
+  // read as a "." token); ticks stand in the gap between the labels and the plot
   const tick = (x, y, across) => {
     ctx.fillStyle = faded;
-    if (across) ctx.fillRect(x - 3, y - 0.5, 6, 1);
-    else ctx.fillRect(x - 0.5, y - 3, 1, 6);
+    if (across) ctx.fillRect(x, y - 0.5, 4, 1);
+    else ctx.fillRect(x - 0.5, y, 1, 4);
   };
   layout.queryLabels.forEach((label, i) => {
     const bold = highlight?.axis === "query" && highlight.index === i;
     if (i % layout.queryStep !== 0 && !bold) {
-      if (cell >= 4) tick(left - 8, top + (i + 0.5) * cell, true);
+      if (cell >= 4) tick(left - 5, top + (i + 0.5) * cell, true);
       return;
     }
     ctx.font = fontFor(bold);
@@ -107,7 +107,7 @@ export function drawLabels(ctx, layout, { highlight = null, queryValid = null, k
   layout.keyLabels.forEach((label, j) => {
     const bold = highlight?.axis === "key" && highlight.index === j;
     if (j % layout.keyStep !== 0 && !bold) {
-      if (cell >= 4) tick(left + (j + 0.5) * cell, top - 8, false);
+      if (cell >= 4) tick(left + (j + 0.5) * cell, top - 5, false);
       return;
     }
     ctx.font = fontFor(bold);

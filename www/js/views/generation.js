@@ -100,7 +100,13 @@ export class RowsView {
     const { ctx } = sizeCanvas(this.canvas, width, h);
     ctx.fillStyle = "#eceef2";
     for (let hd = 0; hd < heads; hd++) ctx.fillRect(GUTTER, hd * rowHeight, width - GUTTER, rowHeight - 1);
-    this.canvas.removeAttribute("aria-label");
+    this.canvas.setAttribute("aria-hidden", "true"); // nothing to read yet
+  }
+
+  /** Gives the reserved room back, when writing ended before its first token. */
+  clear() {
+    this.container.style.minHeight = "";
+    sizeCanvas(this.canvas, 0, 0);
   }
 
   /** `data`: { rows, heads, keys, labels (the keys' tokens), head, width, lut, ink, label }. */
@@ -141,6 +147,7 @@ export class RowsView {
     }
     ctx.restore();
     this.canvas.setAttribute("aria-label", label);
+    this.canvas.removeAttribute("aria-hidden");
     this.geometry = { gutter, cell, rowHeight, keys, heads, top };
   }
 }
