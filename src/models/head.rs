@@ -19,10 +19,11 @@ use std::sync::Arc;
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
 
 use crate::error::{ensure_finite, Error, Result};
-
-/// What a non-finite logit is said to be in.
-const LOGITS: &str = "the output head's logits";
 use crate::nn::{Activation, LayerNorm, Linear};
+
+/// What a non-finite logit is said to be in: a weight too large for f32 after the last
+/// attention block overflows in the logits or before them.
+const LOGITS: &str = "the output head's logits";
 
 /// A masked LM's transform before the projection: `LayerNorm(act(h W + b))`.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,7 +59,6 @@ impl OutputHead {
                 y += &b.slice(ndarray::s![columns]);
             }
         }); // (T, V)
-            // a weight too large for f32 after the last attention block overflows here or before
         ensure_finite(LOGITS, logits.view())?;
         Ok(logits)
     }
