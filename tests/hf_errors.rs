@@ -333,6 +333,35 @@ fn impossible_configs_are_refused_by_name() {
     }
 }
 
+/// The token ids a config gives generation — where the decoder starts, what its last step is
+/// forced to — are refused by name when outside the vocabulary: one past Marian's logits used
+/// to index past them at the last token written.
+#[test]
+fn generation_token_ids_outside_the_vocabulary_are_refused() {
+    for (name, setting) in [
+        ("marian", "forced_eos_token_id"),
+        ("marian", "decoder_start_token_id"),
+        ("bart", "forced_eos_token_id"),
+        ("bart", "decoder_start_token_id"),
+        ("t5", "decoder_start_token_id"),
+    ] {
+        let config: serde_json::Value = serde_json::from_slice(&read(name, "config.json")).unwrap();
+        let vocab = config.get("decoder_vocab_size").filter(|v| !v.is_null()).unwrap_or(&config["vocab_size"]).clone();
+        let vocab = vocab.as_u64().unwrap();
+        for id in [vocab, 1_000_000_000] {
+            let e = message(fixture_with(name, |c| c[setting] = id.into()));
+            assert_eq!(
+                e,
+                format!("config.json: `{setting}` = {id} is impossible: it is outside the vocabulary"),
+                "{name}"
+            );
+        }
+        // the last id inside it loads, and writes
+        let model = fixture_with(name, |c| c[setting] = (vocab - 1).into()).unwrap();
+        model.generate("a b", 2).unwrap();
+    }
+}
+
 /// Every config switch headmap does not compute is refused by name, not ignored.
 #[test]
 fn every_refused_switch_is_named() {

@@ -63,6 +63,20 @@ impl Loading<'_> {
         }
         Ok(pad)
     }
+
+    /// A token id the config gives generation (`setting`: the token a decoder starts from, or
+    /// the one its last step is forced to), refused by name when it is outside the `vocab`
+    /// the output head scores: a crafted config would otherwise fail at the first token
+    /// written, or index past the logits.
+    pub fn token(&self, setting: &str, id: Option<u32>, vocab: usize) -> Result<Option<u32>> {
+        match id {
+            Some(id) if id as usize >= vocab => {
+                let problem = FileProblem::impossible(setting, id, "it is outside the vocabulary");
+                Err(Error::file("config.json", problem))
+            }
+            id => Ok(id),
+        }
+    }
 }
 
 /// `tie_word_embeddings` alone, for the families whose head it decides.
