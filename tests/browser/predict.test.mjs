@@ -91,6 +91,16 @@ describe("what the model predicts, and what a head does to it", () => {
     await page.locator("#off-note").screenshot({ path: join(SHOTS, "predict-off-missing-en-390.png") });
   });
 
+  it("opens a link that turns heads off on the toy: the view draws, and says the toy turns none off", async () => {
+    for (const [lang, locale, said] of [["en", "en-US", /^The toy model turns no head off/], ["ko", "ko-KR", /^토이 모델은 헤드를 끄지 않습니다/]]) {
+      const page = await openExplorer(h, `?model=toy&off=1.0&lang=${lang}`, { locale, width: 390, height: 844, touch: true });
+      assert.ok(await page.locator("#status").isHidden(), `a heatmap, not an error (${lang}): ${await page.locator("#status").textContent()}`);
+      assert.match(await page.locator("#off-note").textContent(), said);
+      assert.equal(await page.locator("#grid .thumb.off").count(), 0, "no head marked off");
+      await page.close();
+    }
+  });
+
   it("turns heads off and on with a tap in the grid and the find-heads map, and marks them there", async () => {
     const page = await openExplorer(h, `?model=induction&lang=en&text=${encodeURIComponent(REPEAT)}`, { locale: "en-US", width: 1280, height: 900 });
     await predicted(page);

@@ -177,8 +177,9 @@ export async function inflate(z, maxBytes = MAX_INFLATED) {
  * goes unsaid.
  */
 export function requestFor(state, info) {
-  // heads the model lacks (a link made for another) are left on, and the page says so
-  const off = state.off && offKept(state.off, info);
+  // heads the model lacks (a link made for another) are left on, and the page says so; the
+  // untrained toy turns none off (its build has no ablation), as the page says too
+  const off = state.off && info.trained !== false && offKept(state.off, info);
   const request = requestOf({ ...state, off, texts: textsOf(state.text, state.text2) }, info);
   if (request.mask === info.places.find((p) => p.place === request.place).mask) delete request.mask;
   return request;

@@ -158,7 +158,7 @@ export class Controls {
     const { app } = this;
     const info = app.model?.info;
     const $ = app.$;
-    $("notice").textContent = !info ? "" : info.fromFile ? app.T("fileNotice") : !info.trained ? app.T("untrained") : app.model.choice === "trained" ? app.T("trainedModel") : app.T("realModel");
+    $("notice").textContent = !info ? "" : info.fromFile ? app.T("fileNotice") : !info.trained ? app.T("untrained") : app.model.choice === "trained" ? app.T("trainedModel") : app.model.choice === "induction" ? app.T("inductionModel") : app.T("realModel");
     if (!info) return;
     const place = placeOf(app.state, info);
     this.fileFields(info, place);

@@ -9,7 +9,10 @@ import { headNotes } from "../views/head-grid.js";
 import { figureNotes } from "../views/notes.js";
 
 /** What the built-in models read, for the note on a text a model read badly. */
-const READS = { trained: "reads.trained", minilm: "reads.minilm" };
+const READS = { trained: "reads.trained", induction: "reads.induction", minilm: "reads.minilm" };
+
+/** The built-in models whose vocabulary covers Korean and English: their unknown tokens are words they never learnt, not a script they cannot read. */
+const COVERS_SCRIPTS = ["trained", "induction"];
 
 /** The colour bar from 0 to `max`, and the masked and PAD swatches. */
 export function drawLegend(app, max) {
@@ -38,7 +41,7 @@ export function showGridNote(app, modelPlace) {
 /** The what-if, no-scaling, decoder-rows and coverage notes above the heatmap, each in its box. */
 export function showNotes(app, place, tokens) {
   const $ = app.$;
-  const notes = figureNotes({ T: app.T, info: app.model.info, place, tokens, model: app.model.name, reads: READS[app.model.choice] ?? null, script: app.model.choice !== "trained" });
+  const notes = figureNotes({ T: app.T, info: app.model.info, place, tokens, model: app.model.name, reads: READS[app.model.choice] ?? null, script: !COVERS_SCRIPTS.includes(app.model.choice) });
   for (const [id, text] of [["what-if", notes.whatIf], ["scale-note", notes.scale], ["decoder-note", notes.decoder], ["coverage-text", notes.coverage]]) {
     $(id).textContent = text ?? "";
     $(id === "coverage-text" ? "coverage" : id).hidden = !text;

@@ -119,7 +119,8 @@ export class Predictor {
     $("off").setAttribute("aria-invalid", String(lacks.length > 0));
     const kept = has.length ? T("offNote", { heads: headNames(has, model.info, T), spec: specOf(has, model.info) }) : "";
     const lacking = lacks.length ? T("offMissing", { heads: headNames(lacks, model.info, T) }) : "";
-    if (off && model) $("off-note").textContent = [kept, lacking].filter(Boolean).join(" ");
+    // the untrained toy turns no head off (state.js leaves them out of its runs)
+    if (off && model) $("off-note").textContent = model.info.trained === false ? T("offToy") : [kept, lacking].filter(Boolean).join(" ");
     for (const label of document.querySelectorAll(".off-tap")) label.hidden = !this.#canTurnOff();
   }
 

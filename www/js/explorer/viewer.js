@@ -202,7 +202,7 @@ export class Viewer {
     } else {
       this.grid.select(sel.layer, sel.head);
     }
-    this.grid.markOff(offAt(state.off, place.place, app.model.info), app.T("offMark"));
+    this.grid.markOff(app.model.info.trained === false ? new Set() : offAt(state.off, place.place, app.model.info), app.T("offMark"));
     // weights read from a file have no values behind them to weigh
     const norm = state.norm && !app.model.info.fromFile;
     $("norm").checked = norm;

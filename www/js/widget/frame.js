@@ -1,7 +1,7 @@
 // The widget's frame and what it says around the figure: title, controls, status, errors,
 // notes, the view's stage, read-out, legend, save buttons and the table for screen readers.
 
-import { offNames } from "../settings.js";
+import { FOLDERS, offNames } from "../settings.js";
 import { el } from "../views/dom.js";
 import { headNotes } from "../views/head-grid.js";
 import { figureNotes } from "../views/notes.js";
@@ -78,8 +78,11 @@ export function buildFrame({ T, settings: s, formats, save }) {
  */
 export function frameNotes({ T, info, place, sel, tokens, architecture, settings }) {
   const modelPlace = info.places.find((p) => p.place === sel.place);
-  const trained = !info.fromFile && settings.model.from === "trained"; // a file names its own model
-  const said = figureNotes({ T, info, place, tokens, model: trained ? "headmap-tiny-ko-en" : architecture, reads: trained ? "reads.trained" : null, script: !trained });
+  // a model served with the page, by its name and what it reads (a file names its own model);
+  // the two trained here cover Korean and English, so their unknown tokens are unlearnt words
+  const served = info.fromFile ? undefined : FOLDERS[settings.model.from];
+  const here = served && settings.model.from !== "minilm";
+  const said = figureNotes({ T, info, place, tokens, model: served?.name ?? architecture, reads: served ? `reads.${settings.model.from}` : null, script: !here });
   // view="generate" labels each row by the token it wrote, not by the one it read
   const decoder = settings.view === "generate" ? null : said.decoder;
   const notes = [said.whatIf, said.scale, decoder, said.coverage].filter(Boolean);
