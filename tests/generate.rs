@@ -255,6 +255,16 @@ fn generation_stops_at_the_models_positions() {
     // GPT-2's fixture reads a few dozen positions: asking for more writes up to the last
     let model = load(&fixture("gpt2"));
     let max = model.info().max_tokens;
-    let g = model.generate_text(&greedy(&prompt("gpt2"), max * 2), |_| true).unwrap();
+    let asked = greedy(&prompt("gpt2"), max * 2);
+    let g = model.generate_text(&asked, |_| true).unwrap();
     assert!(g.ids.len() <= max + 1, "{} ids for {max} positions", g.ids.len());
+    // the whole text opens as a run, every position that wrote a token in it (the last token
+    // written, at the position past the last, was never read): the page's "open in every view"
+    // refused it as longer than the model allows
+    if g.ids.len() == max + 1 {
+        let run = model.generated_run(&asked, &g).unwrap();
+        assert_eq!(run.places[0].row(0).unwrap().queries.len(), max);
+    } else {
+        panic!("the fixture stopped at its end token before its last position: {} ids", g.ids.len());
+    }
 }

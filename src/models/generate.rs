@@ -297,7 +297,9 @@ impl Model {
         let read = match self.info.encoder_decoder {
             // the last token written is never read back
             true => &generation.ids[..generation.ids.len().saturating_sub(1)],
-            false => &generation.ids[..],
+            // nor, when the writing ran to the model's last position, the one written there:
+            // every token's writing row is still in the run
+            false => &generation.ids[..generation.ids.len().min(self.info.max_tokens)],
         };
         let row = Row {
             tokens: read.iter().map(|&id| self.tokenizer.token_of(id)).collect(),

@@ -41,6 +41,7 @@ export const JS_CODES = [
   "bad_data",
   "kept_gone",
   "not_training",
+  "bad_write_setting", // the same for Generate's
   "bad_train_setting", // the page checks its training settings against its own limits, worded as the core's
   "file", // a file's problem the page finds before the core (too large), worded as the core's
 ];

@@ -4,14 +4,26 @@
 // that head growing by a row a step with the cost it saves, counted and measured. Heads turned
 // off on the page stay off while it writes. When it ends, the whole text can open in every view.
 
+import { coded } from "../errors.js";
 import { lutFor } from "../render/colormap.js";
+import { RANGES, offKept } from "../settings.js";
 import { CacheView, RowsView, stepCost, writtenStrip } from "../views/generation.js";
 import { pieceText } from "../views/predictions.js";
-import { offKept } from "../settings.js";
 import { cleanSpec } from "./predict.js";
 
-/** Tokens a reader may ask for at once. */
-const MAX_NEW = 200;
+/**
+ * The whole number typed in `input`, within [lo, hi] (`empty`, when given, for a blank field);
+ * else a coded error that names the setting, as the training panel's do.
+ */
+function whole(input, name, [lo, hi], empty) {
+  const raw = input.value.trim();
+  if (raw === "" && empty !== undefined) return empty;
+  const n = Number(raw);
+  if (raw === "" || !Number.isInteger(n) || n < lo || n > hi) {
+    throw coded(`the writing setting ${name} is ${raw || "empty"}: it must be ${lo} to ${hi}`, "bad_write_setting", { setting: name, value: raw || "—", expected: `${lo} to ${hi}` });
+  }
+  return n;
+}
 
 export class Generator {
   #app;
@@ -95,10 +107,17 @@ export class Generator {
     if (!model) return;
     const prompt = $("gen-prompt").value.trim() || state.text;
     $("gen-prompt").value = prompt;
-    const max = Math.min(MAX_NEW, Math.max(1, Number($("gen-max").value) || 20));
     const temperature = $("gen-temperature").value.trim();
-    const request = { prompt, maxNewTokens: max };
-    if (temperature) Object.assign(request, { temperature: Number(temperature), seed: Math.max(0, Math.floor(Number($("gen-seed").value) || 0)) });
+    let request;
+    try {
+      request = { prompt, maxNewTokens: whole($("gen-max"), "new tokens", RANGES["max-new-tokens"]) };
+      // the seed matters only when sampling (a temperature)
+      if (temperature) Object.assign(request, { temperature: Number(temperature), seed: whole($("gen-seed"), "seed", RANGES.seed, 0) });
+    } catch (e) {
+      $("gen-error").hidden = false;
+      $("gen-error").textContent = this.#app.errorText(e);
+      return;
+    }
     const off = offKept(cleanSpec(state.off ?? ""), model.info);
     if (off) Object.assign(request, { ablate: off, ...(state.offMean ? { ablation: "mean" } : {}) });
     this.#signal?.abort();
