@@ -241,3 +241,40 @@ fn the_suggested_head_links_it_to_the_animal_in_the_seed() {
     let top = (0..w.ncols()).max_by(|&a, &b| w[[it, a]].total_cmp(&w[[it, b]])).unwrap();
     assert_eq!(top, animal, "the 그것 row's largest weight is on 동물 ({})", w[[it, animal]]);
 }
+
+/// Activation patching on the model as the explorer opens it: the Korean source differs in one
+/// word (동물 / 고양이), the decoder reads the English target, and the logits are read where
+/// the target writes the answer, not at its last token (where the model writes its end).
+#[test]
+fn patching_reads_the_logits_where_the_target_writes_the_answer() {
+    use headmap::models::patch::PatchRequest;
+    let model = model();
+    let request = PatchRequest {
+        clean: "동물이 길을 건너지 않았다. 그것은 너무 피곤했다.".into(),
+        corrupt: "고양이가 길을 건너지 않았다. 그것은 너무 피곤했다.".into(),
+        target: Some("The animal did not cross the street. The animal was too tired.".into()),
+        answer: "animal".into(),
+        wrong: "cat".into(),
+        ..PatchRequest::default()
+    };
+    let p = model.patch(&request, |_, _| true).unwrap();
+    assert_eq!(p.tokens[p.position + 1], "animal", "read where `animal` is written: {:?}", p.tokens);
+    assert!(
+        p.answer.p > 0.5 && p.clean_diff > 0.0 && p.corrupt_diff < 0.0,
+        "{} {} {}",
+        p.answer.p,
+        p.clean_diff,
+        p.corrupt_diff
+    );
+    // the decoder's own first layer reads the target alone, the same in both runs
+    assert!(p.map[0].iter().all(|&v| v == 0.0), "{:?}", p.map);
+    // the word comes from the source: through cross-attention, and the encoder's heads
+    for place in [Place::Cross, Place::EncoderSelf] {
+        let p = model.patch(&PatchRequest { place: Some(place), ..request.clone() }, |_, _| true).unwrap();
+        assert_eq!(p.place, place);
+        assert!(p.map.iter().flatten().any(|v| v.abs() > 0.1), "{place:?}: some head carries the word: {:?}", p.map);
+    }
+    // told where, it reads there
+    let last = model.patch(&PatchRequest { position: Some(p.tokens.len() - 1), ..request }, |_, _| true).unwrap();
+    assert_eq!(last.position, p.tokens.len() - 1);
+}

@@ -34,7 +34,8 @@ pub struct PatchRequest {
     pub answer: String,
     pub wrong: String,
     /// Where the logits are read; default: the last real token for a decoder, the first
-    /// mask token (else the last word) for a masked LM.
+    /// mask token (else the last word) for a masked LM, and for an encoder–decoder the
+    /// position that writes the answer in its target (the one before it), else the last.
     pub position: Option<usize>,
     /// The place whose heads are patched; default as for ablation.
     pub place: Option<Place>,
@@ -119,7 +120,11 @@ impl Patcher {
                 Error::check_index("position", p, out.queries.len())?;
                 p
             }
-            None => default_position(&out.queries, model.info.places.iter().all(|p| p.place == Place::EncoderSelf)),
+            None => {
+                let masked_lm = model.info.places.iter().all(|p| p.place == Place::EncoderSelf);
+                let answer_piece = model.info.encoder_decoder.then(|| model.tokenizer.piece(answer)).flatten();
+                default_position(&out.queries, masked_lm, answer_piece.as_deref())
+            }
         };
         let clean_diff = run_diff(head, &clean_run, position, (answer, wrong))?;
         let corrupt_diff = run_diff(head, &corrupt_run, position, (answer, wrong))?;
@@ -243,14 +248,19 @@ fn logit_diff(head: &OutputHead, h: ArrayView1<f32>, answer: u32, wrong: u32) ->
     Ok(logits[0] - logits[1])
 }
 
-/// Where a patch reads its logits when not told: a masked LM's first mask token, else the
-/// last token that is text (not PAD or a special token).
-fn default_position(tokens: &[Token], masked_lm: bool) -> usize {
+/// Where a patch reads its logits when not told: a masked LM's first mask token; in an
+/// encoder–decoder's target that holds the answer (`answer`, its piece), the position before
+/// its first occurrence, the one that writes it; else the last token that is text (not PAD or
+/// a special token).
+fn default_position(tokens: &[Token], masked_lm: bool, answer: Option<&str>) -> usize {
     let is_mask = |t: &Token| matches!(t.piece.as_str(), "[MASK]" | "<mask>");
     if masked_lm {
         if let Some(p) = tokens.iter().position(is_mask) {
             return p;
         }
+    }
+    if let Some(p) = answer.and_then(|a| tokens.iter().skip(1).position(|t| t.piece == a)) {
+        return p; // the position before the answer: skip(1) counts from the second token
     }
     tokens.iter().rposition(|t| !matches!(t.kind, TokenKind::Pad | TokenKind::Special)).unwrap_or(0)
 }

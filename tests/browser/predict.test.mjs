@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 
-import { SHOTS, inShadow, openBlog, openExplorer, openHarness, waitRender } from "./harness.mjs";
+import { SHOTS, afterRender, inShadow, openBlog, openExplorer, openHarness, waitRender } from "./harness.mjs";
 
 const WORDS = "고양이 공원 노래 꽃 강 가방 길 개 그림 공";
 const REPEAT = `${WORDS} ${WORDS}`;
@@ -206,6 +206,38 @@ describe("what the model predicts, and what a head does to it", () => {
     await page.click("#patch-run");
     await page.waitForSelector("#patch-error:not([hidden])");
     assert.match(await page.locator("#patch-error").textContent(), /is 2 tokens \(노래 길\)/);
+  });
+
+  it("patches the heads on show of the default translation model, its decoder reading the English target", async () => {
+    // the page as it opens: the trained model, encoder self-attention, the seed sentence
+    const page = await openExplorer(h, "?lang=en", { locale: "en-US", width: 390, height: 844, touch: true });
+    await predicted(page);
+    await page.locator("#patch-details summary").tap();
+    await page.fill("#patch-corrupt", "고양이가 길을 건너지 않았다. 그것은 너무 피곤했다.");
+    await page.fill("#patch-answer", "animal");
+    await page.fill("#patch-wrong", "cat");
+    await page.locator("#patch-run").tap();
+    await page.waitForFunction(() => globalThis.__headmap.patching);
+    const doc = await page.evaluate(() => globalThis.__headmap.patching);
+    assert.equal(doc.place, "encoder_self", "the place on show");
+    assert.equal(doc.tokens[doc.position + 1], "animal", `read where the target writes the answer: ${doc.tokens.join(" ")}`);
+    assert.ok(doc.answer.p > 0.5, `the clean run writes it: p ${doc.answer.p}`);
+    assert.ok(doc.map.flat().some((v) => Math.abs(v) > 0.1), `a head carries the word: ${JSON.stringify(doc.map)}`);
+    assert.match(await page.locator("#patch-status").textContent(), /^Encoder self-attention, the logits read after “The” \(position 1\): clean lead [\d.]+/);
+    await page.locator("#predict-panel").screenshot({ path: join(SHOTS, "predict-patch-trained-en-390.png") });
+    // the map stays with its place: from another view, a head of it opens at encoder self-attention
+    const place = () => page.evaluate(() => document.querySelector("input[name=place]:checked").value);
+    await page.locator("#settings").evaluate((d) => (d.open = true));
+    await afterRender(page, () => page.locator("input[name=place][value=cross]").check());
+    assert.equal(await place(), "cross");
+    await afterRender(page, () => page.locator("#patch-map tbody button").nth(1).tap());
+    assert.equal(await place(), "encoder_self");
+    // from cross-attention, the map is of its heads
+    await afterRender(page, () => page.locator("input[name=place][value=cross]").check());
+    await page.locator("#patch-run").tap();
+    await page.waitForFunction(() => globalThis.__headmap.patching?.place === "cross");
+    assert.match(await page.locator("#patch-status").textContent(), /^Decoder cross-attention, the logits read after “The”/);
+    await page.close();
   });
 
   it("says the toy model predicts nothing, and keeps drawing its attention", async () => {

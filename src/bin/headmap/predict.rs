@@ -46,7 +46,8 @@ pub struct PatchArgs {
     #[arg(long)]
     pub wrong: String,
     /// Where the logits are read (from 0); default: the last token for a decoder, the first
-    /// mask token for a masked LM.
+    /// mask token for a masked LM, and in an encoder–decoder's target the position that writes
+    /// the answer when the target holds it.
     #[arg(long)]
     pub position: Option<usize>,
     /// The place whose heads are patched; default: the decoder's self-attention, else the encoder's.

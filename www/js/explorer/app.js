@@ -73,7 +73,7 @@ const app = {
   },
   chooseModel: (choice, options) => picker.choose(choice, options),
   /** Opens head `head` of layer `layer` in the main view. */
-  openHead: (layer, head) => openHead(layer, head),
+  openHead: (layer, head, place) => openHead(layer, head, place),
   /**
    * A tap on a head in the grid or the find-heads map: it turns the head off (or back on)
    * when the reader asked taps to, and answers whether it did.
@@ -98,8 +98,16 @@ const app = {
 };
 
 const viewer = new Viewer(app);
-/** Opens head `head` of layer `layer` in the main view, as a tap in the grid does. */
-const openHead = (layer, head) => {
+/**
+ * Opens head `head` of layer `layer` in the main view, as a tap in the grid does; at `place`
+ * when given and another than the one on show (a patching map's), with the run for it.
+ */
+const openHead = (layer, head, place = null) => {
+  if (place && place !== app.shown?.place.place) {
+    store.set({ place, mask: null, layer, head }, { step: true });
+    recompute().then(() => $("heatmap").scrollIntoView({ block: "nearest" }));
+    return;
+  }
   if (app.tapTurnsOff(layer, head)) return;
   store.set({ layer, head });
   app.notices.set("clamp", null);

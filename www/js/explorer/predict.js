@@ -248,19 +248,23 @@ export class Predictor {
   async #patch() {
     const { $, model, result } = this.#app;
     if (!model || !result?.request) return;
+    // the heads of the place on show; an encoder–decoder's decoder reads the view's target
+    // in both runs, whichever place is shown (without it, it would read the source)
+    const { targets } = this.#request();
     const request = {
       clean: result.request.texts[0],
       corrupt: $("patch-corrupt").value,
       answer: $("patch-answer").value,
       wrong: $("patch-wrong").value,
-      ...(result.request.targets ? { target: result.request.targets[0] } : {}),
+      place: this.#place(),
+      ...(targets ? { target: targets[0] ?? "" } : {}),
     };
     // an empty field is named here, not refused by the core as "the text is empty"
     const empty = ["corrupt", "answer", "wrong"].filter((f) => !request[f].trim());
     for (const f of ["corrupt", "answer", "wrong"]) $(`patch-${f}`).setAttribute("aria-invalid", String(empty.includes(f)));
-    if (empty.length) {
+    if (empty.length || (targets && !request.target.trim())) {
       $("patch-error").hidden = false;
-      $("patch-error").textContent = this.#app.T("patch.fill", { fields: empty.map((f) => this.#app.T(`patch.${f}`)).join(", ") });
+      $("patch-error").textContent = empty.length ? this.#app.T("patch.fill", { fields: empty.map((f) => this.#app.T(`patch.${f}`)).join(", ") }) : this.#app.T("emptyTarget");
       return;
     }
     this.#patchSignal?.abort();
@@ -296,7 +300,9 @@ export class Predictor {
   #drawPatch(doc) {
     const { $ } = this.#app;
     const fixed = (v) => (Math.abs(v) < 0.005 ? 0 : v).toFixed(2); // never "-0.00"
-    $("patch-status").textContent = this.#app.T("patch.done", { clean: fixed(doc.clean_diff), corrupt: fixed(doc.corrupt_diff) });
+    // which heads were patched, and where the logits were read: the map's heads open there
+    const where = this.#app.T("patch.where", { place: this.#app.T(`place.${doc.place}`), token: doc.tokens[doc.position] ?? "", position: doc.position });
+    $("patch-status").textContent = `${where} ${this.#app.T("patch.done", { clean: fixed(doc.clean_diff), corrupt: fixed(doc.corrupt_diff) })}`;
     const heads = doc.map[0]?.length ?? 0;
     // counted from 1, as the grid and every title on the page count layers and heads
     const head = el("tr", {}, el("th", { text: this.#app.T("gridCorner") }), ...Array.from({ length: heads }, (_, h) => el("th", { scope: "col", text: String(h + 1) })));
@@ -310,7 +316,7 @@ export class Predictor {
           const button = el("button", { type: "button", text: fixed(v), "aria-label": label, class: v >= 0 ? "up" : "down" });
           cssNumber(button, "p", share(Math.abs(v)));
           if (Math.abs(v) > 0.5) button.classList.add("strong");
-          button.addEventListener("click", () => this.#app.openHead?.(l, h));
+          button.addEventListener("click", () => this.#app.openHead?.(l, h, doc.place));
           return el("td", {}, button);
         }),
       ),
