@@ -257,14 +257,15 @@ fn generation_stops_at_the_models_positions() {
     let max = model.info().max_tokens;
     let asked = greedy(&prompt("gpt2"), max * 2);
     let g = model.generate_text(&asked, |_| true).unwrap();
-    assert!(g.ids.len() <= max + 1, "{} ids for {max} positions", g.ids.len());
-    // the whole text opens as a run, every position that wrote a token in it (the last token
-    // written, at the position past the last, was never read): the page's "open in every view"
-    // refused it as longer than the model allows
-    if g.ids.len() == max + 1 {
-        let run = model.generated_run(&asked, &g).unwrap();
-        assert_eq!(run.places[0].row(0).unwrap().queries.len(), max);
-    } else {
-        panic!("the fixture stopped at its end token before its last position: {} ids", g.ids.len());
-    }
+    assert_eq!(g.ids.len(), max, "the fixture writes until its positions are full");
+    // the whole text reads back as a run, and as text: the page's "open in every view" runs
+    // it again (it refused a text one token past the last position)
+    let run = model.generated_run(&asked, &g).unwrap();
+    assert_eq!(run.places[0].row(0).unwrap().queries.len(), max);
+    assert_eq!(model.tokenize(&g.text).unwrap().ids, g.ids, "the text tokenizes to what was written");
+    // a prompt that fills every position leaves no room, and says so
+    let full: Vec<u32> = g.ids.clone();
+    let text = model.tokenizer().decode(&full).unwrap();
+    let e = model.generate_text(&greedy(&text, 1), |_| true).unwrap_err();
+    assert_eq!(e.to_string(), format!("the text has {} tokens, more than the maximum of {max}", max + 1));
 }

@@ -132,8 +132,14 @@ impl Writer {
             (true, None) => return Err(Error::CannotGenerate { architecture: model.info.architecture.clone() }),
             (false, _) => (model.net.start_decoding(None, &settings)?, encoded.ids.clone()),
         };
-        // the model's positions bound what it can read: the last token written is never read
-        let room = model.info.max_tokens.saturating_sub(ids.len());
+        // the written text stays within the model's positions, so that it reads back whole —
+        // opened in every view, saved, run again — as a decoder-only model's text or an
+        // encoder–decoder's target after its start token
+        let max = model.info.max_tokens;
+        let room = max.saturating_sub(ids.len());
+        if room == 0 && request.max_new_tokens > 0 {
+            return Err(Error::TooLong { tokens: ids.len() + 1, max });
+        }
         Ok(Writer {
             settings,
             state,
@@ -145,7 +151,7 @@ impl Writer {
             prompt: shown(&encoded.tokens),
             generated: Vec::new(),
             rng: request.sampling.map(|s| SplitMix64::new(s.seed)),
-            max_new: request.max_new_tokens.min(room + 1),
+            max_new: request.max_new_tokens.min(room),
             done: request.max_new_tokens == 0,
             request: request.clone(),
         })
@@ -297,9 +303,7 @@ impl Model {
         let read = match self.info.encoder_decoder {
             // the last token written is never read back
             true => &generation.ids[..generation.ids.len().saturating_sub(1)],
-            // nor, when the writing ran to the model's last position, the one written there:
-            // every token's writing row is still in the run
-            false => &generation.ids[..generation.ids.len().min(self.info.max_tokens)],
+            false => &generation.ids[..],
         };
         let row = Row {
             tokens: read.iter().map(|&id| self.tokenizer.token_of(id)).collect(),

@@ -106,7 +106,7 @@ describe("generate and watch, in the explorer", () => {
     assert.match(await page.locator("#gen-error").textContent(), /Temperature 0 must be greater than 0 \(leave it out for greedy decoding\)/);
   });
 
-  it("refuses new tokens outside 1–200 by name, in both languages, and writes to the model's last position", async () => {
+  it("refuses new tokens outside 1–200 by name, in both languages, and writes until the model's positions are full", async () => {
     const page = await openExplorer(h, `?model=induction&lang=en&text=${encodeURIComponent(REPEAT)}`, { locale: "en-US", width: 390, height: 844 });
     await page.waitForFunction(() => !document.getElementById("gen-run").disabled);
     for (const [value, shown] of [["0", "0"], ["500", "500"], ["2.5", "2.5"], ["", "empty"]]) {
@@ -116,7 +116,7 @@ describe("generate and watch, in the explorer", () => {
       assert.equal(await page.locator("#gen-error").textContent(), `The writing setting new tokens is ${shown}: it must be 1 to 200.`);
     }
     assert.equal(await page.evaluate(() => globalThis.__headmap.generation ?? null), null, "nothing was written");
-    // 200 asked of a model of 128 positions: it writes to the last, and the whole text opens
+    // 200 asked of a model of 128 positions: it writes until they are full, and the whole text opens
     await page.fill("#gen-max", "200");
     await page.locator("#gen-run").click();
     const tokens = await generated(page);
@@ -130,7 +130,7 @@ describe("generate and watch, in the explorer", () => {
     await ko.fill("#gen-max", "0");
     await ko.locator("#gen-run").click();
     await ko.locator("#gen-error").waitFor({ state: "visible" });
-    assert.equal(await ko.locator("#gen-error").textContent(), "글쓰기 설정 새 토큰 수의 값 0은(는) 쓸 수 없습니다: 1–200 사이의 정수이어야 합니다.");
+    assert.equal(await ko.locator("#gen-error").textContent(), "글쓰기 설정 새 토큰 수의 값 0은 쓸 수 없습니다: 1–200 사이의 정수이어야 합니다.");
     await page.close();
     await ko.close();
   });
