@@ -379,6 +379,8 @@ export class Training {
       $("text2").value = "";
       this.#app.set({ text: this.#probe, text2: "", row: 0 });
       await this.#app.chooseModel(`kept:${id}`, { name: T("train.kept", { seed: this.#made.seed, step: step.toLocaleString(lang) }) });
+      // the reader asked to see it in the views: the heatmap, its model named above it
+      $("heatmap").scrollIntoView({ block: "center" });
     } catch (e) {
       this.#fail(e);
     }
