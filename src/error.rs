@@ -70,6 +70,10 @@ pub enum Error {
     #[error("{architecture} cannot write text of its own: that needs a decoder-only or an encoder–decoder model")]
     CannotGenerate { architecture: String },
 
+    /// A prompt that fills every position the model reads: what is written must read back.
+    #[error("the prompt has {tokens} tokens, every one of the {max} positions the model reads: there is no room to write; shorten it")]
+    NoRoomToWrite { tokens: usize, max: usize },
+
     #[cfg(feature = "hf")]
     /// Sampling's temperature must be above 0; without one, decoding is greedy.
     #[error("temperature {value} must be greater than 0 (leave it out for greedy decoding)")]

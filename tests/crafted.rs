@@ -1,5 +1,5 @@
 //! Crafted model files, as an attacker would hand them to the command line, the Python package
-//! or the page: every fixture family's config with each setting given odd values, its weights
+//! or the page: every fixture family's config with each setting it gives set to odd values, its weights
 //! with bytes changed, cut short or set to NaN, infinity and values near f32's limit, its
 //! tokenizer.json with settings replaced, and odd text. Whatever loads or refuses, nothing
 //! panics, and what runs gives finite weights and predictions or an error.
@@ -131,7 +131,8 @@ fn assert_none(failures: Vec<String>) {
     assert!(failures.is_empty(), "{} crafted cases failed:\n{}", failures.len(), failures.join("\n"));
 }
 
-/// Each setting of each family's config.json, one at a time, given each odd value.
+/// Each setting each family's config.json gives, one at a time, set to each odd value (a
+/// setting a fixture leaves out keeps its default).
 #[test]
 fn every_config_setting_given_odd_values() {
     let mut failures = Vec::new();

@@ -333,9 +333,9 @@ fn impossible_configs_are_refused_by_name() {
     }
 }
 
-/// The token ids a config gives generation — where the decoder starts, what its last step is
-/// forced to — are refused by name when outside the vocabulary: one past Marian's logits used
-/// to index past them at the last token written.
+/// The token ids a config gives generation — where the decoder starts (its start token, else
+/// PAD), what its last step is forced to — are refused by name when outside the decoder's
+/// vocabulary: one past Marian's logits used to index past them at the last token written.
 #[test]
 fn generation_token_ids_outside_the_vocabulary_are_refused() {
     for (name, setting) in [
@@ -360,6 +360,15 @@ fn generation_token_ids_outside_the_vocabulary_are_refused() {
         let model = fixture_with(name, |c| c[setting] = (vocab - 1).into()).unwrap();
         model.generate("a b", 2).unwrap();
     }
+    // without a start token the decoder starts from PAD, which must be in the decoder's own
+    // vocabulary (Marian's may be smaller than the encoder's)
+    let e = message(fixture_with("marian", |c| {
+        let pad = c["pad_token_id"].as_u64().unwrap();
+        c["decoder_start_token_id"] = serde_json::Value::Null;
+        c["decoder_vocab_size"] = pad.into();
+    }));
+    assert!(e.starts_with("config.json: `pad_token_id` = "), "{e}");
+    assert!(e.ends_with("is impossible: it is outside the vocabulary"), "{e}");
 }
 
 /// Every config switch headmap does not compute is refused by name, not ignored.

@@ -138,7 +138,7 @@ impl Writer {
         let max = model.info.max_tokens;
         let room = max.saturating_sub(ids.len());
         if room == 0 && request.max_new_tokens > 0 {
-            return Err(Error::TooLong { tokens: ids.len() + 1, max });
+            return Err(Error::NoRoomToWrite { tokens: ids.len(), max });
         }
         Ok(Writer {
             settings,

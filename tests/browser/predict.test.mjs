@@ -97,6 +97,8 @@ describe("what the model predicts, and what a head does to it", () => {
       assert.ok(await page.locator("#status").isHidden(), `a heatmap, not an error (${lang}): ${await page.locator("#status").textContent()}`);
       assert.match(await page.locator("#off-note").textContent(), said);
       assert.equal(await page.locator("#grid .thumb.off").count(), 0, "no head marked off");
+      assert.equal(await page.locator("#off").getAttribute("aria-invalid"), "false");
+      for (const label of await page.locator(".off-tap").all()) assert.ok(await label.isHidden(), "no tap turns a toy's head off");
       await page.close();
     }
   });

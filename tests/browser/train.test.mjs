@@ -145,6 +145,7 @@ describe("heads that form, trained in the explorer", () => {
     assert.equal(await page.locator("#grid .thumb").count(), 8, "every head in the grid");
     assert.ok(await page.locator("#status").isHidden(), "no error in place of the heatmap");
     assert.match(await page.locator("#model-status").textContent(), /^Trained here \(seed 0, step [\d,]+\) is loaded from this page \(gpt2, up to 33 tokens\)\.$/);
+    assert.match(await page.locator("#notice").textContent(), /^Trained in this page: the model the training panel made/);
     const names = await page.locator("#train-files a").allTextContents();
     assert.deepEqual(names.sort(), ["config.json", "model.safetensors", "tokenizer.json"]);
     const [download] = await Promise.all([page.waitForEvent("download"), page.locator('#train-files a[download="config.json"]').click()]);

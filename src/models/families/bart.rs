@@ -188,7 +188,11 @@ pub(crate) fn load(m: Loading) -> Result<Loaded> {
         ("max_position_embeddings", c.max_position_embeddings),
     ])?;
     let forced_eos = m.token("forced_eos_token_id", c.forced_eos_token_id, decoder_vocab)?;
-    let decoder_start = m.token("decoder_start_token_id", c.decoder_start_token_id, decoder_vocab)?;
+    // the decoder starts from its start token, else PAD: either must be in its own vocabulary
+    let start = match m.token("decoder_start_token_id", c.decoder_start_token_id, decoder_vocab)? {
+        Some(start) => start,
+        None => m.token("pad_token_id", c.pad_token_id, decoder_vocab)?.unwrap_or(0),
+    };
     for (setting, on) in [("normalize_before", c.normalize_before), ("add_final_layer_norm", c.add_final_layer_norm)] {
         if on {
             let problem = FileProblem::unsupported(setting, true, "pre-LN variants such as mBART are not supported");
@@ -276,7 +280,6 @@ pub(crate) fn load(m: Loading) -> Result<Loaded> {
         forced_eos,
         banned: c.bad_words_ids.iter().flatten().filter(|w| w.len() == 1).map(|w| w[0]).collect(),
     };
-    let start = decoder_start.or(c.pad_token_id).unwrap_or(0);
     let (max, architecture) = (c.max_position_embeddings, c.model_type.as_str());
     let net = EncoderDecoder::new(architecture, places, d, max, start, stacks, generation);
     Ok(Loaded { net: Box::new(net), pad })

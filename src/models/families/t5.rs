@@ -198,7 +198,9 @@ pub(crate) fn load(m: Loading) -> Result<Loaded> {
     let config: T5Config = m.config()?;
     let c = &config;
     let pad = m.pad(c.vocab_size, c.pad_token_id.unwrap_or(0))?;
-    let decoder_start = m.token("decoder_start_token_id", c.decoder_start_token_id, c.vocab_size)?;
+    // PAD, the fallback, was checked by `pad` above
+    let start =
+        m.token("decoder_start_token_id", c.decoder_start_token_id, c.vocab_size)?.or(c.pad_token_id).unwrap_or(0);
     check_sizes(&[
         ("vocab_size", c.vocab_size),
         ("d_model", c.d_model),
@@ -292,7 +294,6 @@ pub(crate) fn load(m: Loading) -> Result<Loaded> {
         PlaceInfo::new(Place::Cross, MaskKind::Cross, c.decoder_layers(), h, d_k),
     ];
     let generation = Generation { eos: c.eos_token_id.as_ref().map(TokenIds::first), ..Generation::default() };
-    let start = decoder_start.or(c.pad_token_id).unwrap_or(0);
     // relative positions have no table to run out of
     let net = EncoderDecoder::new("t5", places, d, MAX_TOKENS, start, stacks, generation);
     Ok(Loaded { net: Box::new(net), pad })

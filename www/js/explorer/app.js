@@ -100,11 +100,13 @@ const app = {
 const viewer = new Viewer(app);
 /**
  * Opens head `head` of layer `layer` in the main view, as a tap in the grid does; at `place`
- * when given and another than the one on show (a patching map's), with the run for it.
+ * when given and another than the one on show (a patching map's), with the run for it: a
+ * head elsewhere is opened, never turned off, whatever "a tap turns a head off" says.
  */
 const openHead = (layer, head, place = null) => {
   if (place && place !== app.shown?.place.place) {
     store.set({ place, mask: null, layer, head }, { step: true });
+    app.notices.set("clamp", null);
     recompute().then(() => $("heatmap").scrollIntoView({ block: "nearest" }));
     return;
   }

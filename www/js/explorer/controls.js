@@ -13,6 +13,15 @@ function tagFor(info, own) {
 /** Below this width the settings start folded, so the heatmap is near the top of a phone. */
 const NARROW = "(max-width: 860px)";
 
+/** What the notice above the view says of a model: how its weights came to be. */
+function noticeOf(info, choice = "") {
+  if (info.fromFile) return "fileNotice";
+  if (!info.trained) return "untrained";
+  if (choice === "trained") return "trainedModel";
+  if (choice === "induction") return "inductionModel";
+  return choice?.startsWith("kept:") ? "keptModel" : "realModel";
+}
+
 export class Controls {
   constructor(app) {
     this.app = app;
@@ -158,7 +167,7 @@ export class Controls {
     const { app } = this;
     const info = app.model?.info;
     const $ = app.$;
-    $("notice").textContent = !info ? "" : info.fromFile ? app.T("fileNotice") : !info.trained ? app.T("untrained") : app.model.choice === "trained" ? app.T("trainedModel") : app.model.choice === "induction" ? app.T("inductionModel") : app.T("realModel");
+    $("notice").textContent = info ? app.T(noticeOf(info, app.model.choice)) : "";
     if (!info) return;
     const place = placeOf(app.state, info);
     this.fileFields(info, place);

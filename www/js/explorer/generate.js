@@ -4,26 +4,12 @@
 // that head growing by a row a step with the cost it saves, counted and measured. Heads turned
 // off on the page stay off while it writes. When it ends, the whole text can open in every view.
 
-import { coded } from "../errors.js";
 import { lutFor } from "../render/colormap.js";
 import { RANGES, offKept } from "../settings.js";
 import { CacheView, RowsView, stepCost, writtenStrip } from "../views/generation.js";
 import { pieceText } from "../views/predictions.js";
+import { wholeField } from "./form.js";
 import { cleanSpec } from "./predict.js";
-
-/**
- * The whole number typed in `input`, within [lo, hi] (`empty`, when given, for a blank field);
- * else a coded error that names the setting, as the training panel's do.
- */
-function whole(input, name, [lo, hi], empty) {
-  const raw = input.value.trim();
-  if (raw === "" && empty !== undefined) return empty;
-  const n = Number(raw);
-  if (raw === "" || !Number.isInteger(n) || n < lo || n > hi) {
-    throw coded(`the writing setting ${name} is ${raw || "empty"}: it must be ${lo} to ${hi}`, "bad_write_setting", { setting: name, value: raw || "—", expected: `${lo} to ${hi}` });
-  }
-  return n;
-}
 
 export class Generator {
   #app;
@@ -110,9 +96,10 @@ export class Generator {
     const temperature = $("gen-temperature").value.trim();
     let request;
     try {
-      request = { prompt, maxNewTokens: whole($("gen-max"), "new tokens", RANGES["max-new-tokens"]) };
+      const whole = (id, setting, range, empty) => wholeField($(id), { panel: "writing", code: "bad_write_setting", setting, range, empty });
+      request = { prompt, maxNewTokens: whole("gen-max", "new tokens", RANGES["max-new-tokens"]) };
       // the seed matters only when sampling (a temperature)
-      if (temperature) Object.assign(request, { temperature: Number(temperature), seed: whole($("gen-seed"), "seed", RANGES.seed, 0) });
+      if (temperature) Object.assign(request, { temperature: Number(temperature), seed: whole("gen-seed", "seed", RANGES.seed, 0) });
     } catch (e) {
       $("gen-error").hidden = false;
       $("gen-error").textContent = this.#app.errorText(e);

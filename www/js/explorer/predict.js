@@ -77,10 +77,10 @@ export class Predictor {
     return true;
   }
 
-  /** Heads can be turned off on a model, not on weights read from an attention file. */
+  /** Heads can be turned off on a trained model, not on the toy or weights read from an attention file. */
   #canTurnOff() {
     const model = this.#app.model;
-    return Boolean(model && !model.info.fromFile);
+    return Boolean(model && !model.info.fromFile && model.info.trained !== false);
   }
 
   /** The place whose heads the grid and the map show. */
@@ -116,7 +116,7 @@ export class Predictor {
     $("off-note").hidden = !off || !model;
     // heads the model lacks are left on, and said so here, not as an error in the view's place
     const { has, lacks } = off && model ? offSplit(off, model.info) : { has: [], lacks: [] };
-    $("off").setAttribute("aria-invalid", String(lacks.length > 0));
+    $("off").setAttribute("aria-invalid", String(lacks.length > 0 && model.info.trained !== false));
     const kept = has.length ? T("offNote", { heads: headNames(has, model.info, T), spec: specOf(has, model.info) }) : "";
     const lacking = lacks.length ? T("offMissing", { heads: headNames(lacks, model.info, T) }) : "";
     // the untrained toy turns no head off (state.js leaves them out of its runs)

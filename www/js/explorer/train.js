@@ -12,6 +12,7 @@ import { TRAIN } from "../strings/train.js";
 import { el, sizeCanvas } from "../views/dom.js";
 import { cssNumber, cssSizeOf } from "../views/sizes.js";
 import { chartWidth, drawCurves, headColor, layerKeys, thinned } from "../views/curves.js";
+import { wholeField } from "./form.js";
 
 addStrings(TRAIN);
 
@@ -71,14 +72,7 @@ export class Training {
   /** The settings as typed, checked against the page's limits: { settings, until } or a coded error. */
   #read() {
     const { $ } = this.#app;
-    const whole = (id, name, [lo, hi], shown = name) => {
-      const raw = $(id).value.trim();
-      const n = Number(raw);
-      if (raw === "" || !Number.isInteger(n) || n < lo || n > hi) {
-        throw coded(`the training setting ${shown} is ${raw || "empty"}: it must be ${lo} to ${hi}`, "bad_train_setting", { setting: shown, value: raw || "—", expected: `${lo} to ${hi}` });
-      }
-      return n;
-    };
+    const whole = (id, setting, range) => wholeField($(id), { panel: "training", code: "bad_train_setting", setting, range });
     const layers = whole("train-layers", "layers", LIMITS.layers);
     const dModel = whole("train-d", "d_model", LIMITS.dModel);
     const heads = whole("train-heads", "heads", LIMITS.heads);

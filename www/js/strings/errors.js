@@ -28,6 +28,7 @@ export const ERRORS_KO = {
   ragged: "‘{what}’: 값 {values}개로는 {cols}열짜리 행을 채울 수 없습니다.",
   mask_not_for_place: "{mask}은(는) {place}에 쓸 수 없습니다: {expected} 중에서 고르세요.",
   place_absent: "이 모델에는 {place}이(가) 없습니다. 있는 것: {have}.",
+  no_room_to_write: "프롬프트가 토큰 {tokens}개로, 모델이 읽는 위치 {max}개를 모두 채워 쓸 자리가 없습니다. 프롬프트를 줄이세요.",
   cannot_generate: "{architecture} 모델은 스스로 글을 쓸 수 없습니다: 디코더만 있는 모델이나 인코더–디코더 모델이어야 합니다.",
   bad_temperature: "온도 {value}: 0보다 커야 합니다(온도를 빼면 가장 그럴듯한 토큰만 고릅니다).",
   bad_top_p: "누적 확률 상한 {value}: 0보다 크고 1 이하여야 합니다.",
