@@ -19,7 +19,7 @@ function noticeOf(info, choice = "") {
   if (!info.trained) return "untrained";
   if (choice === "trained") return "trainedModel";
   if (choice === "induction") return "inductionModel";
-  return choice?.startsWith("kept:") ? "keptModel" : "realModel";
+  return choice?.startsWith("kept:") ? "pageTrainedModel" : "realModel";
 }
 
 export class Controls {
