@@ -98,13 +98,23 @@ fn use_it(model: &Model, texts: &[&str]) -> Result<(), String> {
     Ok(())
 }
 
-/// Loads what `files` makes and uses it; the case's failure, if any.
-fn try_case(case: &str, load: impl FnOnce() -> headmap::Result<Model>) -> Option<String> {
-    match catch_unwind(AssertUnwindSafe(|| load().map_or(Ok(()), |m| use_it(&m, &["the cat sat", "안녕 세상"])))) {
+/// The failure of the case `f`, if any: an error it gives, or a panic.
+fn checked(case: &str, f: impl FnOnce() -> Result<(), String>) -> Option<String> {
+    match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(())) => None,
         Ok(Err(e)) => Some(format!("{case}: {e}")),
         Err(_) => Some(format!("{case}: panicked")),
     }
+}
+
+/// Loads what `load` makes and uses it (a refusal is an answer); the case's failure, if any.
+fn try_case(case: &str, load: impl FnOnce() -> headmap::Result<Model>) -> Option<String> {
+    checked(case, || load().map_or(Ok(()), |m| use_it(&m, &["the cat sat", "안녕 세상"])))
+}
+
+/// The fixture's config.json, model.safetensors and tokenizer.json (if it has one).
+fn files(name: &str) -> (Vec<u8>, Vec<u8>, Option<Vec<u8>>) {
+    (read(name, "config.json").unwrap(), read(name, "model.safetensors").unwrap(), read(name, "tokenizer.json"))
 }
 
 fn odd_values() -> Vec<Value> {
@@ -137,11 +147,7 @@ fn assert_none(failures: Vec<String>) {
 fn every_config_setting_given_odd_values() {
     let mut failures = Vec::new();
     for name in families() {
-        let (config, weights, tokenizer) = (
-            read(&name, "config.json").unwrap(),
-            read(&name, "model.safetensors").unwrap(),
-            read(&name, "tokenizer.json"),
-        );
+        let (config, weights, tokenizer) = files(&name);
         let base: Value = serde_json::from_slice(&config).unwrap();
         for key in base.as_object().unwrap().keys() {
             for value in odd_values() {
@@ -163,11 +169,7 @@ fn weights_changed_cut_or_overflowing() {
     let mut cases = Cases(0x5eed_0fc0_ffee);
     let mut failures = Vec::new();
     for name in families() {
-        let (config, weights, tokenizer) = (
-            read(&name, "config.json").unwrap(),
-            read(&name, "model.safetensors").unwrap(),
-            read(&name, "tokenizer.json"),
-        );
+        let (config, weights, tokenizer) = files(&name);
         let header = 8 + u64::from_le_bytes(weights[..8].try_into().unwrap()) as usize;
         for i in 0..90 {
             let mut bad = weights.clone();
@@ -264,8 +266,7 @@ fn tokenizer_settings_replaced() {
         json!({"type": "Nope"}),
     ];
     for name in families() {
-        let (config, weights) = (read(&name, "config.json").unwrap(), read(&name, "model.safetensors").unwrap());
-        let Some(tokenizer) = read(&name, "tokenizer.json") else { continue };
+        let (config, weights, Some(tokenizer)) = files(&name) else { continue };
         let base: Value = serde_json::from_slice(&tokenizer).unwrap();
         let mut paths = Vec::new();
         settings_of(&base, &mut Vec::new(), &mut paths);
@@ -306,19 +307,10 @@ fn odd_text_on_every_family() {
     ];
     let mut failures = Vec::new();
     for name in families() {
-        let (config, weights, tokenizer) = (
-            read(&name, "config.json").unwrap(),
-            read(&name, "model.safetensors").unwrap(),
-            read(&name, "tokenizer.json"),
-        );
+        let (config, weights, tokenizer) = files(&name);
         let model = load(&name, &config, &weights, tokenizer.as_deref()).unwrap();
         for text in odd.iter().flat_map(|s| [s.to_string(), s.repeat(300), format!("hello {s} world")]) {
-            let case = format!("{name}: text {text:?}");
-            match catch_unwind(AssertUnwindSafe(|| use_it(&model, &[&text, "a"]))) {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => failures.push(format!("{case}: {e}")),
-                Err(_) => failures.push(format!("{case}: panicked")),
-            }
+            failures.extend(checked(&format!("{name}: text {text:?}"), || use_it(&model, &[&text, "a"])));
         }
     }
     assert_none(failures);
