@@ -6,7 +6,7 @@
 // and `encodeState` says so.
 
 import { validModelId } from "./model-files.js";
-import { FOLDERS, FUSIONS, LANGS, MASKS, MAX_TEXT_CHARS, PLACES, PLACE_OF_MASK, SCORES, TOY_PRESETS, flagOf, intOf, masksFor, offKept, offOf, oneOf, requestFor as requestOf, textsOf } from "./settings.js";
+import { FOLDERS, FUSIONS, LANGS, MASKS, MAX_TEXT_CHARS, PLACES, PLACE_OF_MASK, SCORES, TOY_PRESETS, flagOf, intOf, masksFor, offKept, offOf, oneOf, requestFor as requestOf, textsOf, turnsHeadsOff } from "./settings.js";
 
 export { MASKS, MAX_TEXT_CHARS, PLACES };
 /** The models a link may name: the toy, the built-in folders, a file, or a Hub id as `hub:owner/name`. */
@@ -179,7 +179,7 @@ export async function inflate(z, maxBytes = MAX_INFLATED) {
 export function requestFor(state, info) {
   // heads the model lacks (a link made for another) are left on, and the page says so; the
   // untrained toy turns none off (its build has no ablation), as the page says too
-  const off = state.off && info.trained !== false && offKept(state.off, info);
+  const off = state.off && turnsHeadsOff(info) && offKept(state.off, info);
   const request = requestOf({ ...state, off, texts: textsOf(state.text, state.text2) }, info);
   if (request.mask === info.places.find((p) => p.place === request.place).mask) delete request.mask;
   return request;

@@ -5,7 +5,7 @@
 // module draws them as text, never as HTML.
 
 import { lutFor } from "../render/colormap.js";
-import { headNames, offAt, offKept, offSplit, placeOf, specOf, toggleOff } from "../settings.js";
+import { headNames, offAt, offKept, offSplit, placeOf, specOf, toggleOff, turnsHeadsOff } from "../settings.js";
 import { el } from "../views/dom.js";
 import { FlowView, flowShares } from "../views/flow.js";
 import { lensRows, predictionDetail, predictionStrip } from "../views/predictions.js";
@@ -80,7 +80,7 @@ export class Predictor {
   /** Heads can be turned off on a trained model, not on the toy or weights read from an attention file. */
   #canTurnOff() {
     const model = this.#app.model;
-    return Boolean(model && !model.info.fromFile && model.info.trained !== false);
+    return Boolean(model && !model.info.fromFile && turnsHeadsOff(model.info));
   }
 
   /** The place whose heads the grid and the map show. */
@@ -116,11 +116,11 @@ export class Predictor {
     $("off-note").hidden = !off || !model;
     // heads the model lacks are left on, and said so here, not as an error in the view's place
     const { has, lacks } = off && model ? offSplit(off, model.info) : { has: [], lacks: [] };
-    $("off").setAttribute("aria-invalid", String(lacks.length > 0 && model.info.trained !== false));
+    $("off").setAttribute("aria-invalid", String(lacks.length > 0 && turnsHeadsOff(model.info)));
     const kept = has.length ? T("offNote", { heads: headNames(has, model.info, T), spec: specOf(has, model.info) }) : "";
     const lacking = lacks.length ? T("offMissing", { heads: headNames(lacks, model.info, T) }) : "";
     // the untrained toy turns no head off (state.js leaves them out of its runs)
-    if (off && model) $("off-note").textContent = model.info.trained === false ? T("offToy") : [kept, lacking].filter(Boolean).join(" ");
+    if (off && model) $("off-note").textContent = turnsHeadsOff(model.info) ? [kept, lacking].filter(Boolean).join(" ") : T("offToy");
     for (const label of document.querySelectorAll(".off-tap")) label.hidden = !this.#canTurnOff();
   }
 
