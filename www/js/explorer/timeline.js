@@ -39,6 +39,7 @@ export class TimelinePanel {
   #app;
   #timeline = null;
   #timer = 0;
+  #legend = ""; // the layers and language the legend was written for
 
   constructor(app) {
     this.#app = app;
@@ -143,11 +144,15 @@ export class TimelinePanel {
     const marks = [{ x: chosen, color: "#222", dash: [] }, ...(t.phaseChange ? [{ x: t.phaseChange.step, label: T("train.phaseMark"), color: "#b2182b" }] : [])];
     const xs = t.curve.map((c) => c.step);
     const top = Math.ceil(Math.max(...t.curve.map((c) => c.loss)));
-    const canvases = [];
+    // drawn into the canvases already there: a slider's every move drew new ones, each a buffer
+    // to make in the next frame (the training panel's long frame, docs/perf-notes.md)
+    const box = $("timeline-curves");
+    let drawn = 0;
     const chart = (title, series, options = {}) => {
-      const canvas = el("canvas", { role: "img", "aria-label": title });
+      const canvas = box.children[drawn] ?? box.appendChild(el("canvas", { role: "img" }));
+      drawn += 1;
+      canvas.setAttribute("aria-label", title);
       drawCurves(canvas, { width: chartWidth(width), height: 150, xMax: t.steps, series, marks, title, lang, ...options });
-      canvases.push(canvas);
     };
     chart(T("train.loss"), [{ xs, ys: t.curve.map((c) => c.loss), color: "#444" }], { yMax: top, yTicks: [0, top / 2, top] });
     chart(T("timeline.accuracy"), [{ xs, ys: t.curve.map((c) => c.accuracy), color: "#222", width: 2 }]);
@@ -160,10 +165,11 @@ export class TimelinePanel {
       const name = (score.name === "mass" && own) || (FIND[lang]?.[`score.${score.name}`]?.split(":")[0] ?? own);
       chart(T("timeline.score", { score: name }), series);
     }
-    $("timeline-curves").replaceChildren(...canvases);
+    while (box.children.length > drawn) box.lastElementChild.remove();
     const layers = t.heads[0]?.scores[t.scores?.[0]?.name]?.length ?? 0;
-    $("timeline-legend").replaceChildren(
-      ...layerKeys(layers, (layer) => T("train.lineLayer", { layer: layer + 1 })),
-    );
+    if (this.#legend !== `${layers} ${lang}`) {
+      this.#legend = `${layers} ${lang}`;
+      $("timeline-legend").replaceChildren(...layerKeys(layers, (layer) => T("train.lineLayer", { layer: layer + 1 })));
+    }
   }
 }
