@@ -258,6 +258,7 @@ fn patching_reads_the_logits_where_the_target_writes_the_answer() {
         ..PatchRequest::default()
     };
     let p = model.patch(&request, |_, _| true).unwrap();
+    assert_eq!(p.place, Place::Cross, "the source reaches the decoder through cross-attention");
     assert_eq!(p.tokens[p.position + 1], "animal", "read where `animal` is written: {:?}", p.tokens);
     assert!(
         p.answer.p > 0.5 && p.clean_diff > 0.0 && p.corrupt_diff < 0.0,
@@ -267,7 +268,8 @@ fn patching_reads_the_logits_where_the_target_writes_the_answer() {
         p.corrupt_diff
     );
     // the decoder's own first layer reads the target alone, the same in both runs
-    assert!(p.map[0].iter().all(|&v| v == 0.0), "{:?}", p.map);
+    let own = model.patch(&PatchRequest { place: Some(Place::DecoderSelf), ..request.clone() }, |_, _| true).unwrap();
+    assert!(own.map[0].iter().all(|&v| v == 0.0), "{:?}", own.map);
     // the word comes from the source: through cross-attention, and the encoder's heads
     for place in [Place::Cross, Place::EncoderSelf] {
         let p = model.patch(&PatchRequest { place: Some(place), ..request.clone() }, |_, _| true).unwrap();

@@ -37,7 +37,7 @@ pub struct PatchRequest {
     /// mask token (else the last word) for a masked LM, and for an encoder–decoder the
     /// position that writes the answer in its target (the one before it), else the last.
     pub position: Option<usize>,
-    /// The place whose heads are patched; default as for ablation.
+    /// The place whose heads are patched; default: [`Model::default_patch_place`].
     pub place: Option<Place>,
 }
 
@@ -98,7 +98,7 @@ impl Patcher {
     /// Checks `request` against `model` and runs the clean and the corrupted text.
     pub fn new(model: &Model, request: &PatchRequest) -> Result<Self> {
         let head = model.output_head()?;
-        let place = request.place.unwrap_or(model.default_head_place());
+        let place = request.place.unwrap_or(model.default_patch_place());
         let info = model.info.place(place)?.clone();
         let (answer, wrong) = (model.one_token(&request.answer)?, model.one_token(&request.wrong)?);
         let (clean, corrupt) = (model.tokenize(&request.clean)?, model.tokenize(&request.corrupt)?);
