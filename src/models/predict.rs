@@ -80,17 +80,6 @@ impl Model {
         }
     }
 
-    /// The place whose heads [`Model::patch`] patches when not told: an encoder–decoder's
-    /// cross-attention, since its two runs differ in the source alone and the decoder reads the
-    /// source only there (its self-attention's first layer reads the same target in both);
-    /// else the place heads are turned off at.
-    pub fn default_patch_place(&self) -> Place {
-        match self.info.places.iter().any(|p| p.place == Place::Cross) {
-            true => Place::Cross,
-            false => self.default_head_place(),
-        }
-    }
-
     /// `spec` (`1.0,cross:0.3`) as heads of this model, each checked to exist.
     pub fn heads(&self, spec: &str) -> Result<Vec<HeadAt>> {
         let heads = HeadAt::parse_list(spec, self.default_head_place())?;
