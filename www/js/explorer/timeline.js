@@ -144,8 +144,8 @@ export class TimelinePanel {
     const marks = [{ x: chosen, color: "#222", dash: [] }, ...(t.phaseChange ? [{ x: t.phaseChange.step, label: T("train.phaseMark"), color: "#b2182b" }] : [])];
     const xs = t.curve.map((c) => c.step);
     const top = Math.ceil(Math.max(...t.curve.map((c) => c.loss)));
-    // drawn into the canvases already there: a slider's every move drew new ones, each a buffer
-    // to make in the next frame (the training panel's long frame, docs/perf-notes.md)
+    // drawn into the canvases already there: a new canvas is a buffer made in the next frame,
+    // and this draws at each move of the slider
     const box = $("timeline-curves");
     let drawn = 0;
     const chart = (title, series, options = {}) => {
