@@ -37,8 +37,7 @@ pub struct PatchRequest {
     /// mask token (else the last word) for a masked LM, and for an encoder–decoder the
     /// position that writes the answer in its target (the one before it), else the last.
     pub position: Option<usize>,
-    /// The place whose heads are patched; default: an encoder–decoder's cross-attention when
-    /// there is a target, else the place heads are turned off at.
+    /// The place whose heads are patched; default as for ablation.
     pub place: Option<Place>,
 }
 
@@ -99,10 +98,7 @@ impl Patcher {
     /// Checks `request` against `model` and runs the clean and the corrupted text.
     pub fn new(model: &Model, request: &PatchRequest) -> Result<Self> {
         let head = model.output_head()?;
-        // with a target, an encoder–decoder's two runs differ in the source alone, which its
-        // decoder reads only through cross-attention: its own first layer's map would be all 0
-        let cross = request.target.is_some() && model.info.place(Place::Cross).is_ok();
-        let place = request.place.unwrap_or(if cross { Place::Cross } else { model.default_head_place() });
+        let place = request.place.unwrap_or(model.default_head_place());
         let info = model.info.place(place)?.clone();
         let (answer, wrong) = (model.one_token(&request.answer)?, model.one_token(&request.wrong)?);
         let (clean, corrupt) = (model.tokenize(&request.clean)?, model.tokenize(&request.corrupt)?);

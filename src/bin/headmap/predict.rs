@@ -50,9 +50,9 @@ pub struct PatchArgs {
     /// the answer when the target holds it.
     #[arg(long)]
     pub position: Option<usize>,
-    /// The place whose heads are patched; default: an encoder–decoder's cross-attention when
-    /// --target is given (the texts then differ in the source alone), else the decoder's
-    /// self-attention, else the encoder's.
+    /// The place whose heads are patched; default: the decoder's self-attention, else the
+    /// encoder's, as for --ablate. An encoder–decoder's texts differ in the source, which its
+    /// decoder reads through `cross` alone: its self-attention's first layer maps to 0.
     #[arg(long, value_parser = |s: &str| Place::parse(s).map_err(|e| e.to_string()))]
     pub place: Option<Place>,
     #[arg(long, value_enum, default_value = "json")]
