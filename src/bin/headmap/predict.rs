@@ -51,8 +51,8 @@ pub struct PatchArgs {
     #[arg(long)]
     pub position: Option<usize>,
     /// The place whose heads are patched; default: the decoder's self-attention, else the
-    /// encoder's, as for --ablate. An encoder–decoder's texts differ in the source, which its
-    /// decoder reads through `cross` alone: its self-attention's first layer maps to 0.
+    /// encoder's, as for --ablate. With --target an encoder–decoder's texts differ in the
+    /// source alone, which its decoder reads through `cross`: its own first layer maps to 0.
     #[arg(long, value_parser = |s: &str| Place::parse(s).map_err(|e| e.to_string()))]
     pub place: Option<Place>,
     #[arg(long, value_enum, default_value = "json")]
