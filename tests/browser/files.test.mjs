@@ -10,7 +10,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { deflateSync } from "node:zlib";
 import { join } from "node:path";
-import { ROOT, SHOTS, openBlog, openExplorer, openHarness, renders } from "./harness.mjs";
+import { ROOT, SHOTS, afterRender, openBlog, openExplorer, openHarness, renders } from "./harness.mjs";
 
 const FIXTURES = join(ROOT, "tests", "fixtures", "attention");
 
@@ -168,9 +168,7 @@ describe("weights from a file, in the explorer", () => {
     const page = await openExplorer(h);
     await page.selectOption("#model", "file");
     assert.equal(await page.isVisible("#file-field"), true, "the file chooser shows");
-    let drawn = await page.evaluate(() => globalThis.__headmap.renders);
-    await page.setInputFiles("#attention-file", join(FIXTURES, "tiny-ko-en.safetensors"));
-    await page.waitForFunction((n) => globalThis.__headmap.renders > n, drawn);
+    await afterRender(page, () => page.setInputFiles("#attention-file", join(FIXTURES, "tiny-ko-en.safetensors")));
     assert.match(await page.textContent("#model-status"), /tiny-ko-en\.safetensors.*marian/);
     assert.equal(await page.evaluate(() => document.getElementById("text").readOnly), true);
     assert.match(await page.inputValue("#text"), /^동물 ##이 길/);
@@ -199,13 +197,9 @@ describe("weights from a file, in the explorer", () => {
   it("names a file's batch rows by their tokens, and a row's tab shows its tokens", async () => {
     const page = await openExplorer(h);
     await page.selectOption("#model", "file");
-    const drawn = await page.evaluate(() => globalThis.__headmap.renders);
-    await page.setInputFiles("#attention-file", join(FIXTURES, "bert-two-rows.safetensors"));
-    await page.waitForFunction((n) => globalThis.__headmap.renders > n, drawn);
+    await afterRender(page, () => page.setInputFiles("#attention-file", join(FIXTURES, "bert-two-rows.safetensors")));
     assert.deepEqual(await page.locator("#rows button").allTextContents(), ["Sentence 1 · [CLS] a b c [SEP]", "Sentence 2 · [CLS] d e [SEP]"]);
-    const before = await page.evaluate(() => globalThis.__headmap.renders);
-    await page.locator("#rows button").nth(1).click();
-    await page.waitForFunction((n) => globalThis.__headmap.renders > n, before);
+    await afterRender(page, () => page.locator("#rows button").nth(1).click());
     assert.equal(await page.inputValue("#text"), "[CLS] d e [SEP]");
     assert.deepEqual(page.consoleErrors, []);
     await page.context().close();
@@ -214,9 +208,7 @@ describe("weights from a file, in the explorer", () => {
   it("reads on a phone in Korean", async () => {
     const page = await openExplorer(h, "?lang=ko", { width: 390, height: 844, locale: "ko-KR", touch: true });
     await page.selectOption("#model", "file");
-    const drawn = await page.evaluate(() => globalThis.__headmap.renders);
-    await page.setInputFiles("#attention-file", join(FIXTURES, "tiny-ko-en.json"));
-    await page.waitForFunction((n) => globalThis.__headmap.renders > n, drawn);
+    await afterRender(page, () => page.setInputFiles("#attention-file", join(FIXTURES, "tiny-ko-en.json")));
     assert.match(await page.textContent("#model-status"), /파일에서 읽은/);
     const scroll = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     assert.ok(scroll <= 0, `no sideways scroll (${scroll} px)`);

@@ -128,11 +128,16 @@ export async function waitForRender(page, count = 1) {
   if (renders < count) throw new Error(`the page reported an error instead of drawing: ${errors.at(-1)}`);
 }
 
-/** Waits for the next render after `action`. */
+/**
+ * Waits for a render begun after `action` to be drawn: not one begun before it (a resize's, a
+ * panel's), which draws the state it began with and can end after the action.
+ */
 export async function afterRender(page, action) {
-  const before = await page.evaluate(() => globalThis.__headmap.renders);
+  const [begun, errors] = await page.evaluate(() => [globalThis.__headmap.begun ?? 0, globalThis.__headmap.errors.length]);
   await action();
-  await waitForRender(page, before + 1);
+  await page.waitForFunction(([b, e]) => globalThis.__headmap.drawn > b || globalThis.__headmap.errors.length > e, [begun, errors], { timeout: 60000 });
+  const { drawn, errors: now } = await page.evaluate(() => globalThis.__headmap);
+  if (!(drawn > begun)) throw new Error(`the page reported an error instead of drawing: ${now.at(-1)}`);
 }
 
 /** The RGB of the main heatmap's canvas at the centre of cell (i, j). */

@@ -139,9 +139,7 @@ describe("what the model predicts, and what a head does to it", () => {
     const page = await openExplorer(h, `?model=induction&lang=en&layer=1&head=3&text=${encodeURIComponent(REPEAT)}`, { locale: "en-US", width: 1280, height: 900 });
     await predicted(page);
     const alpha = await page.evaluate(() => Array.from(globalThis.__headmap.shownWeights));
-    const renders = await page.evaluate(() => globalThis.__headmap.renders);
-    await page.check("#norm");
-    await page.waitForFunction((n) => globalThis.__headmap.renders > n, renders);
+    await afterRender(page, () => page.check("#norm"));
     await page.waitForFunction(() => location.search.includes("norm=1"));
     const weighted = await page.evaluate(() => Array.from(globalThis.__headmap.shownWeights));
     const t = Math.sqrt(alpha.length);

@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 
-import { ROOT, SHOTS, inShadow, openBlog, openExplorer, openHarness, waitForRender, waitRender } from "./harness.mjs";
+import { ROOT, SHOTS, afterRender, inShadow, openBlog, openExplorer, openHarness, waitRender } from "./harness.mjs";
 
 const timelineOf = (name) => JSON.parse(readFileSync(join(ROOT, "www", "models", name, "timeline", "timeline.json"), "utf8"));
 const TIMELINE = timelineOf("headmap-tiny-induction");
@@ -51,10 +51,8 @@ describe("the trained models' timelines, in the explorer", () => {
     assert.match(await page.locator("#timeline-note").textContent(), /The phase change: step 5,260, the first scored step/);
     await page.locator("#timeline").screenshot({ path: join(SHOTS, "timeline-final-en-1280.png") });
 
-    const renders = await page.evaluate(() => globalThis.__headmap.renders);
-    await slide(page, steps.indexOf(EARLY));
+    await afterRender(page, () => slide(page, steps.indexOf(EARLY)));
     await page.waitForFunction((s) => new URLSearchParams(location.search).get("step") === String(s), EARLY);
-    await waitForRender(page, renders + 1);
     assert.equal(await page.locator("#timeline-label").textContent(), `step ${EARLY.toLocaleString("en")} of 9,000`);
     assert.match(await page.locator("#model-status").textContent(), new RegExp(`^headmap-tiny-induction at step ${EARLY.toLocaleString("en")} is loaded from this site`));
     assert.equal(await page.evaluate(() => document.getElementById("layer").value), "1", "the head shown stays");
@@ -87,9 +85,7 @@ describe("the trained models' timelines, in the explorer", () => {
     assert.equal(await page.locator("#timeline-curves canvas").count(), 0, "on a phone the curves wait for a tap");
     await page.locator("#timeline-charts summary").tap();
     await page.waitForFunction(() => document.querySelectorAll("#timeline-curves canvas").length === 4);
-    const renders = await page.evaluate(() => globalThis.__headmap.renders);
-    await page.locator("#timeline-next").tap();
-    await waitForRender(page, renders + 1);
+    await afterRender(page, () => page.locator("#timeline-next").tap());
     const next = steps[steps.indexOf(EARLY) + 1];
     assert.equal(await page.locator("#timeline-label").textContent(), `9,000단계 중 ${next.toLocaleString("en")}단계`);
     const wide = await page.evaluate(() => document.documentElement.scrollWidth - innerWidth);
@@ -119,10 +115,8 @@ describe("the translator's timeline, in the explorer", () => {
     assert.match(await page.locator("#timeline-curves canvas").nth(2).getAttribute("aria-label"), /^그것 → 동물/, "the mass chart names its tokens");
     assert.match(await page.locator("#timeline-note").textContent(), new RegExp(`step ${phase.toLocaleString("en")}`));
     await page.locator("#timeline").screenshot({ path: join(SHOTS, "timeline-trained-en-1280.png") });
-    const renders = await page.evaluate(() => globalThis.__headmap.renders);
-    await slide(page, KO_EN.checkpoints.findIndex((c) => c.step === before_));
+    await afterRender(page, () => slide(page, KO_EN.checkpoints.findIndex((c) => c.step === before_)));
     await page.waitForFunction((s) => new URLSearchParams(location.search).get("step") === String(s), before_);
-    await waitForRender(page, renders + 1);
     assert.match(await page.locator("#model-status").textContent(), new RegExp(`^headmap-tiny-ko-en at step ${before_.toLocaleString("en")}`));
     await page.locator(".view").screenshot({ path: join(SHOTS, "timeline-trained-early-en-1280.png") });
     assert.deepEqual(await page.evaluate(() => globalThis.__csp), []);

@@ -139,6 +139,7 @@ export class Viewer {
     const r = app.result;
     if (!r) return;
     const seq = ++this.seq;
+    app.probe.begun = seq;
     const t0 = performance.now();
     const $ = app.$;
     const place = r.info.places[0];
@@ -221,6 +222,7 @@ export class Viewer {
     const probe = app.probe;
     probe.timings.drawMs = performance.now() - t0;
     probe.renders += 1;
+    probe.drawn = seq; // the newest render drawn: one begun before a tap can end after it
     if (!probe.ready) {
       performance.mark("headmap:first-heatmap");
       probe.timings.firstHeatmapMs = performance.now();
