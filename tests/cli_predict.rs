@@ -107,6 +107,35 @@ fn patching_equals_the_hook_reference() {
             assert!((got - want.as_f64().unwrap()).abs() < 1e-3, "{layer}.{head}: {got} against {want}");
         }
     }
+    // the CSV carries the same figures, each line naming the place and the position it was read at
+    let args = ["patch", "--model", MODEL, "--clean", &clean, "--corrupt", &corrupt, "--answer", &answer];
+    let (ok, out, err) = headmap(&[&args[..], &["--wrong", &wrong, "--format", "csv"]].concat());
+    assert!(ok, "{err}");
+    let csv = String::from_utf8(out).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("what,place,position,clean_token,answer,wrong,layer,head,value"));
+    let position = doc["position"].as_u64().unwrap() as usize;
+    let on = format!(
+        "decoder_self,{position},{},{},{}",
+        doc["tokens"][position].as_str().unwrap(),
+        doc["answer"]["token"].as_str().unwrap(),
+        doc["wrong"]["token"].as_str().unwrap()
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert!(rows.iter().all(|r| r[1..6].join(",") == on), "every line names {on}:\n{csv}");
+    let value = |what: &str, layer: &str, head: &str| -> f64 {
+        let row = rows.iter().find(|r| r[0] == what && r[6] == layer && r[7] == head).expect(what);
+        row[8].parse().unwrap()
+    };
+    assert_eq!(value("clean_diff", "", ""), doc["clean_diff"].as_f64().unwrap());
+    assert_eq!(value("corrupt_diff", "", ""), doc["corrupt_diff"].as_f64().unwrap());
+    let map = doc["map"].as_array().unwrap();
+    assert_eq!(rows.len(), 2 + map.iter().map(|h| h.as_array().unwrap().len()).sum::<usize>());
+    for (layer, heads) in map.iter().enumerate() {
+        for (head, want) in heads.as_array().unwrap().iter().enumerate() {
+            assert_eq!(value("patched", &layer.to_string(), &head.to_string()), want.as_f64().unwrap());
+        }
+    }
 }
 
 #[test]

@@ -129,12 +129,19 @@ fn predictions_csv(p: &Predictions) -> String {
     out
 }
 
-/// `what,layer,head,value`: the two logit differences, then one line per head.
+/// `what,place,position,clean_token,answer,wrong,layer,head,value`: the two logit differences,
+/// then one line per head. Every line names what it was measured on (the place patched, the
+/// position whose logits are read and the clean text's token there, the answer and the wrong
+/// token), so lines from runs on other places or texts can share one table.
 fn patching_csv(p: &Patching) -> String {
-    let mut out = format!("what,layer,head,value\nclean_diff,,,{}\ncorrupt_diff,,,{}\n", p.clean_diff, p.corrupt_diff);
+    let token = p.tokens.get(p.position).map_or(String::new(), |t| field(t));
+    let on = format!("{},{},{token},{},{}", p.place.name(), p.position, field(&p.answer.token), field(&p.wrong.token));
+    let mut out = String::from("what,place,position,clean_token,answer,wrong,layer,head,value\n");
+    let _ = writeln!(out, "clean_diff,{on},,,{}", p.clean_diff);
+    let _ = writeln!(out, "corrupt_diff,{on},,,{}", p.corrupt_diff);
     for (layer, heads) in p.map.iter().enumerate() {
         for (head, v) in heads.iter().enumerate() {
-            let _ = writeln!(out, "patched,{layer},{head},{v}");
+            let _ = writeln!(out, "patched,{on},{layer},{head},{v}");
         }
     }
     out
