@@ -72,6 +72,12 @@ describe("weights from a file, in the widget", () => {
     await waitError(page, "steps");
     assert.equal((await lastError(page, "steps")).code, "needs_model");
     assert.match(await errorBox(page, "steps"), /모델/, "said in Korean, the page's language");
+    // heads off need the model too: refused, not drawn as if a head were off in weights that have it on
+    await page.locator("#ablated").scrollIntoViewIfNeeded();
+    await waitError(page, "ablated");
+    assert.equal((await lastError(page, "ablated")).code, "file_heads_off");
+    assert.match(await errorBox(page, "ablated"), /헤드는 끌 수 없습니다/);
+    assert.equal(await page.evaluate(() => document.getElementById("ablated").shadowRoot.querySelectorAll(".thumb.off").length), 0);
     await page.locator("#missing").scrollIntoViewIfNeeded();
     await waitError(page, "missing");
     const missing = await lastError(page, "missing");
@@ -204,6 +210,23 @@ describe("weights from a file, in the explorer", () => {
     assert.deepEqual(page.consoleErrors, []);
     await page.context().close();
   });
+
+  it("marks no head off in a file's weights when the link turned heads off, and says why", async () => {
+    for (const [lang, locale, said] of [["en", "en-US", /^Weights read from a file are drawn as they were saved/], ["ko", "ko-KR", /^파일에서 읽은 가중치는 저장된 그대로/]]) {
+      const page = await openExplorer(h, `?model=induction&off=0.1,1.0&lang=${lang}`, { locale, width: 390, height: 844, touch: true });
+      assert.equal(await page.locator("#grid .thumb.off").count(), 2, "the model's run marks its heads off");
+      await page.selectOption("#model", "file");
+      await afterRender(page, () => page.setInputFiles("#attention-file", join(FIXTURES, "bert-two-rows.safetensors")));
+      assert.equal(await page.locator("#grid .thumb.off").count(), 0, "no head marked off in the file's weights");
+      assert.match(await page.locator("#off-note").textContent(), said);
+      assert.equal(await page.locator("#off").getAttribute("aria-invalid"), "false");
+      for (const label of await page.locator(".off-tap").all()) assert.ok(await label.isHidden(), "no tap turns a file's head off");
+      if (lang === "ko") await page.locator("#off-note").screenshot({ path: join(SHOTS, "file-off-note-390-ko.png") });
+      assert.deepEqual(page.consoleErrors, []);
+      await page.context().close();
+    }
+  });
+
 
   it("reads on a phone in Korean", async () => {
     const page = await openExplorer(h, "?lang=ko", { width: 390, height: 844, locale: "ko-KR", touch: true });

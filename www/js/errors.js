@@ -36,6 +36,7 @@ export const JS_CODES = [
   "cancelled",
   "not_text",
   "needs_model",
+  "file_heads_off",
   "src_failed",
   "src_status",
   "bad_data",

@@ -92,8 +92,11 @@ export function offSplit(spec, info) {
   return { has, lacks };
 }
 
-/** Whether a model described by `info` turns heads off: not the untrained toy, whose build has no ablation. */
-export const turnsHeadsOff = (info) => info.trained !== false;
+/**
+ * Whether a model described by `info` turns heads off: not the untrained toy, whose build has no
+ * ablation, nor weights read from an attention file, which no model computes again.
+ */
+export const turnsHeadsOff = (info) => info.trained !== false && !info.fromFile;
 
 /** `spec` with only the heads the model described by `info` has: what a run turns off. */
 export const offKept = (spec, info) => specOf(offSplit(spec, info).has, info);

@@ -80,7 +80,7 @@ export class Predictor {
   /** Heads can be turned off on a trained model, not on the toy or weights read from an attention file. */
   #canTurnOff() {
     const model = this.#app.model;
-    return Boolean(model && !model.info.fromFile && turnsHeadsOff(model.info));
+    return Boolean(model && turnsHeadsOff(model.info));
   }
 
   /** The place whose heads the grid and the map show. */
@@ -119,8 +119,8 @@ export class Predictor {
     $("off").setAttribute("aria-invalid", String(lacks.length > 0 && turnsHeadsOff(model.info)));
     const kept = has.length ? T("offNote", { heads: headNames(has, model.info, T), spec: specOf(has, model.info) }) : "";
     const lacking = lacks.length ? T("offMissing", { heads: headNames(lacks, model.info, T) }) : "";
-    // the untrained toy turns no head off (state.js leaves them out of its runs)
-    if (off && model) $("off-note").textContent = turnsHeadsOff(model.info) ? [kept, lacking].filter(Boolean).join(" ") : T("offToy");
+    // the untrained toy and a file turn no head off (state.js leaves them out of their runs)
+    if (off && model) $("off-note").textContent = turnsHeadsOff(model.info) ? [kept, lacking].filter(Boolean).join(" ") : T(model.info.fromFile ? "offFile" : "offToy");
     for (const label of document.querySelectorAll(".off-tap")) label.hidden = !this.#canTurnOff();
   }
 
@@ -130,6 +130,8 @@ export class Predictor {
     this.#app.$("patch-map").replaceChildren();
     this.#app.$("patch-status").textContent = "";
     this.#app.$("patch-error").hidden = true;
+    // a file's weights draw without a run (app.js), so its note is said here too
+    this.#showOff();
   }
 
   /** The first text of the run on show, and an encoder–decoder's target (what its decoder predicts over). */

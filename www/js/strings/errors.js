@@ -80,6 +80,7 @@ export const ERRORS_KO = {
   trusted_types: "이 페이지의 콘텐츠 보안 정책(CSP)이 트러스티드 타입 정책 ‘headmap’을 허용하지 않습니다: trusted-types 지시어에 headmap을 더하세요.",
   export_too_large: "이 실행의 가중치는 {megabytes}메가바이트로 페이지에서 저장하기에 너무 큽니다.",
   needs_model: "이 보기에는 가중치를 계산한 모델이 있어야 합니다: 파일에는 가중치와 토큰만 들어 있습니다.",
+  file_heads_off: "어텐션 파일에는 이미 계산된 가중치가 들어 있어 그 안의 헤드는 끌 수 없습니다: 헤드 끄기는 모델을 실행할 때만 됩니다.",
   write: "파일을 쓸 수 없습니다: {reason}",
   src_failed: "{url}을(를) 가져올 수 없습니다.",
   src_status: "{url}이(가) {status}(으)로 응답했습니다.",
@@ -136,6 +137,7 @@ export const HINTS = {
     model_too_large: "Choose a smaller model: up to about 500 M parameters stored as f16 or bf16.",
     bad_model_id: "",
     needs_model: "Open the model itself to see the steps, type a sentence or try another mask.",
+    file_heads_off: "Leave out ablate, or point the widget at the model itself.",
   },
   ko: {
     too_long: "텍스트를 줄이거나 더 긴 텍스트를 읽는 모델을 고르세요.",
@@ -147,6 +149,7 @@ export const HINTS = {
     no_safetensors: "model.safetensors로 공개된 모델을 고르세요.",
     model_too_large: "더 작은 모델을 고르세요: f16이나 bf16으로 저장된 파라미터 5억 개 정도까지 읽습니다.",
     needs_model: "단계를 보거나 문장을 입력하거나 다른 마스크를 쓰려면 모델 자체를 여세요.",
+    file_heads_off: "헤드 끄기 속성을 빼거나 위젯에 모델 자체를 지정하세요.",
   },
 };
 

@@ -66,10 +66,11 @@ export async function openSource(client, { data, src }, status) {
 /**
  * The element's file, opened when it is new (`model.sourceKey` names what is open) and narrowed
  * to the place shown (the views draw one at a time): { model, opened, result, sel }, or null
- * when a newer run superseded it. A view that needs the model is refused first.
+ * when a newer run superseded it. A view that needs the model, or heads to turn off, is refused first.
  */
 export async function openFile({ client, settings: s, reader, data, version, model, opened, status, clamped }) {
   checkView(s.view);
+  if (s.off) throw coded("ablate: a file of attention holds weights already computed, so no head in it can be turned off", "file_heads_off", {});
   const sourceKey = data !== undefined ? `data:${version}` : `src:${s.src}`;
   if (model?.sourceKey !== sourceKey) {
     opened = await openSource(client, data !== undefined ? { data } : { src: s.src }, status);
