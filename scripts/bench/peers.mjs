@@ -7,7 +7,9 @@
 // PEERS_SKIP=browser|native|profile (comma-separated) to leave a part out; PEERS_BASELINE, a
 // folder with another build's pkg-hf/ and pkg-hf-threads/, runs it beside ours ("baseline wasm"):
 // copy them from target/bench-peers-pkg/pkg-hf and $PEERS_THREADS_PKG before building the
-// change, so that both are the same SIMD build (relaxed unless PEERS_SIMD=simd128).
+// change, so that both are the same SIMD build (relaxed unless PEERS_SIMD=simd128). PEERS_IDLE=ms
+// leaves the page idle that long before each forward in the browser, as a reader's pauses do:
+// every engine's threads are asleep when its forward starts (natively nothing changes).
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -62,7 +64,7 @@ async function browserPart() {
     page.on("pageerror", (e) => say(`page error: ${e.message}`));
     await page.goto(`http://127.0.0.1:${server.address().port}/`);
     await page.waitForFunction(() => globalThis.benchReady, null, { timeout: 60000 });
-    const results = await page.evaluate((o) => globalThis.bench.run(o), { lengths, runs, warmup, baseline: Boolean(env.PEERS_BASELINE) });
+    const results = await page.evaluate((o) => globalThis.bench.run(o), { lengths, runs, warmup, baseline: Boolean(env.PEERS_BASELINE), idle: Number(env.PEERS_IDLE ?? 0) });
     results.chromium = browser.version();
     writeFileSync(`${OUT}/browser.json`, JSON.stringify(results, null, 1));
     writeFileSync(`${OUT}/ids.json`, JSON.stringify(results.ids));

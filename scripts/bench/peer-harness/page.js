@@ -52,7 +52,7 @@ function stats(xs) {
 
 const log = (...a) => console.log("[peers]", ...a);
 
-async function run({ lengths = [16, 128, 512], runs = 20, warmup = 3, gemmReps = 20, baseline = false } = {}) {
+async function run({ lengths = [16, 128, 512], runs = 20, warmup = 3, gemmReps = 20, baseline = false, idle = 0 } = {}) {
   // 1. load every engine, one after another (load times are not the point, but cheap to keep);
   //    the last two are no forward: the forward's matrix products alone, at the GEMM's own speed,
   //    built as headmap is (simd128) and with relaxed SIMD (fused multiply-add)
@@ -97,6 +97,7 @@ async function run({ lengths = [16, 128, 512], runs = 20, warmup = 3, gemmReps =
     for (let r = 0; r < runs; r++) {
       for (let k = 0; k < engines.length; k++) {
         const e = engines[(r + k) % engines.length];
+        if (idle) await new Promise((ok) => setTimeout(ok, idle)); // the page idle, its threads asleep
         const t = await e.ask("run", { n });
         times[e.name].push(t.ms);
         if (parts[e.name]) {
@@ -116,7 +117,7 @@ async function run({ lengths = [16, 128, 512], runs = 20, warmup = 3, gemmReps =
   const { rows } = await gemms[0].ask("gemm", { lengths, reps: gemmReps });
   const { rows: relaxed } = await gemms[1].ask("gemm", { lengths, reps: gemmReps });
   for (const e of engines) e.worker.terminate();
-  return { userAgent: navigator.userAgent, isolated: crossOriginIsolated, ids, loads, engines: engines.map((e) => e.name), lengths: lengthsOut, gemm: rows, gemmRelaxed: relaxed };
+  return { userAgent: navigator.userAgent, isolated: crossOriginIsolated, idle, ids, loads, engines: engines.map((e) => e.name), lengths: lengthsOut, gemm: rows, gemmRelaxed: relaxed };
 }
 
 /** headmap's forward on this (main) thread, `count` times at n tokens, for the profiler. */

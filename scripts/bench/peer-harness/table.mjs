@@ -105,7 +105,7 @@ export function printTables({ browser, native, config, runs, warmup }) {
   out.push("");
   if (browser) {
     const hm = browser.engines[0];
-    engineTable(`In headless Chromium ${browser.chromium ?? ""} (wasm), cross-origin isolated: ${browser.isolated}`, lengths, browser.lengths, hm, out);
+    engineTable(`In headless Chromium ${browser.chromium ?? ""} (wasm), cross-origin isolated: ${browser.isolated}${browser.idle ? `, idle ${browser.idle} ms before each forward` : ""}`, lengths, browser.lengths, hm, out);
     ratioLines("threads in wasm: medians (minima) round by round", lengths, browser.lengths, [
       [/^headmap wasm, \d+ threads/, /onnxruntime-web.*, 1 thread$/],
       [/^headmap wasm, \d+ threads/, /onnxruntime-web.*, 2 threads/],
