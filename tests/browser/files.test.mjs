@@ -211,13 +211,20 @@ describe("weights from a file, in the explorer", () => {
     await page.context().close();
   });
 
-  it("marks no head off in a file's weights when the link turned heads off, and says why", async () => {
+  it("marks no head off in a file's weights, and says why when heads are typed", async () => {
     for (const [lang, locale, said] of [["en", "en-US", /^Weights read from a file are drawn as they were saved/], ["ko", "ko-KR", /^파일에서 읽은 가중치는 저장된 그대로/]]) {
       const page = await openExplorer(h, `?model=induction&off=0.1,1.0&lang=${lang}`, { locale, width: 390, height: 844, touch: true });
       assert.equal(await page.locator("#grid .thumb.off").count(), 2, "the model's run marks its heads off");
       await page.selectOption("#model", "file");
       await afterRender(page, () => page.setInputFiles("#attention-file", join(FIXTURES, "bert-two-rows.safetensors")));
+      // the model's heads off name other heads in the file, so they go with the model
+      assert.equal(await page.inputValue("#off"), "");
+      assert.ok(await page.locator("#off-note").isHidden(), "no heads off, no note");
       assert.equal(await page.locator("#grid .thumb.off").count(), 0, "no head marked off in the file's weights");
+      await page.locator("#off").fill("0.1");
+      await page.locator("#off").press("Enter");
+      await page.locator("#off-note").waitFor({ state: "visible" });
+      assert.equal(await page.locator("#grid .thumb.off").count(), 0, "a head typed is not marked off either");
       assert.match(await page.locator("#off-note").textContent(), said);
       assert.equal(await page.locator("#off").getAttribute("aria-invalid"), "false");
       for (const label of await page.locator(".off-tap").all()) assert.ok(await label.isHidden(), "no tap turns a file's head off");

@@ -91,6 +91,25 @@ describe("what the model predicts, and what a head does to it", () => {
     await page.locator("#off-note").screenshot({ path: join(SHOTS, "predict-off-missing-en-390.png") });
   });
 
+  it("leaves heads off with their model: a checkpoint of it keeps them, another model starts with none", async () => {
+    const page = await openExplorer(h, `?model=induction&off=1.0,1.3&lang=en&text=${encodeURIComponent(REPEAT)}`, { locale: "en-US", width: 1280, height: 900 });
+    await predicted(page, "1.0,1.3");
+    await page.waitForFunction(() => !document.getElementById("timeline").hidden);
+    // the model at another step of its training: the same heads, still off
+    await afterRender(page, () => page.locator("#timeline-prev").click());
+    await predicted(page, "1.0,1.3");
+    assert.equal(await page.inputValue("#off"), "1.0,1.3");
+    assert.equal(await page.locator("#grid .thumb.off").count(), 2);
+    // another model: layer.head there names other heads, so none is off
+    await afterRender(page, () => page.selectOption("#model", "trained"));
+    assert.equal(await page.inputValue("#off"), "");
+    assert.ok(await page.locator("#off-note").isHidden(), "no heads off, no note");
+    assert.equal(await page.locator("#grid .thumb.off").count(), 0);
+    await page.waitForFunction(() => !new URLSearchParams(location.search).has("off"));
+    assert.deepEqual(page.consoleErrors, []);
+    await page.close();
+  });
+
   it("opens a link that turns heads off on the toy: the view draws, and says the toy turns none off", async () => {
     for (const [lang, locale, said] of [["en", "en-US", /^The toy model turns no head off/], ["ko", "ko-KR", /^토이 모델은 헤드를 끄지 않습니다/]]) {
       const page = await openExplorer(h, `?model=toy&off=1.0&lang=${lang}`, { locale, width: 390, height: 844, touch: true });

@@ -62,7 +62,7 @@ export class ModelPicker {
       const opened = await app.client.call("openFile", { name: file.name, file: { bytes: new Uint8Array(await file.arrayBuffer()) } });
       if (!opened) return false;
       app.model = { key: opened.key, info: opened.model, choice: "file", name: file.name, where: "file", opened };
-      app.set({ layer: null, head: null, place: null, mask: null, row: 0, model: "file" }, { step: true });
+      app.set({ layer: null, head: null, place: null, mask: null, row: 0, off: "", model: "file" }, { step: true });
       app.notices.set("clamp", null);
       this.hideError();
       this.showLoaded();
@@ -172,11 +172,12 @@ export class ModelPicker {
         this.setStatus(total ? "loadingFileOf" : "loadingFile", { model: label, file, loaded: mib(loaded), total: mib(total) });
       });
       // another model: the head shown is again the one it suggests (the trained model's
-      // showcase head comes back), not the one picked on the last model
+      // showcase head comes back), not the one picked on the last model, and no head is off:
+      // layer.head names another head there (a checkpoint of the same model keeps both)
       const another = app.model && app.model.key !== key && !keepHead;
       // the languages a model reads, where known: the examples it is offered follow them
       app.model = { key, info, choice, name: label, where, fromLink, languages: FOLDERS[choice]?.languages ?? null };
-      app.set({ model: choice, ...(another && { layer: null, head: null }) }, { step: app.state.model !== choice });
+      app.set({ model: choice, ...(another && { layer: null, head: null, off: "" }) }, { step: app.state.model !== choice });
       if (another) app.notices.set("clamp", null);
       app.probe.timings.modelLoadMs = performance.now() - loadStart;
       app.probe.model = info;

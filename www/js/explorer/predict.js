@@ -99,6 +99,7 @@ export class Predictor {
   #setOff(spec) {
     this.#app.$("off").value = spec;
     this.#app.set({ off: spec }, { step: true });
+    this.#showOff(); // a file's weights draw without a run that would say it
     this.#app.recompute();
   }
 
@@ -112,6 +113,7 @@ export class Predictor {
   #showOff() {
     const { $, state, model, T } = this.#app;
     const off = cleanSpec(state.off ?? "");
+    $("off").value = off;
     $("off-clear").hidden = !off;
     $("off-note").hidden = !off || !model;
     // heads the model lacks are left on, and said so here, not as an error in the view's place
