@@ -53,6 +53,8 @@ describe("a query–key picture file", () => {
       [changed((d) => (d.pictures[0].queries += 1)), "head 1's picture does not have the sentences'"],
       [changed((d) => (d.pictures[0].coords[0] = "1")), "head 1's picture's coordinates have a value that is not a finite number at 0"],
       [changed((d) => (d.pictures[3].coords[5] = 1e999)), "head 4's picture's coordinates have a value that is not a finite number at 5"],
+      [changed((d) => (d.pictures[1].coords[2] = -1e39)), "head 2's picture's coordinates have a value past what a 32-bit float holds at 2"],
+      [changed((d) => (d.pictures[0].norms[3] = -0.5)), "head 1's picture's lengths have a value below 0 at 3"],
       [changed((d) => (d.pictures[0].explained = Array(9).fill(0))), "explained shares are not a few numbers"],
       [changed((d) => (d.pictures[0].correlation = [0.5])), "correlations are not two numbers"],
       [changed((d) => (d.pictures[0].scale = null)), "scale have a value that is not a finite number"],
@@ -61,6 +63,63 @@ describe("a query–key picture file", () => {
     for (const [bytes, problem] of cases) {
       assert.throws(() => readQkPicture(bytes, "x.json"), (e) => e.code === "bad_qk_file" && e.message.startsWith("x.json is not a query–key picture headmap can draw: ") && e.message.includes(problem), problem);
     }
+  });
+
+  it("refuses or reads 2,000 crafted files, and what it reads draws: finite, in a float's range", () => {
+    // xorshift32 from a fixed seed: a failure names a case that fails again
+    let seed = 0x9e3779b9;
+    const next = (below) => {
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      return (seed >>> 0) % below;
+    };
+    const odd = [null, true, -1, 0, 1, 2.5, 1e39, -1e39, 3e38, 1e-46, 2 ** 53, "", "1", "word", [], [0, 0], {}, { label: "x", kind: "word", text: "x" }];
+    const paths = [];
+    const walk = (v, path) => {
+      paths.push(path);
+      if (Array.isArray(v)) v.slice(0, 4).forEach((c, i) => walk(c, [...path, i]));
+      else if (v && typeof v === "object") for (const [k, c] of Object.entries(v)) walk(c, [...path, k]);
+    };
+    walk(DOC, []);
+    let read = 0;
+    for (let i = 0; i < 2000; i++) {
+      const copy = structuredClone(DOC);
+      const path = paths[1 + next(paths.length - 1)];
+      const parent = path.slice(0, -1).reduce((v, k) => v[k], copy);
+      const key = path.at(-1);
+      const how = next(4);
+      const list = Array.isArray(parent[key]) && parent[key].length > 0;
+      let done;
+      if (how === 0 && list) done = `cut to ${(parent[key].length = next(parent[key].length))}`;
+      else if (how === 1 && list) done = `lengthened to ${parent[key].push(structuredClone(parent[key][0]))}`;
+      else if (how === 2 && !Array.isArray(parent)) {
+        delete parent[key];
+        done = "taken out";
+      }
+      else done = `= ${JSON.stringify((parent[key] = structuredClone(odd[next(odd.length)])))}`;
+      const name = `case ${i}: ${path.join(".")} ${done}`;
+      let picture;
+      try {
+        picture = readQkPicture(encode(copy), "x.json");
+      } catch (e) {
+        assert.ok(["bad_qk_file", "qk_file_too_large"].includes(e.code), `${name}: ${e.message}`);
+        continue;
+      }
+      read++;
+      for (const [h, p] of picture.pictures.entries()) {
+        for (const field of ["coords", "norms", "explained"]) assert.ok(p[field].every(Number.isFinite), `${name}: head ${h}'s ${field}`);
+        assert.ok(p.norms.every((v) => v >= 0), `${name}: head ${h}'s lengths`);
+        assert.ok(Number.isFinite(p.scale), `${name}: head ${h}'s scale`);
+        // the plot's scale (qk-plot.js): the points' span, finite
+        const xs = p.coords.filter((_, j) => j % 2 === 0);
+        const ys = p.coords.filter((_, j) => j % 2 === 1);
+        const span = Math.max(Math.max(...xs) - Math.min(...xs), Math.max(...ys) - Math.min(...ys));
+        assert.ok(Number.isFinite(span), `${name}: head ${h}'s span ${span}`);
+      }
+      assert.ok(picture.sentences.every((s) => s.queries.every((t) => typeof t.label === "string")), name);
+    }
+    assert.ok(read >= 100, `${read} of 2,000 read: the sweep drew almost nothing`);
   });
 
   it("refuses a file past the limit before reading it", () => {

@@ -80,7 +80,7 @@ export function readQkPicture(bytes, name) {
       queries,
       keys,
       coords: numbers(p.coords, 2 * (queries + keys), `${where}'s coordinates`, bad),
-      norms: numbers(p.norms, queries + keys, `${where}'s lengths`, bad),
+      norms: numbers(p.norms, queries + keys, `${where}'s lengths`, bad, 0),
       explained: numbers(p.explained, null, `${where}'s explained shares`, bad),
       correlation: correlationOf(p.correlation, where, bad),
       scale: numbers([p.scale], 1, `${where}'s scale`, bad)[0],
@@ -108,14 +108,19 @@ export function readQkPicture(bytes, name) {
 
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 
-/** `values` as a Float32Array of `length` finite numbers (any length up to 8 when null). */
-function numbers(values, length, what, bad) {
+/**
+ * `values` as a Float32Array of `length` finite numbers (any length up to 8 when null), none
+ * below `least`: a number past what a 32-bit float holds would be read as infinity.
+ */
+function numbers(values, length, what, bad, least = -Infinity) {
   if (!Array.isArray(values) || (length === null ? values.length > 8 : values.length !== length)) {
     throw bad(`${what} are not ${length ?? "a few"} numbers`);
   }
   const out = new Float32Array(values.length);
   values.forEach((v, i) => {
     if (typeof v !== "number" || !Number.isFinite(v)) throw bad(`${what} have a value that is not a finite number at ${i}`);
+    if (!Number.isFinite(Math.fround(v))) throw bad(`${what} have a value past what a 32-bit float holds at ${i}`);
+    if (v < least) throw bad(`${what} have a value below ${least} at ${i}`);
     out[i] = v;
   });
   return out;
