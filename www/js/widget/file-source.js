@@ -70,7 +70,7 @@ export async function openSource(client, { data, src }, status) {
  */
 export async function openFile({ client, settings: s, reader, data, version, model, opened, status, clamped }) {
   checkView(s.view);
-  if (s.off) throw coded("ablate: a file of attention holds weights already computed, so no head in it can be turned off", "file_heads_off", {});
+  if (s.off) throw coded("a file of attention holds weights already computed: ablate cannot turn a head off in it", "file_heads_off", {});
   const sourceKey = data !== undefined ? `data:${version}` : `src:${s.src}`;
   if (model?.sourceKey !== sourceKey) {
     opened = await openSource(client, data !== undefined ? { data } : { src: s.src }, status);
