@@ -113,7 +113,7 @@ fn patching_equals_the_hook_reference() {
     assert!(ok, "{err}");
     let csv = String::from_utf8(out).unwrap();
     let mut lines = csv.lines();
-    assert_eq!(lines.next(), Some("what,place,position,clean_token,answer,wrong,layer,head,value"));
+    assert_eq!(lines.next(), Some("what,place,position,token,answer,wrong,layer,head,value"));
     let position = doc["position"].as_u64().unwrap() as usize;
     let on = format!(
         "decoder_self,{position},{},{},{}",

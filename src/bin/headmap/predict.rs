@@ -129,14 +129,15 @@ fn predictions_csv(p: &Predictions) -> String {
     out
 }
 
-/// `what,place,position,clean_token,answer,wrong,layer,head,value`: the two logit differences,
-/// then one line per head. Every line names what it was measured on (the place patched, the
-/// position whose logits are read and the clean text's token there, the answer and the wrong
-/// token), so lines from runs on other places or texts can share one table.
+/// `what,place,position,token,answer,wrong,layer,head,value`: the two logit differences, then
+/// one line per head. Every line names what it was measured on (the place patched, the position
+/// whose logits are read and the token there — the clean text's, or an encoder–decoder's
+/// target's — the answer and the wrong token), so lines from runs on other places or texts can
+/// share one table.
 fn patching_csv(p: &Patching) -> String {
     let token = p.tokens.get(p.position).map_or(String::new(), |t| field(t));
     let on = format!("{},{},{token},{},{}", p.place.name(), p.position, field(&p.answer.token), field(&p.wrong.token));
-    let mut out = String::from("what,place,position,clean_token,answer,wrong,layer,head,value\n");
+    let mut out = String::from("what,place,position,token,answer,wrong,layer,head,value\n");
     let _ = writeln!(out, "clean_diff,{on},,,{}", p.clean_diff);
     let _ = writeln!(out, "corrupt_diff,{on},,,{}", p.corrupt_diff);
     for (layer, heads) in p.map.iter().enumerate() {
