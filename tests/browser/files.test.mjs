@@ -222,9 +222,13 @@ describe("weights from a file, in the explorer", () => {
       assert.ok(await page.locator("#off-note").isHidden(), "no heads off, no note");
       assert.equal(await page.locator("#grid .thumb.off").count(), 0, "no head marked off in the file's weights");
       await page.locator("#off").fill("0.1");
-      await page.locator("#off").press("Enter");
+      await page.evaluate(() => (globalThis.__headmap.find = null)); // the map's next drawing, not the last
+      await afterRender(page, () => page.locator("#off").press("Enter"));
       await page.locator("#off-note").waitFor({ state: "visible" });
       assert.equal(await page.locator("#grid .thumb.off").count(), 0, "a head typed is not marked off either");
+      await page.waitForFunction(() => globalThis.__headmap.find);
+      assert.deepEqual(await page.evaluate(() => globalThis.__headmap.find.off), [], "nor crossed out in the find-heads map");
+      assert.ok(await page.locator("#off-this").isHidden(), "no button turns the head shown off");
       assert.match(await page.locator("#off-note").textContent(), said);
       assert.equal(await page.locator("#off").getAttribute("aria-invalid"), "false");
       for (const label of await page.locator(".off-tap").all()) assert.ok(await label.isHidden(), "no tap turns a file's head off");

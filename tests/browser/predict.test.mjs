@@ -118,6 +118,7 @@ describe("what the model predicts, and what a head does to it", () => {
       assert.equal(await page.locator("#grid .thumb.off").count(), 0, "no head marked off");
       assert.equal(await page.locator("#off").getAttribute("aria-invalid"), "false");
       for (const label of await page.locator(".off-tap").all()) assert.ok(await label.isHidden(), "no tap turns a toy's head off");
+      assert.ok(await page.locator("#off-this").isHidden(), "nor does a button");
       await page.close();
     }
   });

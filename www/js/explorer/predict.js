@@ -124,6 +124,7 @@ export class Predictor {
     // the untrained toy and a file turn no head off (state.js leaves them out of their runs)
     if (off && model) $("off-note").textContent = turnsHeadsOff(model.info) ? [kept, lacking].filter(Boolean).join(" ") : T(model.info.fromFile ? "offFile" : "offToy");
     for (const label of document.querySelectorAll(".off-tap")) label.hidden = !this.#canTurnOff();
+    $("off-this").hidden = !this.#canTurnOff();
   }
 
   afterModelChange() {
