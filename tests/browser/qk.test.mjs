@@ -384,8 +384,11 @@ describe("a picture of a whole corpus, from the file headmap.corpus.qk_picture w
         await page.waitForFunction(() => globalThis.__events.some((e) => e.id === "bad" && e.type === "error" && e.detail.code === "bad_qk_file"), null, { timeout: 60000 });
         // the page is Korean: so is the bad file's widget, whatever the browser's language
         assert.match(await page.locator("#bad .error").textContent(), /^bert\.json은\(는\) headmap이 그릴 수 있는 쿼리–키 그림 파일이 아닙니다\(its format is not "headmap\.qk"/);
+        // heads off beside a picture from a file: refused, as beside weights from one
+        await page.locator("#ablated").scrollIntoViewIfNeeded();
+        await page.waitForFunction(() => globalThis.__events.some((e) => e.id === "ablated" && e.type === "error" && e.detail.code === "file_heads_off"), null, { timeout: 60000 });
         assert.deepEqual(await page.evaluate(() => globalThis.__csp), []);
-        assert.deepEqual(page.consoleErrors.filter((e) => !/query–key picture|쿼리–키 그림/.test(e)), []);
+        assert.deepEqual(page.consoleErrors.filter((e) => !/query–key picture|쿼리–키 그림|ablate|헤드는 끌 수 없습니다/.test(e)), []);
       }
     } finally {
       await blog.close();

@@ -18,8 +18,8 @@ const NAMES = new Set([
   "BART", "Marian", "T5", "Kobayashi", "RoPE", "CSP", "JSON", "CSV", "PNG", "SVG", "URL", "MB", "Helsinki-NLP/opus-mt-ko-en", "trusted-types", "http", "https",
   "Olsson", "transformers", "nat", // a paper's author, a library, a unit
 ]);
-/** Values an author writes in an attribute, quoted as such: code, not words. */
-const VALUES = new Set(["trained", "induction", "small", "base", "all", "none", "padding", "causal", "cross"]);
+/** Attribute names and values an author writes, quoted as such: code, not words. */
+const VALUES = new Set(["trained", "induction", "small", "base", "all", "none", "padding", "causal", "cross", "ablate"]);
 
 /** The Latin words of `text` that are none of the above. */
 function foreignWords(text) {

@@ -149,7 +149,7 @@ export const HINTS = {
     no_safetensors: "model.safetensors로 공개된 모델을 고르세요.",
     model_too_large: "더 작은 모델을 고르세요: f16이나 bf16으로 저장된 파라미터 5억 개 정도까지 읽습니다.",
     needs_model: "단계를 보거나 문장을 입력하거나 다른 마스크를 쓰려면 모델 자체를 여세요.",
-    file_heads_off: "헤드 끄기 속성을 빼거나 위젯에 모델 자체를 지정하세요.",
+    file_heads_off: "ablate 속성을 빼거나 위젯에 모델 자체를 지정하세요.",
   },
 };
 

@@ -13,6 +13,11 @@ export const NEEDS_MODEL = ["steps", "mixing", "pipeline", "qk"];
 /** The type of the script element a notebook's figure carries its file in. */
 export const DATA_TYPE = "application/vnd.headmap+safetensors";
 
+/** Refuses heads turned off (`ablate`) beside weights or a picture read from a file: no model runs again. */
+export function refuseOff(settings) {
+  if (settings.off) throw coded("a file of attention holds weights already computed: ablate cannot turn a head off in it", "file_heads_off", {});
+}
+
 /** Refuses a view that needs the model, by name. */
 export function checkView(view) {
   if (NEEDS_MODEL.includes(view)) {
@@ -70,7 +75,7 @@ export async function openSource(client, { data, src }, status) {
  */
 export async function openFile({ client, settings: s, reader, data, version, model, opened, status, clamped }) {
   checkView(s.view);
-  if (s.off) throw coded("a file of attention holds weights already computed: ablate cannot turn a head off in it", "file_heads_off", {});
+  refuseOff(s);
   const sourceKey = data !== undefined ? `data:${version}` : `src:${s.src}`;
   if (model?.sourceKey !== sourceKey) {
     opened = await openSource(client, data !== undefined ? { data } : { src: s.src }, status);
