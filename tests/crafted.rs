@@ -7,7 +7,8 @@
 //! The cases are made from a fixed seed, so a failure names a case that fails again.
 #![cfg(all(feature = "hf", not(target_arch = "wasm32")))]
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use headmap::models::generate::{GenerateRequest, Writer};
@@ -15,6 +16,8 @@ use headmap::models::hf::ModelFiles;
 use headmap::models::predict::PredictOptions;
 use headmap::{Model, Request};
 use serde_json::{json, Value};
+
+use common::{checked, Cases};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hf")
@@ -48,18 +51,6 @@ fn load(name: &str, config: &[u8], weights: &[u8], tokenizer: Option<&[u8]>) -> 
         ..ModelFiles::default()
     };
     Model::from_files(&files)
-}
-
-/// xorshift64: the cases' fixed sequence.
-struct Cases(u64);
-
-impl Cases {
-    fn next(&mut self, below: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % below as u64) as usize
-    }
 }
 
 /// What a reader does with a model — run two texts, predict with the lens, write two tokens —
@@ -96,15 +87,6 @@ fn use_it(model: &Model, texts: &[&str]) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// The failure of the case `f`, if any: an error it gives, or a panic.
-fn checked(case: &str, f: impl FnOnce() -> Result<(), String>) -> Option<String> {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(Ok(())) => None,
-        Ok(Err(e)) => Some(format!("{case}: {e}")),
-        Err(_) => Some(format!("{case}: panicked")),
-    }
 }
 
 /// Loads what `load` makes and uses it (a refusal is an answer); the case's failure, if any.

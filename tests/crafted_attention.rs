@@ -8,29 +8,19 @@
 //! The cases come from a fixed seed, so a failure names a case that fails again.
 #![cfg(all(feature = "hf", not(target_arch = "wasm32")))]
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 
 use headmap::heads::{all_scores, ScoreOptions};
 use headmap::import::{read, BF16_ROW_SUM_TOLERANCE};
 use headmap::rollout::{rollout, Fusion};
 use serde_json::{json, Value};
 
+use common::{checked, Cases};
+
 fn fixture(name: &str) -> Vec<u8> {
-    let path: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/attention").join(name);
-    std::fs::read(path).unwrap()
-}
-
-/// xorshift64: the cases' fixed sequence.
-struct Cases(u64);
-
-impl Cases {
-    fn next(&mut self, below: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % below as u64) as usize
-    }
+    common::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/attention").join(name))
 }
 
 /// Reads `bytes` as the page does and uses what it gives as the views do; a refusal is an
@@ -80,11 +70,8 @@ fn sweep(what: &str, cases: Vec<(String, Vec<u8>)>) {
     let mut read = 0;
     let mut broke = vec![];
     for (name, bytes) in cases {
-        match catch_unwind(AssertUnwindSafe(|| open_and_use(&bytes))) {
-            Ok(Ok(was_read)) => read += usize::from(was_read),
-            Ok(Err(wrong)) => broke.push(format!("{name}: {wrong}")),
-            Err(_) => broke.push(format!("{name}: panicked")),
-        }
+        let failed = checked(&name, || open_and_use(&bytes).map(|was_read| read += usize::from(was_read)));
+        broke.extend(failed);
     }
     eprintln!("{count} {what}: {read} read and used, the rest refused");
     assert!(broke.is_empty(), "{} of {count} {what} broke:\n{}", broke.len(), broke.join("\n"));

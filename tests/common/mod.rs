@@ -64,3 +64,25 @@ pub fn load(dir: &std::path::Path) -> headmap::Model {
 pub fn read(path: &std::path::Path) -> Vec<u8> {
     std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
+
+/// xorshift64: a crafted-file sweep's fixed sequence of cases, so a failure names a case that
+/// fails again.
+pub struct Cases(pub u64);
+
+impl Cases {
+    pub fn next(&mut self, below: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % below as u64) as usize
+    }
+}
+
+/// The failure of the case `f`, if any: an error it gives, or a panic.
+pub fn checked(case: &str, f: impl FnOnce() -> Result<(), String>) -> Option<String> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => Some(format!("{case}: {e}")),
+        Err(_) => Some(format!("{case}: panicked")),
+    }
+}
