@@ -121,6 +121,9 @@ describe("the link and the attributes", () => {
     assert.deepEqual([...offHeads("1.0", bert)], ["encoder_self:1.0"]);
     assert.deepEqual([...offAt("1.0,cross:0.3,decoder_self:2.1", "decoder_self", bart)], ["1.0", "2.1"]);
     assert.deepEqual([...offAt("1.0", "cross", bart)], []);
+    // the toy and a file turn no head off: none is marked
+    assert.deepEqual([...offAt("1.0", "decoder_self", { ...bart, trained: false })], []);
+    assert.deepEqual([...offAt("1.0", "decoder_self", { ...bart, fromFile: true })], []);
     assert.equal(offNames("1.0,cross:0.3", bart, T), "L2H1; place.cross: L1H4");
     // heads a model lacks: a layer or head past its count, a place it has not, not L.H at all
     const { has, lacks } = offSplit("1.0, 3.0, 0.4, cross:2.3, x, encoder_self:0.0", bert);

@@ -107,8 +107,12 @@ export function specOf(keys, info) {
   return keys.map((k) => (k.startsWith(fallback) ? k.slice(fallback.length) : k)).join(",");
 }
 
-/** The heads of `place` that `spec` turns off, as a Set of "L.H". */
+/**
+ * The heads of `place` that `spec` turns off, as a Set of "L.H": none on a model that turns no
+ * head off (turnsHeadsOff), so no view marks one there.
+ */
 export function offAt(spec, place, info) {
+  if (!turnsHeadsOff(info)) return new Set();
   const prefix = `${place}:`;
   return new Set([...offHeads(spec, info)].filter((k) => k.startsWith(prefix)).map((k) => k.slice(prefix.length)));
 }

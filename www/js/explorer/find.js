@@ -5,7 +5,7 @@
 
 import { lutFor } from "../render/colormap.js";
 import { FUSIONS, POSITIONAL, SCORES } from "../find-names.js";
-import { offAt, turnsHeadsOff } from "../settings.js";
+import { offAt } from "../settings.js";
 import { AtlasView, formatValue, scoreAt, topHeads, unitOf } from "../views/atlas.js";
 import { el } from "../views/dom.js";
 import { RolloutView } from "../views/rollout-view.js";
@@ -134,8 +134,7 @@ export class Finder {
       }
       if (seq !== this.seq) return;
       note("find-note", null);
-      // as the grid marks them: none on a model or file that turns no head off
-      const off = turnsHeadsOff(app.model.info) ? offAt(app.state.off, place, app.model.info) : new Set();
+      const off = offAt(app.state.off, place, app.model.info);
       this.atlas.draw({ ...look, values, name, unit: unitOf(score), off });
       app.probe.find = { score, name, values: Array.from(values), top: topHeads(values, layers, heads, 5), geometry: this.atlas.geometry, off: [...off] };
     } catch (e) {

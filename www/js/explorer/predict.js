@@ -97,9 +97,8 @@ export class Predictor {
   }
 
   #setOff(spec) {
-    this.#app.$("off").value = spec;
     this.#app.set({ off: spec }, { step: true });
-    this.#showOff(); // a file's weights draw without a run that would say it
+    this.#showOff(); // at once: a file's weights draw without a run that would say it
     this.#app.recompute();
   }
 
@@ -109,7 +108,7 @@ export class Predictor {
     if (this.#shown) this.#draw();
   }
 
-  /** Which heads are off, above the heatmap in the reader's words; the tap switches where they work. */
+  /** Which heads are off: the field, the note above the heatmap in the reader's words, and the tap switches where they work. */
   #showOff() {
     const { $, state, model, T } = this.#app;
     const off = cleanSpec(state.off ?? "");
@@ -148,7 +147,6 @@ export class Predictor {
   async update() {
     const { $, state, model, result } = this.#app;
     const typed = cleanSpec(state.off ?? "");
-    $("off").value = typed;
     const off = model ? offKept(typed, model.info) : "";
     $("off-mean").checked = Boolean(state.offMean);
     this.#showOff();

@@ -4,7 +4,7 @@
 // It draws the state it is given (already fitted to the run by the store) and changes it only
 // by asking the store, as the reader's taps do.
 
-import { offAt, turnsHeadsOff } from "../settings.js";
+import { offAt } from "../settings.js";
 import { el } from "../views/dom.js";
 import { HeadGrid, kvHeadOf, thumbSize } from "../views/head-grid.js";
 import { deviceRatio, drawHead, drawHeadTable, headLayout, plotOf } from "../views/head-figure.js";
@@ -203,7 +203,7 @@ export class Viewer {
     } else {
       this.grid.select(sel.layer, sel.head);
     }
-    this.grid.markOff(turnsHeadsOff(app.model.info) ? offAt(state.off, place.place, app.model.info) : new Set(), app.T("offMark"));
+    this.grid.markOff(offAt(state.off, place.place, app.model.info), app.T("offMark"));
     // weights read from a file have no values behind them to weigh
     const norm = state.norm && !app.model.info.fromFile;
     $("norm").checked = norm;
