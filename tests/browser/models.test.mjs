@@ -232,7 +232,8 @@ describe("real models", () => {
 
   it("says so when a link's model cannot be loaded, shows the default model, and keeps the link", async () => {
     const page = await h.page();
-    await page.goto(`${h.base}?model=hub:headmap-tests/tiny-nothing&hub=${hub.path}`);
+    // the link's heads off name heads of the model that failed: none is off in the fallback
+    await page.goto(`${h.base}?model=hub:headmap-tests/tiny-nothing&hub=${hub.path}&off=0.1&layer=2&head=2`);
     await page.waitForFunction(() => globalThis.__headmap?.ready, null, { timeout: 60000 });
     await page.locator("#model-error").waitFor({ state: "visible" });
     assert.match(await page.locator("#model-error").textContent(), /answered 404\. .* The model shown stays headmap-tiny-ko-en\./);
@@ -240,6 +241,9 @@ describe("real models", () => {
     await page.waitForTimeout(300);
     assert.match(page.url(), /model=hub%3Aheadmap-tests%2Ftiny-nothing/, "the link still names its model");
     assert.equal(await page.locator("#hub-id").inputValue(), "headmap-tests/tiny-nothing");
+    assert.equal(await page.locator("#off").inputValue(), "", "no head of the fallback is off");
+    assert.doesNotMatch(page.url(), /[?&]off=/);
+    assert.equal(await page.locator("#grid .thumb.off").count(), 0);
   });
 
   it("reads the newer families from the Hub: a sharded Llama's shared K/V heads and rotated Q and K, Mistral's windows, T5's position bias", async () => {

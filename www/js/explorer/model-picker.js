@@ -108,8 +108,11 @@ export class ModelPicker {
     if (ok) return;
     // Nothing is shown yet: show the default model, but keep the error in view, the link's
     // model in the link (a reload retries it) and, for a Hub id, the field to retry it now.
+    // The fallback is another model: the head it suggests is shown and none is off, since the
+    // link's "layer.head" names a head of the model that failed, not of this one.
     const failed = this.error;
     const fallback = choice === DEFAULT_MODEL ? "toy" : DEFAULT_MODEL;
+    this.app.set({ layer: null, head: null, off: "" });
     await this.choose(fallback, { keepError: true });
     this.app.set({ model: choice });
     if (choice.startsWith("hub:")) {
