@@ -309,25 +309,22 @@ export class AttentionHeatmap extends HTMLElement {
 
   /** view="qk" with src=: a query–key picture of a corpus, from its file, without a model. */
   async #showPicture() {
-    const [{ qkFileFigure }, { refuseOff }] = await Promise.all([import("./qk-figure.js"), import("./file-source.js")]).catch((e) => Promise.reject(chunkFailed(e)));
-    refuseOff(this.#settings); // a picture from a file, like weights from one, has no head to turn off
+    const { qkFileFigure } = await import("./qk-figure.js").catch((e) => Promise.reject(chunkFailed(e)));
     this.#result = null; // what a run drew before goes
     this.#width = Math.round(this.clientWidth);
     const cached = this.#picture;
     this.#picture = null;
-    const shown = await qkFileFigure(this.#figure, { src: this.#settings.src, width: Math.max(200, this.#width - 22), status: (text) => this.#status(text), cached });
-    this.#picture = shown;
-    const { picture } = shown;
+    this.#picture = await qkFileFigure(this.#figure, { src: this.#settings.src, width: Math.max(200, this.#width - 22), status: (text) => this.#status(text), cached });
+    const { picture } = this.#picture;
     this.#sel = { place: picture.place, layer: picture.layer, head: this.#reader.head ?? picture.head, row: 0 };
-    this.#parts.controls.replaceChildren();
-    this.#parts.controls.hidden = true;
-    this.#parts.note.hidden = true;
-    this.#parts.legend.hidden = true;
-    this.#parts.readout.hidden = true;
-    this.#parts.title.textContent = this.T("qk.fileTitle", { layer: picture.layer + 1, model: picture.modelType || "?" });
+    this.#rendered(this.#parts.title.textContent);
+  }
+
+  /** After a drawing: the element's label names it (an author's own stays), and `render` fires. */
+  #rendered(label) {
     if (!this.hasAttribute("aria-label") || this.#ownLabel) {
       this.#ownLabel = true;
-      this.setAttribute("aria-label", this.#parts.title.textContent);
+      this.setAttribute("aria-label", label);
     }
     reserveHeight(this, null);
     this.dispatchEvent(new CustomEvent("render", { detail: this.figure }));
@@ -368,19 +365,14 @@ export class AttentionHeatmap extends HTMLElement {
     }
     // the title and the label name what is drawn, once it is
     this.#parts.title.textContent = title;
-    if (!this.hasAttribute("aria-label") || this.#ownLabel) {
-      this.#ownLabel = true;
-      const text = this.#model.info.fromFile ? tokens.queries.filter((_, i) => tokens.queryValid[i]).map((t) => t.label).join(" ") : withReader(this.#settings, this.#reader).texts[sel.row] ?? "";
-      this.setAttribute("aria-label", T("widgetLabel", { place: T(`place.${sel.place}`), layer: sel.layer + 1, head: sel.head + 1, text: text.slice(0, 120) }));
-    }
     if (this.#drawFailed) {
       // an earlier drawing's error goes once a drawing succeeds (a resize or a reader's choice
       // redraws without a new run); a run's error stays until the next run
       this.#drawFailed = false;
       this.#problems.clearError();
     }
-    reserveHeight(this, null);
-    this.dispatchEvent(new CustomEvent("render", { detail: this.figure }));
+    const text = info.fromFile ? tokens.queries.filter((_, i) => tokens.queryValid[i]).map((t) => t.label).join(" ") : withReader(this.#settings, this.#reader).texts[sel.row] ?? "";
+    this.#rendered(T("widgetLabel", { place: T(`place.${sel.place}`), layer: sel.layer + 1, head: sel.head + 1, text: text.slice(0, 120) }));
     if (!this.#loaded.has(this.#model.key)) {
       this.#loaded.add(this.#model.key);
       this.dispatchEvent(new CustomEvent("load", { detail: this.figure }));

@@ -8,7 +8,7 @@ import { coded } from "../errors.js";
 import { readQkPicture } from "../qk-file.js";
 import { el } from "../views/dom.js";
 import { exampleSentences, QkView } from "../views/qk-view.js";
-import { nameOf } from "./file-source.js";
+import { nameOf, refuseOff } from "./file-source.js";
 
 /** Draws the picture of `figure`'s host at `sel` in `width` pixels; returns its box. */
 export async function qkFigure(figure, sel, width) {
@@ -56,6 +56,7 @@ export async function qkFigure(figure, sel, width) {
 export async function qkFileFigure(figure, { src, width, status, cached }) {
   const { host } = figure;
   const { T, parts } = host;
+  refuseOff(host.settings); // a picture from a file, like weights from one, has no head to turn off
   let picture = cached?.src === src ? cached.picture : null;
   if (!picture) {
     const name = nameOf(src, "src");
@@ -84,6 +85,10 @@ export async function qkFileFigure(figure, { src, width, status, cached }) {
   const note = el("p", { class: "small-label" });
   note.textContent = T("qk.fileCount", { drawn: picture.sentences.length, texts: picture.corpus.texts.toLocaleString("en"), tokens: picture.corpus.queries.toLocaleString("en"), model: picture.modelType || "?" });
   parts.stage.replaceChildren(note, box);
+  // no run: no controls, note, legend or read-out; the title names the file's layer and model
+  parts.controls.replaceChildren();
+  for (const part of [parts.controls, parts.note, parts.legend, parts.readout]) part.hidden = true;
+  parts.title.textContent = T("qk.fileTitle", { layer: picture.layer + 1, model: picture.modelType || "?" });
   view.show(picture, { layer: picture.layer, head, width });
   figure.qkView = view;
   figure.shown = { picture };
