@@ -268,6 +268,27 @@ impl PyModel {
         write::generate(self, py, asked)
     }
 
+    /// Activation patching of every head at `place` (default as for `ablate`): each head's
+    /// output from the `clean` run written into the `corrupt` one, and how much of logit(`answer`)
+    /// − logit(`wrong`) at `position` it brings back, (patched − corrupt) / (clean − corrupt) —
+    /// TransformerLens's `get_act_patch_attn_head_out_all_pos`. `target`: an encoder–decoder's
+    /// decoder input, the same for both runs. The document `headmap patch` prints.
+    #[pyo3(signature = (clean, corrupt, answer, wrong, target = None, position = None, place = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn patch<'py>(
+        &self,
+        py: Python<'py>,
+        clean: String,
+        corrupt: String,
+        answer: String,
+        wrong: String,
+        target: Option<String>,
+        position: Option<usize>,
+        place: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        write::patch(self, py, write::Patch { clean, corrupt, answer, wrong, target, position, place })
+    }
+
     fn __repr__(&self) -> String {
         let info = self.model.info();
         let places: Vec<String> =

@@ -1,11 +1,13 @@
-//! What a model predicts and what it writes, from Python: the documents `headmap predict` and
-//! `headmap generate` print, as Python objects — the same functions, so the same numbers.
+//! What a model predicts, what it writes and which heads carry an answer, from Python: the
+//! documents `headmap predict`, `headmap generate` and `headmap patch` print, as Python
+//! objects — the same functions, so the same numbers.
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use super::{on_pool, refused, PyModel, PyRun};
+use super::{on_pool, place_of, refused, PyModel, PyRun};
 use crate::models::generate::{GenerateRequest, Sampling};
+use crate::models::patch::PatchRequest;
 use crate::models::predict::PredictOptions;
 use crate::run::Ablation;
 use crate::Request;
@@ -111,4 +113,30 @@ pub(super) fn generate<'py>(model: &PyModel, py: Python<'py>, asked: Generate) -
             Ok((doc, run).into_pyobject(py)?.into_any())
         }
     }
+}
+
+pub(super) struct Patch {
+    pub clean: String,
+    pub corrupt: String,
+    pub answer: String,
+    pub wrong: String,
+    pub target: Option<String>,
+    pub position: Option<usize>,
+    pub place: Option<String>,
+}
+
+/// Activation patching of every head at one place: the document `headmap patch` prints.
+pub(super) fn patch<'py>(model: &PyModel, py: Python<'py>, asked: Patch) -> PyResult<Bound<'py, PyAny>> {
+    let request = PatchRequest {
+        clean: asked.clean,
+        corrupt: asked.corrupt,
+        target: asked.target,
+        answer: asked.answer,
+        wrong: asked.wrong,
+        position: asked.position,
+        place: place_of(asked.place.as_deref())?,
+    };
+    let (m, pool) = (&model.model, &model.pool);
+    let patching = py.detach(|| on_pool(pool, || m.patch(&request, |_, _| true))).map_err(refused)?;
+    document(py, &patching)
 }

@@ -1,17 +1,20 @@
-"""What a model predicts and writes, from Python: `Model.predict` and `Model.generate` give the
-documents `headmap predict` and `headmap generate` print, number for number, for every family
-fixture and the trained translator, with heads off, sampled, and refused as the command line
-refuses.
+"""What a model predicts and writes, from Python: `Model.predict`, `Model.generate` and
+`Model.patch` give the documents `headmap predict`, `headmap generate` and `headmap patch` print,
+number for number, for every family fixture and the trained models, with heads off, sampled,
+and refused as the command line refuses.
 
 Run by scripts/test-python against the wheel it installs; HEADMAP_CLI names the command line."""
+
+import json
 
 import numpy as np
 import pytest
 
 import headmap
-from test_native import ENGLISH, FIXTURES, MODELS, TRANSLATOR, cli, cli_json, text_args
+from test_native import ENGLISH, FIXTURES, MODELS, REPO, TRANSLATOR, cli, cli_json, text_args
 
 SEED_SENTENCE = "동물이 길을 건너지 않았다. 그것은 너무 피곤했다."
+INDUCTION = REPO / "www" / "models" / "headmap-tiny-induction"  # the two-layer model that copies
 
 
 @pytest.mark.parametrize("family", MODELS)
@@ -109,3 +112,42 @@ def test_bad_requests_are_refused_by_name():
         model.predict("hello", top_k=0)
     with pytest.raises(headmap.HeadmapError):
         headmap.load(FIXTURES / "bert").generate("hello")
+
+
+def test_patching_equals_the_command_lines_and_the_hook_reference():
+    # the induction model's head 1.3 (0-based layer 0, head 3) carries the copied word back
+    reference = json.loads((REPO / "tests" / "fixtures" / "predict" / "induction-patch.json").read_text())
+    asked = {k: reference[k] for k in ("clean", "corrupt", "answer", "wrong")}
+    ours = headmap.load(INDUCTION).patch(**asked)
+    flags = [x for k, v in asked.items() for x in (f"--{k}", v)]
+    assert ours == cli_json("patch", "--model", str(INDUCTION), *flags)
+    assert ours["format"] == "headmap.patching"
+    for key in ("clean_diff", "corrupt_diff"):
+        assert abs(ours[key] - reference[key]) < 1e-3, key
+    got, want = np.array(ours["map"]), np.array(reference["map"])
+    assert got.shape == want.shape and np.abs(got - want).max() < 1e-3, "every head as the hooks in transformers"
+    # an encoder–decoder: the source differs, the target is the same, patched where the decoder reads it
+    clean, corrupt, target = "동물이 길을 건너지 않았다.", "동물이 강을 건너지 않았다.", "The animal didn't cross the street."
+    translator = headmap.load(TRANSLATOR)
+    crossed = translator.patch(clean, corrupt, "street", "river", target=target, place="cross", position=8)
+    want = cli_json("patch", "--model", str(TRANSLATOR), "--clean", clean, "--corrupt", corrupt, "--target", target,
+                    "--answer", "street", "--wrong", "river", "--place", "cross", "--position", "8")
+    assert crossed == want and crossed["place"] == "cross" and crossed["position"] == 8
+    assert crossed["clean_diff"] > 0 > crossed["corrupt_diff"]
+
+
+def test_patching_refuses_what_the_command_line_refuses():
+    model = headmap.load(INDUCTION)
+    for kwargs, flags in [
+        (dict(clean="고양이 공원", corrupt="고양이 길", answer="노래 길", wrong="길"), ()),
+        (dict(clean="고양이 공원 노래", corrupt="고양이", answer="노래", wrong="길"), ()),
+        (dict(clean="고양이 공원", corrupt="고양이 길", answer="노래", wrong="길"), ("--place", "cross")),
+        (dict(clean="고양이 공원", corrupt="고양이 길", answer="노래", wrong="길"), ("--position", "99")),
+    ]:
+        args = [x for k, v in kwargs.items() for x in (f"--{k}", v)]
+        done = cli("patch", "--model", str(INDUCTION), *args, *flags)
+        assert done.returncode != 0, (kwargs, flags)
+        extra = {flags[0][2:]: (int(flags[1]) if flags[0] == "--position" else flags[1])} if flags else {}
+        with pytest.raises(headmap.HeadmapError) as refused:
+            model.patch(**kwargs, **extra)
+        assert f"headmap: {refused.value}" == done.stderr.strip()
