@@ -46,7 +46,7 @@ describe("what the model predicts, and what a head does to it", () => {
     await predicted(page, "1.0,1.1,1.3");
     assert.equal(await copying(page), 0, "the induction heads off: no word is copied");
     assert.equal(await page.evaluate(() => globalThis.__headmap.predictions.fromRun), true, "the run with the heads off gives the after");
-    assert.match(await page.locator("#off-note").textContent(), /Heads off: Layer 2, head 1; Layer 2, head 2; Layer 2, head 4 \(written 1\.0,1\.1,1\.3 in a link/);
+    assert.match(await page.locator("#off-note").textContent(), /Heads off: Layer 2, head 1; Layer 2, head 2; Layer 2, head 4 \(off=1\.0,1\.1,1\.3, counted from 0\)/);
     assert.ok((await page.locator("#predict-strip s.predict-was").count()) >= 9, "what each position predicted before is struck through");
     await page.waitForFunction(() => location.search.includes("off=1.0%2C1.1%2C1.3"));
     // a position's top 10, before and after
@@ -62,7 +62,7 @@ describe("what the model predicts, and what a head does to it", () => {
     const page = await openExplorer(h, query, { locale: "ko-KR", width: 390, height: 844, touch: true });
     await predicted(page, "0.3");
     assert.equal(await copying(page), 0, "the previous-token head off: the induction heads have nothing to copy from");
-    assert.match(await page.locator("#off-note").textContent(), /꺼진 헤드: 1층, 4번 헤드 \(링크에는 0부터 센 번호 0\.3으로 적힘\)/);
+    assert.match(await page.locator("#off-note").textContent(), /꺼진 헤드: 1층, 4번 헤드 \(off=0\.3, 0부터 셈\)/);
     assert.equal(await page.locator("#predict-title").textContent(), "모델의 예측");
     const wide = await page.evaluate(() => document.documentElement.scrollWidth - innerWidth);
     assert.ok(wide <= 0, `the page does not scroll sideways (${wide} px)`);
@@ -76,12 +76,21 @@ describe("what the model predicts, and what a head does to it", () => {
     await predicted(page, "1.3");
     assert.ok(await page.locator("#heatmap-area").isVisible(), "the view stays, with the field to mend the heads in");
     assert.ok(await page.locator("#off").isVisible());
-    assert.match(await page.locator("#off-note").textContent(), /Heads off: Layer 2, head 4 .*Not in this model, so left on: Layer 6, head 1\. Heads are written layer\.head, counted from 0/);
+    assert.match(await page.locator("#off-note").textContent(), /Heads off: Layer 2, head 4 .*Left on, not in this model: Layer 6, head 1\. This model's heads: 2 layers × 4 heads\. Heads are written layer\.head, counted from 0/);
     assert.equal(await page.locator("#off").getAttribute("aria-invalid"), "true");
-    await page.fill("#off", "9.9, x, 1.1");
+    await page.fill("#off", "9.9, x, 1.1, cross:0.1");
     await page.locator("#off").dispatchEvent("change");
     await predicted(page, "1.1");
-    assert.match(await page.locator("#off-note").textContent(), /left on: Layer 10, head 10; “x”/);
+    // a place the model lacks is named; an item that is no head is told apart from a head it lacks
+    const note = await page.locator("#off-note").textContent();
+    assert.match(note, /not in this model: Layer 10, head 10; Decoder cross-attention: Layer 1, head 2\./);
+    assert.match(note, /Left out, not written as heads: “x”\./);
+    // the link keeps the field as it was left: opened again, the same heads are off and the same items named
+    await page.waitForFunction(() => location.search.includes("off=9.9%2Cx%2C1.1%2Ccross%3A0.1"));
+    const again = await openExplorer(h, new URL(page.url()).search, { locale: "en-US", width: 390, height: 844, touch: true });
+    await predicted(again, "1.1");
+    assert.equal(await again.inputValue("#off"), "9.9,x,1.1,cross:0.1");
+    assert.equal(await again.locator("#off-note").textContent(), note);
     // patching names the fields left empty instead of running
     await page.locator("#patch-details summary").tap();
     assert.equal(await page.inputValue("#patch-corrupt"), REPEAT, "the corrupted text starts as the clean one");
@@ -217,6 +226,19 @@ describe("what the model predicts, and what a head does to it", () => {
     // the reference from transformers' hooks (tests/fixtures/predict/induction-patch.json)
     assert.ok(Math.abs(map[0][3] - 1.0109) < 1e-3, `layer 0 head 3 brings the answer back: ${map[0][3]}`);
     assert.equal(await page.locator("#patch-map tbody button").count(), 8);
+    assert.doesNotMatch(await page.locator("#patch-status").textContent(), /every head on/);
+    // patching runs every head: with heads turned off the map says so, in the language shown
+    await page.fill("#off", "1.0");
+    await page.locator("#off").dispatchEvent("change");
+    await predicted(page, "1.0");
+    assert.match(await page.locator("#patch-status").textContent(), /Patched with every head on/);
+    await page.locator("#lang").click();
+    await page.waitForFunction(() => /패치는 모든 헤드를 켠 채로/.test(document.getElementById("patch-status").textContent));
+    assert.match(await page.locator("#patch-status").textContent(), /^디코더 마스크드 셀프 어텐션, 로짓은/);
+    await page.locator("#lang").click();
+    await page.fill("#off", "");
+    await page.locator("#off").dispatchEvent("change");
+    await predicted(page, "");
     await page.locator("#lens-details summary").click();
     await page.waitForFunction(() => globalThis.__headmap.lens);
     assert.equal(await page.locator("#lens-table tbody tr").count(), 2, "a row per layer");

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { RANGES, TOY_PRESETS, headNames, intOf, offAt, offHeads, offKept, offNames, offOf, offSplit, predictsFromRun, sourceOf, toggleOff } from "../../www/js/settings.js";
+import { RANGES, TOY_PRESETS, headNames, intOf, offAt, offHeads, offKept, offNames, offOf, offSplit, offTyped, predictsFromRun, sourceOf, toggleOff } from "../../www/js/settings.js";
 import { decodeState, requestFor } from "../../www/js/state.js";
 import { parseAttributes, requestOf, sourceOf as widgetSource } from "../../www/js/widget/attributes.js";
 
@@ -17,7 +17,10 @@ async function bothRead(name, value) {
   const linkName = LINK_NAMES[name] ?? name;
   const link = await decodeState(`?${new URLSearchParams({ [linkName]: value })}`);
   const { settings } = parseAttributes({ [name]: value }, BASE);
-  return { link: link[linkName], attribute: settings[name === "ablate" ? "off" : name] };
+  // the link keeps the heads-off field as the reader left it, items that are no head too (the
+  // page names them): the heads it turns off are the widget's
+  if (name === "ablate") return { link: offOf(link.off), attribute: settings.off };
+  return { link: link[linkName], attribute: settings[name] };
 }
 
 // values written the ways authors and links write them, right and wrong
@@ -125,17 +128,30 @@ describe("the link and the attributes", () => {
     assert.deepEqual([...offAt("1.0", "decoder_self", { ...bart, trained: false })], []);
     assert.deepEqual([...offAt("1.0", "decoder_self", { ...bart, fromFile: true })], []);
     assert.equal(offNames("1.0,cross:0.3", bart, T), "L2H1; place.cross: L1H4");
-    // heads a model lacks: a layer or head past its count, a place it has not, not L.H at all
-    const { has, lacks } = offSplit("1.0, 3.0, 0.4, cross:2.3, x, encoder_self:0.0", bert);
-    assert.deepEqual([has, lacks], [["encoder_self:1.0", "encoder_self:0.0"], ["encoder_self:3.0", "encoder_self:0.4", "cross:2.3", "encoder_self:x"]]);
+    // heads a model lacks (a layer or head past its count, a place it has not) and items that
+    // are no head (not L.H, a place no model has), each told apart, a head written twice once
+    const { has, lacks, malformed } = offSplit("1.0, 3.0, 0.4, cross:2.3, x, encoder_self:0.0, 1.0, foo:1.0, 1.0.0, -1.0", bert);
+    assert.deepEqual(has, ["encoder_self:1.0", "encoder_self:0.0"]);
+    assert.deepEqual(lacks, ["encoder_self:3.0", "encoder_self:0.4", "cross:2.3"]);
+    assert.deepEqual(malformed, ["x", "foo:1.0", "1.0.0", "-1.0"]);
+    // a typed spec keeps every item as typed, so a link opens with the field as it was left; bounded
+    assert.equal(offTyped(" 1.3 , abc,, 2 .1 "), "1.3,abc,2.1");
+    assert.equal(offTyped(Array(100).fill("1.0").join(",")).split(",").length, 64);
+    assert.equal(offTyped("x".repeat(5000)).length, 24);
+    assert.equal(offTyped(undefined), "");
     assert.equal(offKept("1.0, 5.0, cross:2.3, encoder_self:3.1", bart), "1.0,cross:2.3");
     assert.equal(headNames(["cross:2.3", "decoder_self:x"], bart, T), "place.cross: L3H4; place.decoder_self: “x”");
+    // a model of one place: its heads unnamed by place, a head of a place it lacks named by it
+    assert.equal(headNames(["encoder_self:2.3", "cross:0.1"], bert, T), "L3H4; place.cross: L1H2");
     // toggling writes the default place as a reader types it, and any other by name
     assert.equal(toggleOff("", { place: "decoder_self", layer: 1, head: 3 }, bart), "1.3");
     assert.equal(toggleOff("1.3", { place: "cross", layer: 0, head: 2 }, bart), "1.3,cross:0.2");
     assert.equal(toggleOff("1.3,cross:0.2", { place: "decoder_self", layer: 1, head: 3 }, bart), "cross:0.2");
     assert.equal(toggleOff("decoder_self:1.3", { place: "decoder_self", layer: 1, head: 3 }, bart), "", "the same head, however it was written");
-    for (const spec of ["1.3,cross:0.2", "encoder_self:0.0"]) assert.equal(offOf(toggleOff(spec, { place: "encoder_self", layer: 2, head: 5 }, bart)) !== undefined, true, "a toggled spec is one a link takes");
+    for (const spec of ["1.3,cross:0.2", "encoder_self:0.0"]) {
+      const toggled = toggleOff(spec, { place: "encoder_self", layer: 2, head: 5 }, bart);
+      assert.equal(offOf(toggled), toggled, "a toggled spec is one a link takes whole");
+    }
   });
 
   it("load the same built-in models and toy presets", () => {

@@ -51,15 +51,30 @@ export function clampTo(name, value, fallback) {
 /** A switch: off for false, 0, off and no (in any case), on for anything else. */
 export const flagOf = (value) => !["false", "0", "off", "no"].includes(value.trim().toLowerCase());
 
+/** One head as a spec writes it: `L.H` from 0, optionally after a place ("cross:0.3"). */
+const HEAD_ITEM = new RegExp(`^(?:(${PLACES.join("|")}):)?(\\d{1,3})\\.(\\d{1,3})$`);
+
 /**
- * Heads turned off as a link or an attribute writes them — `L.H` from 0, comma-separated, each
- * optionally after a place ("1.0,cross:0.3") — spaces dropped; else undefined. Whether the
- * model has them is the core's to say.
+ * The heads a spec turns off, as a link or an attribute writes them — `L.H` from 0,
+ * comma-separated, each optionally after a place ("1.0,cross:0.3") — spaces dropped, and any
+ * item that is no head left out (the widget says so; the explorer's field names it). Whether
+ * the model has them is the core's to say.
  */
-export function offOf(value) {
-  const spec = value.replace(/\s+/g, "");
-  const head = `(?:(?:${PLACES.join("|")}):)?\\d{1,2}\\.\\d{1,3}`;
-  return spec === "" || new RegExp(`^${head}(?:,${head}){0,63}$`).test(spec) ? spec : undefined;
+export const offOf = (value) => offTyped(value).split(",").filter((item) => HEAD_ITEM.test(item)).join(",");
+
+/** The most items a typed heads-off spec keeps, and the most characters of one. */
+const MAX_OFF_ITEMS = 64;
+const MAX_OFF_ITEM_CHARS = 24;
+
+/**
+ * Heads off as a reader types them, in the field or a link: spaces dropped, empty items left
+ * out, every other item kept as typed, even one that is no head ("1.3,abc"): `offSplit` says
+ * which are not, and a link opens with the field as it was left. Bounded: at most
+ * MAX_OFF_ITEMS items of MAX_OFF_ITEM_CHARS characters.
+ */
+export function offTyped(value) {
+  const items = String(value ?? "").split(",").map((item) => item.replace(/\s+/g, "").slice(0, MAX_OFF_ITEM_CHARS));
+  return items.filter(Boolean).slice(0, MAX_OFF_ITEMS).join(",");
 }
 
 /** The place a head named without one is at: the decoder's self-attention if the model has one, else the encoder's (as the core reads a spec). */
@@ -75,21 +90,28 @@ export function offHeads(spec, info) {
 }
 
 /**
- * The heads of `spec` the model described by `info` has, and those it has not (a place it lacks,
- * a layer or head past its count, or not written as `L.H`), each as "place:L.H".
+ * The heads of `spec` the model described by `info` has, those it has not (a place it lacks, a
+ * layer or head past its count), each as "place:L.H", and the items that are no head at all
+ * (not `L.H`, or after a place no model has), as typed.
  */
 export function offSplit(spec, info) {
-  const has = [];
-  const lacks = [];
-  for (const key of offHeads(spec, info)) {
-    const [place, at] = key.split(":");
-    const found = /^(\d+)\.(\d+)$/.exec(at);
-    const p = info.places.find((x) => x.place === place);
+  const [has, lacks, malformed] = [[], [], []];
+  const seen = new Set();
+  for (const item of offTyped(spec).split(",").filter(Boolean)) {
+    const found = HEAD_ITEM.exec(item);
+    if (!found) {
+      malformed.push(item);
+      continue;
+    }
+    const key = `${found[1] ?? defaultHeadPlace(info)}:${found[2]}.${found[3]}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const p = info.places.find((x) => x.place === key.split(":")[0]);
     // a place whose counts are not known takes any head (the core checks it)
-    const real = found && p && !(Number(found[1]) >= p.layers) && !(Number(found[2]) >= p.heads);
+    const real = p && !(Number(found[2]) >= p.layers) && !(Number(found[3]) >= p.heads);
     (real ? has : lacks).push(key);
   }
-  return { has, lacks };
+  return { has, lacks, malformed };
 }
 
 /**
@@ -139,7 +161,8 @@ export function headNames(keys, info, T) {
       const [place, at] = key.split(":");
       const [layer, head] = at.split(".").map(Number);
       const name = Number.isInteger(layer) && Number.isInteger(head) ? T("gridLabel", { layer: layer + 1, head: head + 1 }) : `“${at}”`;
-      return info.places.length === 1 ? name : `${T(`place.${place}`)}: ${name}`;
+      // the place is said where the model has several, or where it is not the model's one
+      return info.places.length === 1 && info.places[0].place === place ? name : `${T(`place.${place}`)}: ${name}`;
     })
     .join("; ");
 }

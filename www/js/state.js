@@ -6,7 +6,7 @@
 // and `encodeState` says so.
 
 import { validModelId } from "./model-files.js";
-import { FOLDERS, FUSIONS, LANGS, MASKS, MAX_TEXT_CHARS, PLACES, PLACE_OF_MASK, SCORES, TOY_PRESETS, flagOf, intOf, masksFor, offKept, offOf, oneOf, requestFor as requestOf, textsOf, turnsHeadsOff } from "./settings.js";
+import { FOLDERS, FUSIONS, LANGS, MASKS, MAX_TEXT_CHARS, PLACES, PLACE_OF_MASK, SCORES, TOY_PRESETS, flagOf, intOf, masksFor, offKept, offTyped, oneOf, requestFor as requestOf, textsOf, turnsHeadsOff } from "./settings.js";
 
 export { MASKS, MAX_TEXT_CHARS, PLACES };
 /** The models a link may name: the toy, the built-in folders, a file, or a Hub id as `hub:owner/name`. */
@@ -102,7 +102,7 @@ export async function decodeState(search, hash = "") {
   for (const key of ["from", "to"]) if (/^\d{1,4}(,\d{1,4}){0,63}$/.test(p.get(key) ?? "")) s[key] = p.get(key);
   s.fusion = read("fusion", (v) => oneOf(FUSIONS, v)) ?? s.fusion;
   if (/^\d{1,2},\d{1,3}$/.test(p.get("qk") ?? "")) s.qk = p.get("qk");
-  s.off = read("off", offOf) ?? s.off;
+  s.off = read("off", offTyped) ?? s.off;
   s.offMean = read("offMean", flagOf) ?? s.offMean;
   s.lang = read("lang", (v) => oneOf(LANGS, v)) ?? s.lang;
   return s;

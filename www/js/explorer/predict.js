@@ -5,7 +5,7 @@
 // module draws them as text, never as HTML.
 
 import { lutFor } from "../render/colormap.js";
-import { headNames, offAt, offKept, offSplit, placeOf, specOf, toggleOff, turnsHeadsOff } from "../settings.js";
+import { defaultHeadPlace, headNames, offAt, offKept, offSplit, offTyped, placeOf, specOf, toggleOff, turnsHeadsOff } from "../settings.js";
 import { el } from "../views/dom.js";
 import { FlowView, flowShares } from "../views/flow.js";
 import { lensRows, predictionDetail, predictionStrip } from "../views/predictions.js";
@@ -19,19 +19,12 @@ const LENS_ALL_CELLS = 2e7;
 /** A share in [0, 1] in steps of 0.05: one stylesheet rule per step, not per value. */
 const share = (p) => Math.round(20 * Math.min(1, Math.max(0, p))) / 20;
 
-/** The heads of `spec` a reader typed, cleaned ("1.0 , 1.3" → "1.0,1.3"); "" for none. */
-export const cleanSpec = (spec) =>
-  spec
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean)
-    .join(",");
-
 export class Predictor {
   #app;
   #position = null; // the position whose detail is open
   #shown = null; // { after, before } predictions documents of the last run
   #patchSignal = null;
+  #patched = null; // the patching document on show, drawn again in another language
   #flow = null; // the FlowView
   #flowShares = { key: "", value: null }; // every layer's shares of the run on show
 
@@ -41,7 +34,7 @@ export class Predictor {
 
   bind() {
     const { $ } = this.#app;
-    $("off").addEventListener("change", () => this.#setOff(cleanSpec($("off").value)));
+    $("off").addEventListener("change", () => this.#setOff(offTyped($("off").value)));
     $("off-this").addEventListener("click", () => {
       const shown = this.#app.shown;
       if (!shown || this.#isOff(shown.layer, shown.head)) return;
@@ -99,6 +92,7 @@ export class Predictor {
   #setOff(spec) {
     this.#app.set({ off: spec }, { step: true });
     this.#showOff(); // at once: a file's weights draw without a run that would say it
+    if (this.#patched) this.#drawPatch(this.#patched); // which says whether heads are off
     this.#app.recompute();
   }
 
@@ -106,29 +100,55 @@ export class Predictor {
     this.#showOff();
     this.drawFlow();
     if (this.#shown) this.#draw();
+    if (this.#patched) this.#drawPatch(this.#patched);
   }
 
   /** Which heads are off: the field, the note above the heatmap in the reader's words, and the tap switches where they work. */
   #showOff() {
     const { $, state, model, T } = this.#app;
-    const off = cleanSpec(state.off ?? "");
+    const off = offTyped(state.off);
     $("off").value = off;
     $("off-clear").hidden = !off;
     $("off-note").hidden = !off || !model;
-    // heads the model lacks are left on, and said so here, not as an error in the view's place
-    const { has, lacks } = off && model ? offSplit(off, model.info) : { has: [], lacks: [] };
-    $("off").setAttribute("aria-invalid", String(lacks.length > 0 && turnsHeadsOff(model.info)));
-    const kept = has.length ? T("offNote", { heads: headNames(has, model.info, T), spec: specOf(has, model.info) }) : "";
-    const lacking = lacks.length ? T("offMissing", { heads: headNames(lacks, model.info, T) }) : "";
-    // the untrained toy and a file turn no head off (state.js leaves them out of their runs)
-    if (off && model) $("off-note").textContent = turnsHeadsOff(model.info) ? [kept, lacking].filter(Boolean).join(" ") : T(model.info.fromFile ? "offFile" : "offToy");
+    if (!off || !model) return this.#showTaps();
+    // heads the model lacks and items that are no head are left on, and said so here, not as
+    // an error in the view's place; the untrained toy and a file turn no head off at all
+    const { has, lacks, malformed } = offSplit(off, model.info);
+    const turns = turnsHeadsOff(model.info);
+    $("off").setAttribute("aria-invalid", String(turns && lacks.length + malformed.length > 0));
+    $("off-note").textContent = turns ? this.#offWords(has, lacks, malformed) : T(model.info.fromFile ? "offFile" : "offToy");
+    this.#showTaps();
+  }
+
+  /** The heads off in the reader's words, then those left on and the items left out, with how heads are written. */
+  #offWords(has, lacks, malformed) {
+    const { state, model, T } = this.#app;
+    const { info } = model;
+    const words = [];
+    if (has.length) words.push(T(state.offMean ? "offNoteMean" : "offNote", { heads: headNames(has, info, T), spec: `off=${specOf(has, info)}` }));
+    if (lacks.length) {
+      const sizes = info.places.map((p) => [info.places.length > 1 && T(`place.${p.place}`), T("offSize", { layers: p.layers, heads: p.heads })].filter(Boolean).join(": "));
+      words.push(T("offMissing", { heads: headNames(lacks, info, T), sizes: sizes.join("; ") }));
+    }
+    if (malformed.length) words.push(T("offMalformed", { items: malformed.map((item) => `“${item}”`).join(", ") }));
+    if (lacks.length || malformed.length) {
+      words.push(T("offHow"));
+      const place = T(`place.${defaultHeadPlace(info)}`);
+      if (info.places.length > 1) words.push(T("offHowPlace", { place: place[0].toLowerCase() + place.slice(1) }));
+    }
+    return words.join(" ");
+  }
+
+  /** The tap switches and "turn this head off", where a head can be turned off. */
+  #showTaps() {
     for (const label of document.querySelectorAll(".off-tap")) label.hidden = !this.#canTurnOff();
-    $("off-this").hidden = !this.#canTurnOff();
+    this.#app.$("off-this").hidden = !this.#canTurnOff();
   }
 
   afterModelChange() {
     this.#position = null;
     this.#shown = null;
+    this.#patched = null;
     this.#app.$("patch-map").replaceChildren();
     this.#app.$("patch-status").textContent = "";
     this.#app.$("patch-error").hidden = true;
@@ -146,8 +166,7 @@ export class Predictor {
   /** After every run: the predictions with the heads off, and without them to compare. */
   async update() {
     const { $, state, model, result } = this.#app;
-    const typed = cleanSpec(state.off ?? "");
-    const off = model ? offKept(typed, model.info) : "";
+    const off = model ? offKept(state.off, model.info) : "";
     $("off-mean").checked = Boolean(state.offMean);
     this.#showOff();
     if (!model || !result?.request || model.info.fromFile) return this.#clear();
@@ -205,7 +224,7 @@ export class Predictor {
     const layers = model.info.places.at(-1).layers;
     const all = layers * row.tokens.length * 50_000 <= LENS_ALL_CELLS;
     const lens = all ? true : (this.#position ?? row.tokens.length - 1);
-    const off = offKept(cleanSpec(state.off ?? ""), model.info);
+    const off = offKept(state.off, model.info);
     try {
       const doc = await this.#app.client.call("predict", {
         key: model.key,
@@ -301,11 +320,14 @@ export class Predictor {
   }
 
   #drawPatch(doc) {
-    const { $ } = this.#app;
+    const { $, state, model } = this.#app;
+    this.#patched = doc;
     const fixed = (v) => (Math.abs(v) < 0.005 ? 0 : v).toFixed(2); // never "-0.00"
-    // which heads were patched, and where the logits were read: the map's heads open there
+    // which heads were patched, and where the logits were read: the map's heads open there;
+    // patching runs every head (heads off apply to the views and predictions), and says so
     const where = this.#app.T("patch.where", { place: this.#app.T(`place.${doc.place}`), token: doc.tokens[doc.position] ?? "", position: doc.position });
-    $("patch-status").textContent = `${where} ${this.#app.T("patch.done", { clean: fixed(doc.clean_diff), corrupt: fixed(doc.corrupt_diff) })}`;
+    const allOn = offKept(state.off, model.info) ? ` ${this.#app.T("patch.allOn")}` : "";
+    $("patch-status").textContent = `${where} ${this.#app.T("patch.done", { clean: fixed(doc.clean_diff), corrupt: fixed(doc.corrupt_diff) })}${allOn}`;
     const heads = doc.map[0]?.length ?? 0;
     // counted from 1, as the grid and every title on the page count layers and heads
     const head = el("tr", {}, el("th", { text: this.#app.T("gridCorner") }), ...Array.from({ length: heads }, (_, h) => el("th", { scope: "col", text: String(h + 1) })));

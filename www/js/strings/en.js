@@ -42,7 +42,7 @@ export const EN = {
   "gen.tap": "Tap Generate: the model writes from the text, one token at a time.",
   "gen.widget": "Where layer {layer}, head {head} looked as each token was written: a row per token, over the text before it",
   "gen.widgetCross": "Where layer {layer}, head {head} of cross-attention looked in the source as each token was written: a row per token",
-  offNote: "Heads off: {heads} (written {spec} in a link, counted from 0). The weights and predictions shown are computed without them.",
+  offNote: "Heads off: {heads} ({spec}, counted from 0). The weights and predictions shown are computed without them.",
   offMark: "off",
   "flow.title": "What head {head} writes",
   "flow.label": "Head {head}'s share of what each of {layers} layers writes at each of {tokens} tokens: layers down, tokens across",

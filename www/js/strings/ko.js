@@ -41,7 +41,7 @@ export const KO = {
   "gen.tap": "생성을 누르세요: 모델이 이 글에서 시작해 토큰을 하나씩 씁니다.",
   "gen.widget": "토큰을 하나씩 쓸 때 {layer}층 {head}번 헤드가 본 곳: 토큰마다 한 줄, 그 앞의 글 위에",
   "gen.widgetCross": "토큰을 하나씩 쓸 때 교차 어텐션 {layer}층 {head}번 헤드가 원문에서 본 곳: 토큰마다 한 줄",
-  offNote: "꺼진 헤드: {heads} (링크에는 0부터 센 번호 {spec}(으)로 적힘). 보이는 가중치와 예측은 이 헤드 없이 계산한 것입니다.",
+  offNote: "꺼진 헤드: {heads} ({spec}, 0부터 셈). 보이는 가중치와 예측은 이 헤드 없이 계산한 것입니다.",
   offMark: "꺼짐",
   "flow.title": "{head}번 헤드가 쓰는 몫",
   "flow.label": "{layers}개 층이 {tokens}개 토큰 각각에 쓰는 것 가운데 {head}번 헤드의 몫: 세로는 층, 가로는 토큰",

@@ -3,7 +3,7 @@
 // reported (the element fires an `error` event for it; it never throws).
 
 import { coded } from "../errors.js";
-import { FOLDERS, FUSIONS, LANGS, MASKS, PLACES, RANGES, SCORES, TOY_PRESETS, flagOf, intOf, offOf, requestFor, sourceOf as sourceFor, textsOf } from "../settings.js";
+import { FOLDERS, FUSIONS, LANGS, MASKS, PLACES, RANGES, SCORES, TOY_PRESETS, flagOf, intOf, offOf, offTyped, requestFor, sourceOf as sourceFor, textsOf } from "../settings.js";
 
 export { MASKS, PLACES };
 export const VIEWS = ["heatmap", "grid", "steps", "mixing", "pipeline", "lines", "atlas", "rollout", "qk", "predict", "lens", "flow", "generate"];
@@ -161,9 +161,9 @@ export function parseAttributes(attrs, base) {
     else bad("fusion", FUSIONS.join(" | "));
   }
   if (has("ablate")) {
-    const off = offOf(attrs.ablate);
-    if (off === undefined) bad("ablate", "heads as layer.head from 0, comma-separated (1.0,1.3)");
-    else s.off = off;
+    // the heads written as heads are turned off; any other item is named and left out
+    s.off = offOf(attrs.ablate);
+    if (s.off !== offTyped(attrs.ablate)) bad("ablate", "heads as layer.head from 0, comma-separated (1.0,1.3)");
   }
   if (has("prompt")) {
     if (attrs.prompt.trim()) [s.prompt, s.texts] = [attrs.prompt, textsOf(attrs.prompt)];

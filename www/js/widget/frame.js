@@ -86,7 +86,7 @@ export function frameNotes({ T, info, place, sel, tokens, architecture, settings
   // view="generate" labels each row by the token it wrote, not by the one it read
   const decoder = settings.view === "generate" ? null : said.decoder;
   const notes = [said.whatIf, said.scale, decoder, said.coverage].filter(Boolean);
-  if (settings.off) notes.unshift(T("offNote", { heads: offNames(settings.off, info, T), spec: settings.off }));
+  if (settings.off) notes.unshift(T("offNote", { heads: offNames(settings.off, info, T), spec: `ablate="${settings.off}"` }));
   if (settings.norm && !info.fromFile) notes.push(T("normNote"));
   // shared key/value heads and local layers: said where they shape what is drawn
   const allHeads = ["lines", "pipeline", "grid", "atlas"].includes(settings.view);
