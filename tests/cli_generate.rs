@@ -29,6 +29,17 @@ fn the_translator_writes_the_seed_sentence_in_english() {
     let first = &doc["generated"][0];
     assert!(first["id"].is_u64() && first["p"].as_f64().unwrap() > 0.5, "{first}");
     assert_eq!(words(&doc).last().map(String::as_str), Some("</s>"), "the end token is kept");
+    assert_eq!(doc["ended"], "end_token");
+}
+
+#[test]
+fn the_document_says_why_the_text_ends() {
+    let asked = json_of(&["generate", "--model", INDUCTION, "--text", REPEAT, "--max-new-tokens", "3"]);
+    assert_eq!((words(&asked).len(), asked["ended"].as_str()), (3, Some("max_new_tokens")));
+    // 15 repeats of 7 words and <bos>: 106 of the model's 128 positions, room for 22 more
+    let long = vec![REPEAT; 15].join(" ");
+    let full = json_of(&["generate", "--model", INDUCTION, "--text", &long, "--max-new-tokens", "40"]);
+    assert_eq!((words(&full).len(), full["ended"].as_str()), (22, Some("positions")));
 }
 
 #[test]

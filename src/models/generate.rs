@@ -69,6 +69,10 @@ pub struct Generation {
     /// The decoded text: a decoder-only model's prompt and continuation, an encoder–decoder's
     /// target; special tokens left out.
     pub text: String,
+    /// Why the text ends where it does: `end_token` (the model wrote its end), `max_new_tokens`
+    /// (as many as were asked for), `positions` (the model's positions ran out first) or
+    /// `stopped` (the caller stopped it, or it is still being written).
+    pub ended: Ended,
     /// The heads turned off, as `place:layer.head`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ablated: Vec<String>,
@@ -79,6 +83,16 @@ pub struct Generation {
     /// Bytes the KV caches held at the end.
     #[serde(skip)]
     pub cache_bytes: usize,
+}
+
+/// Why a generated text ends where it does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ended {
+    EndToken,
+    MaxNewTokens,
+    Positions,
+    Stopped,
 }
 
 /// Text being written: the decoder's caches and what it has written so far. Each
@@ -253,6 +267,21 @@ impl Writer {
         Ok(Generation { text: self.text(model)?, ..self.document(model, tokens.collect()) })
     }
 
+    /// Why the text ends here: the count asked for, or the positions that ran out before it,
+    /// come first (a model forced to end on its last step, as Marian is, still ended by count).
+    fn ended(&self) -> Ended {
+        let written = self.generated.len();
+        if !self.done {
+            Ended::Stopped
+        } else if written == self.max_new && self.max_new < self.request.max_new_tokens {
+            Ended::Positions
+        } else if written == self.request.max_new_tokens {
+            Ended::MaxNewTokens
+        } else {
+            Ended::EndToken
+        }
+    }
+
     /// The decoded text: an encoder–decoder's target, a decoder-only model's prompt and continuation.
     fn text(&self, model: &Model) -> Result<String> {
         match model.info.encoder_decoder {
@@ -269,6 +298,7 @@ impl Writer {
             prompt: self.prompt.clone(),
             generated,
             text: String::new(),
+            ended: self.ended(),
             ablated: self.settings.edits.heads().map(|at| at.name()).collect(),
             ids: self.ids.clone(),
             cache_bytes: self.state.cache_bytes(),

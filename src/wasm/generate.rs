@@ -32,7 +32,8 @@ export interface GenerateRequest {
 export interface WrittenToken { id: number; token: string; p: number; index: number; keys: number }
 export interface Generation {
   format: "headmap.generation"; version: 1; model_type: string; prompt: string[];
-  generated: Candidate[]; text: string; ablated?: string[];
+  generated: Candidate[]; text: string;
+  ended: "end_token" | "max_new_tokens" | "positions" | "stopped"; ablated?: string[];
 }
 "#;
 

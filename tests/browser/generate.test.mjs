@@ -34,7 +34,7 @@ describe("generate and watch, in the explorer", () => {
     const tokens = await generated(page);
     assert.equal(tokens.join(" ").replace(/ \./g, "."), "The animal did not cross the street. The animal was too tired. </s>");
     assert.equal(await page.locator("#gen-tokens .predict-cell").count(), tokens.length, "a cell per token");
-    assert.match(await page.locator("#gen-status").textContent(), /The animal did not cross the street\. The animal was too tired\./);
+    assert.match(await page.locator("#gen-status").textContent(), /The animal did not cross the street\. The animal was too tired\.” The model ended it with its end token\.$/);
     // cross-attention rows: every head of layer 2 over the 13 source tokens
     const shown = await page.evaluate(() => globalThis.__headmap.generated);
     assert.equal(shown.keys, 13);
@@ -50,6 +50,12 @@ describe("generate and watch, in the explorer", () => {
     // the whole text in every view
     await page.locator("#gen-open").click();
     await page.waitForFunction(() => document.getElementById("target").value.startsWith("The animal did not cross"));
+    // another language: the status lines are said again in it, none half in the one before
+    await page.locator("#lang").click();
+    await page.waitForFunction(() => document.documentElement.lang === "ko");
+    assert.match(await page.locator("#gen-status").textContent(), /^토큰 \d+개: “The animal .*” 모델이 끝 토큰을 써서 끝냈습니다\.$/);
+    assert.match(await page.locator("#model-status").textContent(), /이 사이트/);
+    assert.doesNotMatch(await page.locator("#model-status").textContent(), /this site/);
     assert.deepEqual(await page.evaluate(() => globalThis.__csp), []);
   });
 
@@ -122,6 +128,7 @@ describe("generate and watch, in the explorer", () => {
     const tokens = await generated(page);
     assert.ok(await page.locator("#gen-error").isHidden(), await page.locator("#gen-error").textContent());
     assert.ok(tokens.length > 100, `${tokens.length} tokens written`);
+    assert.match(await page.locator("#gen-status").textContent(), /It stopped where the model's 128 positions ran out\.$/);
     await page.locator("#gen-open").click();
     await waitForRender(page, 2);
     assert.ok(await page.locator("#status").isHidden(), "the whole text opens in every view");

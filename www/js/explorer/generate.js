@@ -9,7 +9,6 @@ import { RANGES, offKept } from "../settings.js";
 import { CacheView, RowsView, stepCost, writtenStrip } from "../views/generation.js";
 import { pieceText } from "../views/predictions.js";
 import { wholeField } from "./form.js";
-import { cleanSpec } from "./predict.js";
 
 export class Generator {
   #app;
@@ -56,7 +55,17 @@ export class Generator {
     $("gen-note").hidden = canWrite;
     if (!canWrite && model) $("gen-note").textContent = this.#app.T("gen.cannot", { architecture: this.#app.architecture(model.info) });
     if (!$("gen-prompt").value && model) $("gen-prompt").placeholder = this.#app.state.text ?? "";
+    if (this.#done) this.#showDone();
+    else if (!$("gen-stop").hidden) $("gen-status").textContent = this.#app.T("gen.writing");
     this.#drawChosen();
+  }
+
+  /** The text written, and why it ends there (its end token, the count asked for, the model's positions). */
+  #showDone() {
+    const { T, model } = this.#app;
+    const { generation } = this.#done;
+    const why = T(`gen.ended.${generation.ended}`, { max: model.info.maxTokens });
+    this.#app.$("gen-status").textContent = `${T("gen.done", { n: this.#steps.length, text: generation.text })} ${why}`;
   }
 
   /** After a run: the shown layer and head may have changed. */
@@ -105,7 +114,7 @@ export class Generator {
       $("gen-error").textContent = this.#app.errorText(e);
       return;
     }
-    const off = offKept(cleanSpec(state.off ?? ""), model.info);
+    const off = offKept(state.off, model.info);
     if (off) Object.assign(request, { ablate: off, ...(state.offMean ? { ablation: "mean" } : {}) });
     this.#signal?.abort();
     const signal = (this.#signal = new AbortController()).signal;
@@ -133,7 +142,7 @@ export class Generator {
       this.#app.probe.generation = done.generation;
       this.#drawChosen();
       $("gen-open").hidden = false;
-      $("gen-status").textContent = this.#app.T("gen.done", { n: this.#steps.length, text: done.generation.text });
+      this.#showDone();
       this.#app.client.call("free", { run: done.id }).catch(() => {});
     } catch (e) {
       if (e.code !== "cancelled") {

@@ -254,8 +254,12 @@ export class ModelPicker {
   }
 
   applyLanguage() {
-    if (this.app.model?.choice === "toy") this.app.model.name = this.app.T("model.toy");
-    if (this.status) this.setStatus(...this.status);
+    const m = this.app.model;
+    // the names the page gives (the toy, a step of a timeline) and where a model came from are
+    // said again in the new language; a loading line is replayed as it was
+    if (m && (m.choice === "toy" || Object.hasOwn(FOLDERS, m.choice))) m.name = this.source(m.choice).name;
+    if (["loadedFrom", "openedFile"].includes(this.status?.[0])) this.showLoaded();
+    else if (this.status) this.setStatus(...this.status);
     if (this.error) this.showError(this.error);
   }
 }
