@@ -93,33 +93,39 @@ export class AtlasView {
     for (let head = 0; head < heads; head++) if (cell >= 22 || head % 2 === 0) ctx.fillText(String(head + 1), gutter + (head + 0.5) * cell, top / 2);
     for (let layer = 0; layer < layers; layer++) ctx.fillText(String(layer + 1), gutter / 2, top + (layer + 0.5) * cell);
     const lut = data.lut;
+    const off = data.off ?? new Set();
     for (let layer = 0; layer < layers; layer++) {
       for (let head = 0; head < heads; head++) {
         const v = values[layer * heads + head];
         const x = gutter + head * cell;
         const y = top + layer * cell;
-        ctx.fillStyle = cssColorOf(Math.max(0, v), max, lut);
+        const fill = cssColorOf(Math.max(0, v), max, lut);
+        ctx.fillStyle = fill;
         ctx.fillRect(x + 1, y + 1, cell - 2, cell - 2);
+        // a head turned off: crossed out, its value still shown over the cross on the cell's
+        // own colour (a head off still has its pattern)
+        const crossed = off.has(`${layer}.${head}`);
+        if (crossed) {
+          ctx.strokeStyle = data.ink ?? "#444";
+          ctx.lineWidth = 2;
+          ctx.beginPath();
+          ctx.moveTo(x + 3, y + 3);
+          ctx.lineTo(x + cell - 3, y + cell - 3);
+          ctx.moveTo(x + cell - 3, y + 3);
+          ctx.lineTo(x + 3, y + cell - 3);
+          ctx.stroke();
+        }
         if (cell >= 34) {
+          const text = formatValue(v, unit);
+          if (crossed) {
+            ctx.fillStyle = fill;
+            const wide = ctx.measureText(text).width + 4;
+            ctx.fillRect(x + (cell - wide) / 2, y + cell / 2 - 7, wide, 14);
+          }
           ctx.fillStyle = luminance(colorOf(Math.max(0, v), max, lut)) > 0.3 ? "#111" : "#fff";
-          ctx.fillText(formatValue(v, unit), x + cell / 2, y + cell / 2);
+          ctx.fillText(text, x + cell / 2, y + cell / 2);
         }
       }
-    }
-    // heads turned off: crossed out, the value still shown (a head off still has its pattern)
-    ctx.strokeStyle = data.ink ?? "#444";
-    ctx.lineWidth = 2;
-    for (const key of data.off ?? []) {
-      const [layer, head] = key.split(".").map(Number);
-      if (layer >= layers || head >= heads) continue;
-      const x = gutter + head * cell;
-      const y = top + layer * cell;
-      ctx.beginPath();
-      ctx.moveTo(x + 3, y + 3);
-      ctx.lineTo(x + cell - 3, y + cell - 3);
-      ctx.moveTo(x + cell - 3, y + 3);
-      ctx.lineTo(x + 3, y + cell - 3);
-      ctx.stroke();
     }
     for (const [at, color] of [[selected, "#e4572e"], [this.cursor, "#1d6fd8"]]) {
       if (!at) continue;

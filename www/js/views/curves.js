@@ -82,7 +82,7 @@ export function drawCurves(canvas, { width, height, xMax, yMin = 0, yMax = 1, yT
     ctx.setLineDash([]);
     if (mark.label) {
       // in the title's row, clear of the lines' end labels, unless it would cover the title;
-      // inside the plot it is written over the lines, on a halo of the background
+      // inside the plot it is written over the lines, on a box of the background
       const tx = x(mark.x);
       const wide = ctx.measureText(mark.label).width;
       const flip = tx + 3 + wide > width - 2;
@@ -123,10 +123,9 @@ export function drawCurves(canvas, { width, height, xMax, yMin = 0, yMax = 1, yT
   for (const m of labels) {
     ctx.textBaseline = m.baseline;
     if (m.halo) {
-      ctx.strokeStyle = "#fff";
-      ctx.lineWidth = 3;
-      ctx.lineJoin = "round";
-      ctx.strokeText(m.label, m.from, m.y);
+      // a halo alone left the label hard to read over many curves (the heads' chart)
+      ctx.fillStyle = "rgba(255, 255, 255, 0.88)";
+      ctx.fillRect(m.from - 2, m.y - 1, ctx.measureText(m.label).width + 4, fontPx + 3);
     }
     ctx.fillStyle = m.color;
     ctx.fillText(m.label, m.from, m.y);

@@ -169,8 +169,9 @@ export class CacheView {
     const cellW = Math.max(2, Math.min(8, Math.floor((width - gutter - gap) / (2 * Math.max(1, dK)))));
     const cellH = t > 40 ? 4 : 14;
     const block = cellW * dK;
-    const w = gutter + 2 * block + gap;
-    const h = 18 + cellH * t;
+    // the outline of the rows added runs 2 px past the last row and the last column
+    const w = gutter + 2 * block + gap + 3;
+    const h = 18 + cellH * t + 3;
     const { ctx } = sizeCanvas(this.canvas, w, h);
     ctx.clearRect(0, 0, w, h);
     ctx.font = `11px ${FONT}`;
