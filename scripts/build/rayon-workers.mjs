@@ -2,7 +2,7 @@
 // page whose CSP says `worker-src 'self'` (ours, and most careful blogs') refuses. The helper is
 // served beside the package, same-origin, so the threads start from its own URL instead, through
 // the Trusted Types policy `headmap` where the page enforces them; and a thread that traps says
-// so where the page listens. Run by scripts/build/all on www/pkg-hf-threads/; fails if the
+// so where the page listens; each thread starts its package as wasm-bindgen asks. Run by scripts/build/all on www/pkg-hf-threads/; fails if the
 // helper no longer reads as expected.
 // Usage: node scripts/build/rayon-workers.mjs PACKAGE_DIR
 import { readdir, readFile, writeFile } from "node:fs/promises";
@@ -47,13 +47,18 @@ const said = `  try {
     throw e;
   }
 `;
+// the thread starts its package with one object, as wasm-bindgen now asks: the two arguments
+// logged "using deprecated parameters" once a thread on every page load
+const load = "  await pkg.default(data.module, data.memory);\n";
+const loaded = "  await pkg.default({ module_or_path: data.module, memory: data.memory });\n";
 const init = "    mainJS: builder.mainJS()\n";
 const named = "    mainJS: builder.mainJS(),\n    headmapPanics: globalThis.headmapPanics\n";
-if (!text.includes(start) || !text.includes(init)) throw new Error(`${file} no longer starts its threads as expected: update scripts/build/rayon-workers.mjs`);
+if (!text.includes(start) || !text.includes(init) || !text.includes(load)) throw new Error(`${file} no longer starts its threads as expected: update scripts/build/rayon-workers.mjs`);
 const patched = text
   .replace(from, to)
   .replace("URL.revokeObjectURL(url);", "")
   .replace(stale, "      // (headmap) started from this file's own URL: see threadScript below\n")
   .replace(start, said)
+  .replace(load, loaded)
   .replace(init, named);
 await writeFile(file, patched + helper);
