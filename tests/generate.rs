@@ -10,7 +10,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::load;
-use headmap::models::generate::{GenerateRequest, Generation, Sampling};
+use headmap::models::generate::{Ended, GenerateRequest, Generation, Sampling};
 use headmap::run::Ablation;
 use headmap::{Error, Model, Place, Run};
 
@@ -165,8 +165,12 @@ fn the_trained_model_translates_the_seed_sentence() {
     let g = model.generate_text(&greedy("동물이 길을 건너지 않았다. 그것은 너무 피곤했다.", 40), |_| true).unwrap();
     println!("headmap-tiny-ko-en: {}", g.text);
     assert!(g.text.to_lowercase().contains("animal"), "{}", g.text);
-    // it ended on its own end token, kept
+    // it ended on its own end token, kept, and says so
     assert_eq!(g.ids.last(), Some(&3), "{:?}", g.generated.iter().map(|w| &w.token.token).collect::<Vec<_>>());
+    assert_eq!(g.ended, Ended::EndToken);
+    // Marian's last step is forced to its end token: three asked, three written, ended by the count
+    let short = model.generate_text(&greedy("동물이 길을 건너지 않았다. 그것은 너무 피곤했다.", 3), |_| true).unwrap();
+    assert_eq!((short.generated.len(), short.ids.last(), short.ended), (3, Some(&3), Ended::MaxNewTokens));
 }
 
 #[test]
@@ -218,7 +222,7 @@ fn a_stop_keeps_what_was_written() {
             seen < 3
         })
         .unwrap();
-    assert_eq!(g.generated.len(), 3);
+    assert_eq!((g.generated.len(), g.ended), (3, Ended::Stopped));
 }
 
 #[test]
@@ -258,6 +262,7 @@ fn generation_stops_at_the_models_positions() {
     let asked = greedy(&prompt("gpt2"), max * 2);
     let g = model.generate_text(&asked, |_| true).unwrap();
     assert_eq!(g.ids.len(), max, "the fixture writes until its positions are full");
+    assert_eq!(g.ended, Ended::Positions);
     // the whole text reads back as a run, and as text: the page's "open in every view" runs
     // it again (it refused a text one token past the last position)
     let run = model.generated_run(&asked, &g).unwrap();

@@ -112,6 +112,8 @@ pub struct Writer {
     generated: Vec<Written>,
     rng: Option<SplitMix64>,
     max_new: usize,
+    /// Why the text ended, once it has.
+    ended: Option<Ended>,
     done: bool,
 }
 
@@ -166,6 +168,7 @@ impl Writer {
             generated: Vec::new(),
             rng: request.sampling.map(|s| SplitMix64::new(s.seed)),
             max_new: request.max_new_tokens.min(room),
+            ended: (request.max_new_tokens == 0).then_some(Ended::MaxNewTokens),
             done: request.max_new_tokens == 0,
             request: request.clone(),
         })
@@ -193,6 +196,7 @@ impl Writer {
         }
         let probs = softmax(logits.view());
         let last_step = self.generated.len() + 1 == self.max_new;
+        let forced_now = self.forced.is_some() && last_step;
         let next = match (self.forced, &self.request.sampling, self.rng.as_mut()) {
             (Some(forced), _, _) if last_step => forced,
             (_, Some(s), Some(rng)) => sample(logits.view(), s, rng),
@@ -204,6 +208,15 @@ impl Writer {
         self.ids.push(next);
         self.input = vec![next];
         self.done = last_step || self.stops.contains(&next);
+        // an end token the model chose ends the text itself, even on the last step; one forced
+        // on the last step (Marian's) ends it by the count, or by the positions that ran out
+        self.ended = self.done.then(|| {
+            match (self.stops.contains(&next) && !forced_now, self.max_new < self.request.max_new_tokens) {
+                (true, _) => Ended::EndToken,
+                (false, true) => Ended::Positions,
+                (false, false) => Ended::MaxNewTokens,
+            }
+        });
         Ok(self.generated.last())
     }
 
@@ -267,19 +280,9 @@ impl Writer {
         Ok(Generation { text: self.text(model)?, ..self.document(model, tokens.collect()) })
     }
 
-    /// Why the text ends here: the count asked for, or the positions that ran out before it,
-    /// come first (a model forced to end on its last step, as Marian is, still ended by count).
+    /// Why the text ends here: as its last step said, or stopped before it ended.
     fn ended(&self) -> Ended {
-        let written = self.generated.len();
-        if !self.done {
-            Ended::Stopped
-        } else if written == self.max_new && self.max_new < self.request.max_new_tokens {
-            Ended::Positions
-        } else if written == self.request.max_new_tokens {
-            Ended::MaxNewTokens
-        } else {
-            Ended::EndToken
-        }
+        self.ended.unwrap_or(Ended::Stopped)
     }
 
     /// The decoded text: an encoder–decoder's target, a decoder-only model's prompt and continuation.

@@ -2,7 +2,7 @@
 //! sampled, with heads off; as JSON, or the whole run as the attention file the explorer and
 //! the widget open.
 
-use headmap::models::generate::{GenerateRequest, Sampling};
+use headmap::models::generate::{Ended, GenerateRequest, Sampling};
 use headmap::run::Ablation;
 
 use super::{json, load, write};
@@ -74,7 +74,7 @@ pub fn generate(args: &GenerateArgs) -> Result<(), String> {
     let generation = model.generate_text(&request, |_| true).map_err(|e| e.to_string())?;
     // fewer tokens than asked, the decoder's positions all used: said, not left to guess
     let (written, max) = (generation.generated.len(), model.info().max_tokens);
-    if written < args.max_new_tokens && generation.ids.len() >= max {
+    if generation.ended == Ended::Positions {
         eprintln!(
             "headmap: wrote {written} of the {} tokens asked: the model reads at most {max}",
             args.max_new_tokens
