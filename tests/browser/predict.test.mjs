@@ -76,7 +76,7 @@ describe("what the model predicts, and what a head does to it", () => {
     await predicted(page, "1.3");
     assert.ok(await page.locator("#heatmap-area").isVisible(), "the view stays, with the field to mend the heads in");
     assert.ok(await page.locator("#off").isVisible());
-    assert.match(await page.locator("#off-note").textContent(), /Heads off: Layer 2, head 4 .*Left on, not in this model: Layer 6, head 1\. This model's heads: 2 layers × 4 heads\. Heads are written layer\.head, counted from 0/);
+    assert.match(await page.locator("#off-note").textContent(), /Heads off: Layer 2, head 4 .*Left on, not in this model: Layer 6, head 1\. This model's heads: 2 × 4 \(layers × heads\)\. Heads are written layer\.head, counted from 0/);
     assert.equal(await page.locator("#off").getAttribute("aria-invalid"), "true");
     await page.fill("#off", "9.9, x, 1.1, cross:0.1");
     await page.locator("#off").dispatchEvent("change");

@@ -12,14 +12,23 @@ const BASE = "https://blog.example/posts/attention/";
 /** The link's word for an attribute: the score is `find`, the heads turned off `off`. */
 const LINK_NAMES = { score: "find", ablate: "off" };
 
+/** A model with every place, and layers and heads enough for any head a spec can write. */
+const EVERY_PLACE = {
+  places: ["encoder_self", "decoder_self", "cross"].map((place) => ({ place, layers: 1000, heads: 1000, mask: "none", masks: ["none", "padding", "causal"] })),
+  encoderDecoder: true,
+};
+
 /** The value each host reads for its setting `name` written as `value`. */
 async function bothRead(name, value) {
   const linkName = LINK_NAMES[name] ?? name;
   const link = await decodeState(`?${new URLSearchParams({ [linkName]: value })}`);
   const { settings } = parseAttributes({ [name]: value }, BASE);
   // the link keeps the heads-off field as the reader left it, items that are no head too (the
-  // page names them): the heads it turns off are the widget's
-  if (name === "ablate") return { link: offOf(link.off), attribute: settings.off };
+  // page names them): what both hosts send the core turns off the same heads
+  if (name === "ablate") {
+    const sent = (request) => [...offHeads(request.ablate ?? "", EVERY_PLACE)];
+    return { link: sent(requestFor({ ...link, text: "a" }, EVERY_PLACE)), attribute: sent(requestOf({ ...settings, texts: ["a"] }, EVERY_PLACE)) };
+  }
   return { link: link[linkName], attribute: settings[name] };
 }
 
@@ -35,7 +44,7 @@ const TABLE = {
   place: ["encoder_self", "decoder_self", "cross", "middle"],
   fusion: ["mean", "max", "min", "sum"],
   score: ["previous_token", "induction", "distance", "nope"],
-  ablate: ["1.0", "1.0,1.3", " 1.0 , cross:0.3", "decoder_self:12.300", "", "1", "1.0,", "a.b", "middle:1.0", "1.0;1.1"],
+  ablate: ["1.0", "1.0,1.3", " 1.0 , cross:0.3", "decoder_self:12.300", "", "1", "1.0,", "a.b", "middle:1.0", "1.0;1.1", "01.0,x,1.0", "encoder_self:0.0,abc", Array(70).fill("0.1").join(",")],
 };
 
 describe("the link and the attributes", () => {
@@ -139,6 +148,17 @@ describe("the link and the attributes", () => {
     assert.equal(offTyped(Array(100).fill("1.0").join(",")).split(",").length, 64);
     assert.equal(offTyped("x".repeat(5000)).length, 24);
     assert.equal(offTyped(undefined), "");
+    assert.equal(offTyped("가".repeat(30) + "😀"), "가".repeat(24), "a cut never splits a character");
+    assert.equal(offTyped("😀".repeat(30)), "😀".repeat(24));
+    // 01.0 is head 1.0, as the core reads it: marked, toggled and named as that head
+    assert.deepEqual([...offAt("01.0", "decoder_self", bart)], ["1.0"]);
+    assert.equal(toggleOff("01.0", { place: "decoder_self", layer: 1, head: 0 }, bart), "");
+    // the widget turns off the heads written as heads and names only the items it leaves out
+    const { settings, problems } = parseAttributes({ ablate: "1.0, x,1.3,y", text: "a" }, BASE);
+    assert.equal(settings.off, "1.0,1.3");
+    assert.deepEqual(problems.map((p) => [p.attribute, p.value]), [["ablate", "x,y"]]);
+    const many = parseAttributes({ ablate: Array(66).fill("0.1").join(","), text: "a" }, BASE);
+    assert.deepEqual(many.problems.map((p) => [p.attribute, p.value]), [["ablate", "0.1,0.1"]], "past 64 heads: the rest named");
     assert.equal(offKept("1.0, 5.0, cross:2.3, encoder_self:3.1", bart), "1.0,cross:2.3");
     assert.equal(headNames(["cross:2.3", "decoder_self:x"], bart, T), "place.cross: L3H4; place.decoder_self: “x”");
     // a model of one place: its heads unnamed by place, a head of a place it lacks named by it

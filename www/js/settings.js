@@ -54,40 +54,59 @@ export const flagOf = (value) => !["false", "0", "off", "no"].includes(value.tri
 /** One head as a spec writes it: `L.H` from 0, optionally after a place ("cross:0.3"). */
 const HEAD_ITEM = new RegExp(`^(?:(${PLACES.join("|")}):)?(\\d{1,3})\\.(\\d{1,3})$`);
 
-/**
- * The heads a spec turns off, as a link or an attribute writes them — `L.H` from 0,
- * comma-separated, each optionally after a place ("1.0,cross:0.3") — spaces dropped, and any
- * item that is no head left out (the widget says so; the explorer's field names it). Whether
- * the model has them is the core's to say.
- */
-export const offOf = (value) => offTyped(value).split(",").filter((item) => HEAD_ITEM.test(item)).join(",");
-
 /** The most items a typed heads-off spec keeps, and the most characters of one. */
 const MAX_OFF_ITEMS = 64;
 const MAX_OFF_ITEM_CHARS = 24;
 
+/** The items of a heads-off spec as written: spaces dropped, empty ones left out. */
+const offItems = (value) =>
+  String(value ?? "")
+    .split(",")
+    .map((item) => item.replace(/\s+/g, ""))
+    .filter(Boolean);
+
 /**
- * Heads off as a reader types them, in the field or a link: spaces dropped, empty items left
- * out, every other item kept as typed, even one that is no head ("1.3,abc"): `offSplit` says
- * which are not, and a link opens with the field as it was left. Bounded: at most
- * MAX_OFF_ITEMS items of MAX_OFF_ITEM_CHARS characters.
+ * Heads off as a reader types them, in the field or a link: every item kept as typed, even one
+ * that is no head ("1.3,abc"), so a link opens with the field as it was left (`offSplit` says
+ * which are not heads). Bounded: at most MAX_OFF_ITEMS items of MAX_OFF_ITEM_CHARS characters
+ * (whole characters: a cut never splits one).
  */
 export function offTyped(value) {
-  const items = String(value ?? "").split(",").map((item) => item.replace(/\s+/g, "").slice(0, MAX_OFF_ITEM_CHARS));
-  return items.filter(Boolean).slice(0, MAX_OFF_ITEMS).join(",");
+  const cut = (item) => Array.from(item).slice(0, MAX_OFF_ITEM_CHARS).join("");
+  return offItems(value).slice(0, MAX_OFF_ITEMS).map(cut).join(",");
 }
+
+/**
+ * The heads a spec turns off, as a link or an attribute writes them — `L.H` from 0,
+ * comma-separated, each optionally after a place ("1.0,cross:0.3") — with every other item
+ * left out (`offLeftOut` names them). Whether the model has them is the core's to say.
+ */
+export const offOf = (value) => offTyped(value).split(",").filter((item) => HEAD_ITEM.test(item)).join(",");
+
+/** The items of `value` that `offOf` leaves out: not written as heads, or past the MAX_OFF_ITEMS-th. */
+export const offLeftOut = (value) => offItems(value).filter((item, i) => i >= MAX_OFF_ITEMS || !HEAD_ITEM.test(item));
 
 /** The place a head named without one is at: the decoder's self-attention if the model has one, else the encoder's (as the core reads a spec). */
 export const defaultHeadPlace = (info) => (info.places.some((p) => p.place === "decoder_self") ? "decoder_self" : "encoder_self");
 
-/** The heads `spec` turns off on a model described by `info`, as a Set of "place:L.H". */
-export function offHeads(spec, info) {
+/**
+ * The heads `spec` turns off on a model described by `info`, as a Set of "place:L.H" (a head
+ * at the default place when written without one; numbers as numbers, so 01.0 is 1.0, as the
+ * core reads it), and the items that are no head, as typed, each once.
+ */
+function offParse(spec, info) {
   const heads = new Set();
-  for (const item of (spec ?? "").replace(/\s+/g, "").split(",").filter(Boolean)) {
-    heads.add(item.includes(":") ? item : `${defaultHeadPlace(info)}:${item}`);
+  const malformed = new Set();
+  for (const item of offTyped(spec).split(",").filter(Boolean)) {
+    const found = HEAD_ITEM.exec(item);
+    if (found) heads.add(`${found[1] ?? defaultHeadPlace(info)}:${Number(found[2])}.${Number(found[3])}`);
+    else malformed.add(item);
   }
-  return heads;
+  return { heads, malformed: [...malformed] };
 }
+
+/** The heads `spec` turns off on a model described by `info`, as a Set of "place:L.H". */
+export const offHeads = (spec, info) => offParse(spec, info).heads;
 
 /**
  * The heads of `spec` the model described by `info` has, those it has not (a place it lacks, a
@@ -95,21 +114,14 @@ export function offHeads(spec, info) {
  * (not `L.H`, or after a place no model has), as typed.
  */
 export function offSplit(spec, info) {
-  const [has, lacks, malformed] = [[], [], []];
-  const seen = new Set();
-  for (const item of offTyped(spec).split(",").filter(Boolean)) {
-    const found = HEAD_ITEM.exec(item);
-    if (!found) {
-      malformed.push(item);
-      continue;
-    }
-    const key = `${found[1] ?? defaultHeadPlace(info)}:${found[2]}.${found[3]}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    const p = info.places.find((x) => x.place === key.split(":")[0]);
+  const { heads, malformed } = offParse(spec, info);
+  const [has, lacks] = [[], []];
+  for (const key of heads) {
+    const [place, at] = key.split(":");
+    const [layer, head] = at.split(".").map(Number);
+    const p = info.places.find((x) => x.place === place);
     // a place whose counts are not known takes any head (the core checks it)
-    const real = p && !(Number(found[2]) >= p.layers) && !(Number(found[3]) >= p.heads);
-    (real ? has : lacks).push(key);
+    (p && !(layer >= p.layers) && !(head >= p.heads) ? has : lacks).push(key);
   }
   return { has, lacks, malformed };
 }
@@ -154,7 +166,7 @@ export function offNames(spec, info, T) {
     .join("; ");
 }
 
-/** Heads ("place:L.H", maybe not `L.H` at all) in a reader's words, each place named where the model has more than one. */
+/** Heads ("place:L.H", maybe not `L.H` at all) in a reader's words, each place named where the model has more than one or lacks it. */
 export function headNames(keys, info, T) {
   return keys
     .map((key) => {

@@ -110,12 +110,13 @@ export class Predictor {
     $("off").value = off;
     $("off-clear").hidden = !off;
     $("off-note").hidden = !off || !model;
+    $("off").setAttribute("aria-invalid", "false");
     if (!off || !model) return this.#showTaps();
     // heads the model lacks and items that are no head are left on, and said so here, not as
     // an error in the view's place; the untrained toy and a file turn no head off at all
     const { has, lacks, malformed } = offSplit(off, model.info);
     const turns = turnsHeadsOff(model.info);
-    $("off").setAttribute("aria-invalid", String(turns && lacks.length + malformed.length > 0));
+    if (turns && lacks.length + malformed.length > 0) $("off").setAttribute("aria-invalid", "true");
     $("off-note").textContent = turns ? this.#offWords(has, lacks, malformed) : T(model.info.fromFile ? "offFile" : "offToy");
     this.#showTaps();
   }

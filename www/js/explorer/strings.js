@@ -56,7 +56,7 @@ export const EXPLORER_STRINGS = {
     offNoteMean: "Heads off: {heads} ({spec}, counted from 0). The weights and predictions shown are computed with each of them writing its mean output instead.",
     offMissing: "Left on, not in this model: {heads}. This model's heads: {sizes}.",
     offMalformed: "Left out, not written as heads: {items}.",
-    offSize: "{layers} layers × {heads} heads",
+    offSize: "{layers} × {heads} (layers × heads)",
     offHow: "Heads are written layer.head, counted from 0 (the first head of layer 1 is 0.0).",
     offHowPlace: "A head written without a place is at the {place}; write another place before it, as in encoder_self:0.0.",
     "patch.fill": "Fill in {fields} first: the corrupted text is the one above with a word changed, and the answers are one word each.",

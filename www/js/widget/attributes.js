@@ -3,7 +3,7 @@
 // reported (the element fires an `error` event for it; it never throws).
 
 import { coded } from "../errors.js";
-import { FOLDERS, FUSIONS, LANGS, MASKS, PLACES, RANGES, SCORES, TOY_PRESETS, flagOf, intOf, offOf, offTyped, requestFor, sourceOf as sourceFor, textsOf } from "../settings.js";
+import { FOLDERS, FUSIONS, LANGS, MASKS, PLACES, RANGES, SCORES, TOY_PRESETS, flagOf, intOf, offLeftOut, offOf, requestFor, sourceOf as sourceFor, textsOf } from "../settings.js";
 
 export { MASKS, PLACES };
 export const VIEWS = ["heatmap", "grid", "steps", "mixing", "pipeline", "lines", "atlas", "rollout", "qk", "predict", "lens", "flow", "generate"];
@@ -161,9 +161,10 @@ export function parseAttributes(attrs, base) {
     else bad("fusion", FUSIONS.join(" | "));
   }
   if (has("ablate")) {
-    // the heads written as heads are turned off; any other item is named and left out
+    // the heads written as heads are turned off; the items left out are named, not the whole value
     s.off = offOf(attrs.ablate);
-    if (s.off !== offTyped(attrs.ablate)) bad("ablate", "heads as layer.head from 0, comma-separated (1.0,1.3)");
+    const left = offLeftOut(attrs.ablate);
+    if (left.length) problems.push({ attribute: "ablate", value: left.join(","), expected: "heads as layer.head from 0, comma-separated (1.0,1.3), at most 64" });
   }
   if (has("prompt")) {
     if (attrs.prompt.trim()) [s.prompt, s.texts] = [attrs.prompt, textsOf(attrs.prompt)];
