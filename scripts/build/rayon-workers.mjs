@@ -2,8 +2,8 @@
 // page whose CSP says `worker-src 'self'` (ours, and most careful blogs') refuses. The helper is
 // served beside the package, same-origin, so the threads start from its own URL instead, through
 // the Trusted Types policy `headmap` where the page enforces them; and a thread that traps says
-// so where the page listens; each thread starts its package as wasm-bindgen asks. Run by scripts/build/all on www/pkg-hf-threads/; fails if the
-// helper no longer reads as expected.
+// so where the page listens; each thread starts its package as wasm-bindgen asks. Run by
+// scripts/build/all on www/pkg-hf-threads/; fails if the helper no longer reads as expected.
 // Usage: node scripts/build/rayon-workers.mjs PACKAGE_DIR
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";

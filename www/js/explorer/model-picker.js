@@ -108,11 +108,12 @@ export class ModelPicker {
     if (ok) return;
     // Nothing is shown yet: show the default model, but keep the error in view, the link's
     // model in the link (a reload retries it) and, for a Hub id, the field to retry it now.
-    // The fallback is another model: the head it suggests is shown and none is off, since the
-    // link's "layer.head" names a head of the model that failed, not of this one.
+    // The fallback is another model: the head it suggests is shown, none is off and no
+    // query–key head is picked, since the link's "layer.head" names heads of the model that
+    // failed, not of this one.
     const failed = this.error;
     const fallback = choice === DEFAULT_MODEL ? "toy" : DEFAULT_MODEL;
-    this.app.set({ layer: null, head: null, off: "" });
+    this.app.set({ layer: null, head: null, off: "", qk: "" });
     await this.choose(fallback, { keepError: true });
     this.app.set({ model: choice });
     if (choice.startsWith("hub:")) {

@@ -89,7 +89,7 @@ export function drawCurves(canvas, { width, height, xMax, yMin = 0, yMax = 1, yT
       const from = flip ? tx - 3 - wide : tx + 3;
       const titleEnd = title ? left + ctx.measureText(title).width + 6 : 0;
       const inTitleRow = title && from > titleEnd;
-      labels.push({ label: mark.label, color: mark.color ?? "#666", from, y: inTitleRow ? 8 : top + 1, baseline: inTitleRow ? "middle" : "top", halo: !inTitleRow });
+      labels.push({ label: mark.label, color: mark.color ?? "#666", from, y: inTitleRow ? 8 : top + 1, baseline: inTitleRow ? "middle" : "top", boxed: !inTitleRow });
     }
   }
   // the lines, and the labels of the ones whose end stands apart
@@ -122,7 +122,7 @@ export function drawCurves(canvas, { width, height, xMax, yMin = 0, yMax = 1, yT
   ctx.textAlign = "left";
   for (const m of labels) {
     ctx.textBaseline = m.baseline;
-    if (m.halo) {
+    if (m.boxed) {
       // a halo alone left the label hard to read over many curves (the heads' chart)
       ctx.fillStyle = "rgba(255, 255, 255, 0.88)";
       ctx.fillRect(m.from - 2, m.y - 1, ctx.measureText(m.label).width + 4, fontPx + 3);

@@ -309,7 +309,8 @@ export class AttentionHeatmap extends HTMLElement {
 
   /** view="qk" with src=: a query–key picture of a corpus, from its file, without a model. */
   async #showPicture() {
-    const { qkFileFigure } = await import("./qk-figure.js").catch((e) => Promise.reject(chunkFailed(e)));
+    const [{ qkFileFigure }, { refuseOff }] = await Promise.all([import("./qk-figure.js"), import("./file-source.js")]).catch((e) => Promise.reject(chunkFailed(e)));
+    refuseOff(this.#settings); // a picture from a file, like weights from one, has no head to turn off
     this.#result = null; // what a run drew before goes
     this.#width = Math.round(this.clientWidth);
     const cached = this.#picture;

@@ -8,7 +8,7 @@ import { coded } from "../errors.js";
 import { readQkPicture } from "../qk-file.js";
 import { el } from "../views/dom.js";
 import { exampleSentences, QkView } from "../views/qk-view.js";
-import { nameOf, refuseOff } from "./file-source.js";
+import { nameOf } from "./file-source.js";
 
 /** Draws the picture of `figure`'s host at `sel` in `width` pixels; returns its box. */
 export async function qkFigure(figure, sel, width) {
@@ -56,7 +56,6 @@ export async function qkFigure(figure, sel, width) {
 export async function qkFileFigure(figure, { src, width, status, cached }) {
   const { host } = figure;
   const { T, parts } = host;
-  refuseOff(host.settings); // a picture from a file, like weights from one, has no head to turn off
   let picture = cached?.src === src ? cached.picture : null;
   if (!picture) {
     const name = nameOf(src, "src");
