@@ -325,6 +325,12 @@ describe("what the model predicts, in the widget on a blog under a strict CSP", 
     assert.match(await inShadow(page, "heat-off", (e) => e.shadowRoot.textContent), /꺼진 헤드: 1층, 4번 헤드 \(/, "a heatmap with heads off says so");
     await page.locator("#bad").scrollIntoViewIfNeeded();
     await page.waitForFunction(() => globalThis.__events.some((e) => e.id === "bad" && e.type === "error" && e.detail.attribute === "ablate"));
+    // an item that is no head and a head the model lacks are named; the figure draws with 0.3 off
+    await waitRender(page, "bad");
+    const said = await inShadow(page, "bad", (e) => e.shadowRoot.textContent);
+    assert.match(said, /속성 ablate: first은\(는\) 헤드가 아니어서 뺍니다/);
+    assert.match(said, /속성 ablate: 9\.9는 이 모델에 없어 켜 둡니다\(decoder_self 2 × 4; 0부터\)/);
+    assert.match(said, /꺼진 헤드: 1층, 4번 헤드 \(/);
     assert.deepEqual(await page.evaluate(() => globalThis.__csp), []);
   });
 

@@ -19,7 +19,7 @@ const NAMES = new Set([
   "Olsson", "transformers", "nat", // a paper's author, a library, a unit
 ]);
 /** Attribute names and values an author writes, quoted as such: code, not words. */
-const VALUES = new Set(["trained", "induction", "small", "base", "all", "none", "padding", "causal", "cross", "ablate"]);
+const VALUES = new Set(["trained", "induction", "small", "base", "all", "none", "padding", "causal", "cross", "ablate", "step"]);
 
 /** The Latin words of `text` that are none of the above. */
 function foreignWords(text) {

@@ -8,32 +8,15 @@ import { addStrings } from "../i18n.js";
 import { FOLDERS } from "../settings.js";
 import { FIND } from "../strings/find.js";
 import { TRAIN } from "../strings/train.js";
+import { nearestCheckpoint, timelineAt } from "../timeline-file.js";
 import { chartWidth, drawCurves, headColor, layerKeys } from "../views/curves.js";
 import { el } from "../views/dom.js";
 
 addStrings(FIND);
 addStrings(TRAIN);
 
-const timelines = new Map(); // folder name → Promise of its timeline.json
-
-/** models/<name>/timeline/timeline.json, checked for what the panel reads; null where it cannot be read. */
-function timelineOf(name) {
-  if (!timelines.has(name)) {
-    const url = new URL(`../../models/${name}/timeline/timeline.json`, import.meta.url);
-    const loading = fetch(url)
-      .then((r) => (r.ok ? r.json() : null))
-      .then((doc) => (doc?.format === "headmap.timeline" && doc.version === 1 && Array.isArray(doc.checkpoints) && doc.checkpoints.length && Array.isArray(doc.curve) && Array.isArray(doc.heads) ? doc : null))
-      .catch(() => null);
-    timelines.set(name, loading);
-    loading.then((doc) => doc || timelines.delete(name)); // a failed fetch is tried again next time
-  }
-  return timelines.get(name);
-}
-
-/** The checkpoint of `timeline` nearest `step`: its step. */
-export function nearestCheckpoint(timeline, step) {
-  return timeline.checkpoints.reduce((best, c) => (Math.abs(c.step - step) < Math.abs(best - step) ? c.step : best), timeline.checkpoints[0].step);
-}
+/** models/<name>/timeline/timeline.json beside the page, checked; null where it cannot be read. */
+const timelineOf = (name) => timelineAt(new URL(`../../models/${name}/timeline/timeline.json`, import.meta.url));
 
 export class TimelinePanel {
   #app;

@@ -164,7 +164,7 @@ export function parseAttributes(attrs, base) {
     // the heads written as heads are turned off; the items left out are named, not the whole value
     s.off = offOf(attrs.ablate);
     const left = offLeftOut(attrs.ablate);
-    if (left.length) problems.push({ attribute: "ablate", value: left.join(","), expected: "heads as layer.head from 0, comma-separated (1.0,1.3), at most 64" });
+    if (left.length) problems.push({ attribute: "ablate", value: left.join(","), expected: "heads as layer.head from 0, comma-separated (1.0,1.3), at most 64", key: "offLeftOut", values: { items: left.join(", ") } });
   }
   if (has("prompt")) {
     if (attrs.prompt.trim()) [s.prompt, s.texts] = [attrs.prompt, textsOf(attrs.prompt)];

@@ -188,7 +188,12 @@ export class AttentionHeatmap extends HTMLElement {
       if (inline) this.#data = inline;
       if (this.#data !== undefined || this.#settings.src) await this.#openFile();
       else {
+        // a step or heads off are fitted to the model (model-settings.js, loaded for them alone)
+        const fit = this.#settings.step !== null || this.#settings.off ? await import("./model-settings.js").catch((e) => Promise.reject(chunkFailed(e))) : null;
+        const problem = (p) => this.#problems.add(p);
+        if (fit) this.#settings = await fit.withCheckpoint(this.#settings, ASSETS, problem);
         await this.#ensureModel();
+        if (fit) this.#settings = fit.withModelHeads(this.#settings, this.#model.info, problem);
         await this.#run();
       }
       await this.#draw();

@@ -8,7 +8,7 @@ export class Problems {
   /** `box`: () => the error element; `T`: words; `emit(detail)`: fires an `error` event. */
   constructor({ box, T, lang, emit }) {
     Object.assign(this, { box, T, lang, emit });
-    this.attributes = []; // [{ attribute, value, expected, text?, message? }]
+    this.attributes = []; // [{ attribute, value, expected, text?, message?, key? and values?: its words }]
     this.error = null;
     this.failing = null; // an error waiting for its words
     this.announced = "";
@@ -62,7 +62,7 @@ export class Problems {
   show() {
     const box = this.box();
     if (!box) return;
-    const lines = this.attributes.map((p) => p.text ?? this.#attributeText(p));
+    const lines = this.attributes.map((p) => p.text ?? (p.key ? this.T(p.key, p.values) : this.#attributeText(p)));
     if (this.error) lines.push(errorText(this.lang(), this.error));
     // each on its own line (the style keeps line breaks)
     box.textContent = lines.join("\n");
