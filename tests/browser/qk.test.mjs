@@ -75,7 +75,7 @@ async function draw(page, lines = null) {
     await page.locator("#qk-text").fill(lines.join("\n"));
   }
   await page.locator("#qk-draw").click();
-  await page.waitForFunction(() => /^\d+ sentences, \d+ tokens\.$|^문장 \d+개, 토큰 \d+개\.$/.test(document.getElementById("qk-status").textContent) || !document.getElementById("qk-error").hidden, null, { timeout: 90000 });
+  await page.waitForFunction(() => /^Sentences: \d+; tokens: \d+\.$|^문장 \d+개, 토큰 \d+개\.$/.test(document.getElementById("qk-status").textContent) || !document.getElementById("qk-error").hidden, null, { timeout: 90000 });
   assert.equal(await page.locator("#qk-error").isHidden(), true, `drawn: ${await page.locator("#qk-error").textContent()}`);
 }
 
@@ -105,7 +105,7 @@ describe("queries and keys in the explorer", () => {
     await page.locator("#qk-layer").selectOption({ value: "1" }); // the second layer: not the one the page shows
     await draw(page);
     const status = await page.locator("#qk-status").textContent();
-    const tokens = Number(status.match(/^40 sentences, (\d+) tokens\.$/)?.[1]);
+    const tokens = Number(status.match(/^Sentences: 40; tokens: (\d+)\.$/)?.[1]);
     assert.ok(tokens > 2 * 40, status); // [CLS] and [SEP] around every sentence
     assert.equal(await page.locator("#qk .qk-cell").count(), 12);
     assert.match(await page.locator("#qk .qk-plot").getAttribute("aria-label"), new RegExp(`^Queries and keys of layer 2, head 1: ${tokens} queries and ${tokens} keys from 40 sentences\\.`));
@@ -167,13 +167,19 @@ describe("queries and keys in the explorer", () => {
     assert.match(await page.locator("#qk .qk-readout").textContent(), /^Tap a point to read its token/);
     assert.equal(await page.locator("#qk .qk-readout + button").isHidden(), true);
     assert.deepEqual(page.consoleErrors, []);
+    // own lines refused after a picture of the examples: the lines stay in view, to be mended
+    await page.locator("#qk-source").selectOption("text");
+    await page.locator("#qk-text").fill("\n  \n");
+    assert.match(await refused(page), /^The corpus has no sentence/);
+    assert.equal(await page.locator("#qk-source").inputValue(), "text");
+    assert.ok(await page.locator("#qk-text").isVisible(), "the refused lines stay in view");
   });
 
   it("refuses an empty corpus, too many lines, a binary file, a line too long and a stop, keeping the picture", async () => {
     const page = await minilm();
     const six = ["The cat sat on the mat.", "A dog ran across the park.", "She opened the window.", "The children played in the garden.", "It rained all day.", "He read the letter twice."];
     await draw(page, six);
-    assert.match(await page.locator("#qk-status").textContent(), /^6 sentences, \d+ tokens\.$/);
+    assert.match(await page.locator("#qk-status").textContent(), /^Sentences: 6; tokens: \d+\.$/);
     const before = await shown(page);
     assert.equal(before.heads, 12);
     const keeps = async (why) => assert.deepEqual(await shown(page), before, `${why}: the picture before stays`);

@@ -139,8 +139,8 @@ export class QueryKeys {
     const progress = $("qk-progress");
     this.say(null);
     $("qk-status").textContent = "";
+    const source = $("qk-source").value;
     try {
-      const source = $("qk-source").value;
       const lines = source === "text" ? linesOf($("qk-text").value) : await this.exampleLines();
       if (abort.signal.aborted || !app.result) throw coded("stopped", "cancelled");
       const place = app.state.place ?? app.result.info.places[0].place;
@@ -170,9 +170,11 @@ export class QueryKeys {
     } catch (e) {
       if (abort !== this.abort) return;
       this.linked = null;
-      // the menus name the picture that stays
+      // the menus name the picture that stays, except that the reader's own lines stay in view
+      // when they were refused, to be mended
+      const mend = source === "text" && e.code !== "cancelled";
       if (this.view.shown) $("qk-layer").value = String(this.view.shown.layer);
-      if (this.source) $("qk-source").value = this.source;
+      if (this.source && !mend) $("qk-source").value = this.source;
       $("qk-text").hidden = $("qk-source").value !== "text";
       if (e.code === "cancelled") $("qk-status").textContent = app.T("qk.stopped");
       else {

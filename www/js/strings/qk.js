@@ -50,7 +50,7 @@ export const QK = {
     "qk.tapHint": "Tap a point to read its token; tap “Open” for its sentence's heatmap, that token's row lit.",
     "qk.tapHintRead": "Tap a point to read its token in its sentence.",
     "qk.matrix": "Every head of the layer: tap one to draw it large.",
-    "qk.count": "{sentences} sentences, {tokens} tokens.",
+    "qk.count": "Sentences: {sentences}; tokens: {tokens}.",
     "qk.fileCount": "A picture of a corpus from a file: the axes are made from {tokens} tokens of {texts} texts (a {model} model); {drawn} of its sentences are drawn.",
     "qk.fileTitle": "Queries and keys of a corpus · layer {layer} · {model}",
   },

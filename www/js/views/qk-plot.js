@@ -94,7 +94,11 @@ export function drawLegend(canvas, width, how, T) {
       : how === "kind"
         ? KINDS.map((k, i) => [KIND_COLOURS[i], T(`qk.kind.${k}`)])
         : null;
-  const { ctx } = sizeCanvas(canvas, width, entries && width < 400 ? 40 : 22);
+  const height = entries && width < 400 ? 40 : 22;
+  const { ctx } = sizeCanvas(canvas, width, height);
+  // on the plot's own white, whatever the page's background (a dark page left dark ink on dark)
+  ctx.fillStyle = "#fff";
+  ctx.fillRect(0, 0, width, height);
   ctx.font = `12px ${FONT}`;
   ctx.textBaseline = "middle";
   ctx.fillStyle = "#222";
