@@ -18,7 +18,12 @@ export function timelineAt(url) {
   return timelines.get(key);
 }
 
-/** The checkpoint of `timeline` nearest `step`: its step. */
+/**
+ * The checkpoint of `timeline` nearest `step`: `at`, its step, and `load`, the step whose
+ * checkpoint to load in place of the weights — null at the timeline's last step, which is the
+ * model as trained.
+ */
 export function nearestCheckpoint(timeline, step) {
-  return timeline.checkpoints.reduce((best, c) => (Math.abs(c.step - step) < Math.abs(best - step) ? c.step : best), timeline.checkpoints[0].step);
+  const at = timeline.checkpoints.reduce((best, c) => (Math.abs(c.step - step) < Math.abs(best - step) ? c.step : best), timeline.checkpoints[0].step);
+  return { at, load: at === timeline.steps ? null : at };
 }

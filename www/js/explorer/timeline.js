@@ -42,9 +42,9 @@ export class TimelinePanel {
     if (step === null || !FOLDERS[choice]?.timeline) return null;
     const timeline = await timelineOf(FOLDERS[choice].name);
     if (!timeline) return null;
-    const at = nearestCheckpoint(timeline, step);
+    const { at, load } = nearestCheckpoint(timeline, step);
     if (at !== step) this.#app.notices.set("step", this.#app.T("timeline.moved", { asked: step.toLocaleString(this.#app.lang), step: at.toLocaleString(this.#app.lang) }));
-    return at === timeline.steps ? null : at;
+    return load;
   }
 
   /** A model was shown: its timeline, if it has one. */

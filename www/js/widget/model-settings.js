@@ -29,8 +29,8 @@ export async function withCheckpoint(settings, assets, problem) {
   if (settings.step === null || !folder?.timeline) return settings;
   const timeline = await timelineAt(new URL(`models/${folder.name}/timeline/timeline.json`, assets));
   if (!timeline) return settings; // the checkpoint's own load says what is missing
-  const at = nearestCheckpoint(timeline, settings.step);
+  const { at, load } = nearestCheckpoint(timeline, settings.step);
   if (at === settings.step) return settings;
   problem({ attribute: "step", value: String(settings.step), expected: "a step of the model's checkpoints", key: "stepMoved", values: { asked: settings.step, step: at } });
-  return { ...settings, step: at === timeline.steps ? null : at };
+  return { ...settings, step: load };
 }
