@@ -112,6 +112,25 @@ describe("generate and watch, in the explorer", () => {
     assert.match(await page.locator("#gen-error").textContent(), /Temperature 0 must be greater than 0 \(leave it out for greedy decoding\)/);
   });
 
+  it("writes from its own prompt while the main text is empty, and says when its prompt is empty", async () => {
+    const page = await openExplorer(h, `?model=induction&lang=en&text=${encodeURIComponent(REPEAT)}`, { locale: "en-US", width: 390, height: 844 });
+    await page.waitForFunction(() => !document.getElementById("gen-run").disabled);
+    await page.locator("#text").fill("  ");
+    await page.locator("#status").waitFor({ state: "visible" });
+    assert.ok(await page.locator("#heatmap-area").isHidden(), "the views of the text give way to the hint");
+    assert.ok(await page.locator("#text-panels").isHidden());
+    assert.ok(await page.locator("#generate-panel").isVisible(), "the panel with its own prompt stays");
+    await page.locator("#gen-run").click();
+    await page.locator("#gen-error").waitFor({ state: "visible" });
+    assert.match(await page.locator("#gen-error").textContent(), /^The prompt is empty: type the text the model should go on from/);
+    await page.fill("#gen-prompt", REPEAT);
+    await page.fill("#gen-max", "2");
+    await page.locator("#gen-run").click();
+    assert.deepEqual(await generated(page), ["노래", "꽃"]);
+    assert.ok(await page.locator("#gen-error").isHidden());
+    await page.close();
+  });
+
   it("refuses new tokens outside 1–200 by name, in both languages, and writes until the model's positions are full", async () => {
     const page = await openExplorer(h, `?model=induction&lang=en&text=${encodeURIComponent(REPEAT)}`, { locale: "en-US", width: 390, height: 844 });
     await page.waitForFunction(() => !document.getElementById("gen-run").disabled);

@@ -149,14 +149,16 @@ function busy(on) {
   $("busy").hidden = !on;
 }
 
-/** A hint (grey) or an error (red, announced) in place of the heatmap; `null` clears it. */
+/** A hint (grey) or an error (red, announced) in place of the views of the text; `null` clears it. */
 function showStatus(message, kind = "hint") {
   const status = $("status");
   status.hidden = !message;
   status.textContent = message ?? "";
   status.classList.toggle("error", kind === "error");
   status.setAttribute("role", kind === "error" ? "alert" : "status");
+  // the views of the text give way to the message; the generate panel, with its own prompt, stays
   $("heatmap-area").hidden = Boolean(message);
+  $("text-panels").hidden = Boolean(message);
 }
 
 /**

@@ -54,7 +54,7 @@ export class Generator {
     $("gen-run").disabled = !canWrite;
     $("gen-note").hidden = canWrite;
     if (!canWrite && model) $("gen-note").textContent = this.#app.T("gen.cannot", { architecture: this.#app.architecture(model.info) });
-    if (!$("gen-prompt").value && model) $("gen-prompt").placeholder = this.#app.state.text ?? "";
+    if (!$("gen-prompt").value && model) $("gen-prompt").placeholder = this.#app.state.text?.trim() ?? "";
     if (this.#done) this.#showDone();
     else if (!$("gen-stop").hidden) $("gen-status").textContent = this.#app.T("gen.writing");
     this.#drawChosen();
@@ -100,8 +100,13 @@ export class Generator {
   async #write() {
     const { $, model, state } = this.#app;
     if (!model) return;
-    const prompt = $("gen-prompt").value.trim() || state.text;
+    const prompt = ($("gen-prompt").value.trim() || state.text || "").trim();
     $("gen-prompt").value = prompt;
+    if (!prompt) {
+      $("gen-error").hidden = false;
+      $("gen-error").textContent = this.#app.T("gen.emptyPrompt");
+      return;
+    }
     const temperature = $("gen-temperature").value.trim();
     let request;
     try {
