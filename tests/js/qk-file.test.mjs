@@ -5,11 +5,18 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 
+import { errorText } from "../../www/js/error-text.js";
 import { readQkPicture } from "../../www/js/qk-file.js";
 
 const BYTES = readFileSync(new URL("../fixtures/qk/picture-tiny-ko-en.json", import.meta.url));
 const DOC = JSON.parse(BYTES);
 const encode = (doc) => new TextEncoder().encode(JSON.stringify(doc));
+/** The refusal as a Korean reader reads it has no English sentence in it (JSON's field names stay). */
+const koreanOnly = (e) => {
+  const ko = errorText("ko", e);
+  const english = ko.match(/\b(is|not|the|of|has|have|are|at|a|and|its|it|sentence|picture|value|number|numbers|reads)\b/i);
+  return english ? `the Korean refusal has “${english[0]}” in it: ${ko}` : null;
+};
 const changed = (change) => {
   const copy = structuredClone(DOC);
   change(copy);
@@ -61,7 +68,14 @@ describe("a query–key picture file", () => {
       [changed((d) => (d.corpus.texts = -1)), "the corpus's texts is not a whole number"],
     ];
     for (const [bytes, problem] of cases) {
-      assert.throws(() => readQkPicture(bytes, "x.json"), (e) => e.code === "bad_qk_file" && e.message.startsWith("x.json is not a query–key picture headmap can draw: ") && e.message.includes(problem), problem);
+      assert.throws(
+        () => readQkPicture(bytes, "x.json"),
+        (e) => {
+          assert.equal(koreanOnly(e), null);
+          return e.code === "bad_qk_file" && e.message.startsWith("x.json is not a query–key picture headmap can draw: ") && e.message.includes(problem);
+        },
+        problem,
+      );
     }
   });
 
@@ -104,6 +118,7 @@ describe("a query–key picture file", () => {
         picture = readQkPicture(encode(copy), "x.json");
       } catch (e) {
         assert.ok(["bad_qk_file", "qk_file_too_large"].includes(e.code), `${name}: ${e.message}`);
+        assert.equal(koreanOnly(e), null, name);
         continue;
       }
       read++;

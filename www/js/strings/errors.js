@@ -216,7 +216,50 @@ export const PATTERNS_KO = [
   [/^(\d+) to (\d+)$/, "$1–$2 사이의 정수"],
   [/^a divisor of d_model (\d+)$/, "d_model $1의 약수"],
   [/^at least (\d+) for a span of (\d+) copied$/, "(구간 $2개를 복사하려면) $1 이상"],
+  ...qkProblems(),
 ];
+
+/**
+ * What is wrong with a query–key picture file (www/js/qk-file.js says it in English, in
+ * `details.why`), in Korean: the problem, and the part of the file it names. JSON field names
+ * stay as the file writes them.
+ */
+function qkProblems() {
+  const SIDE = { queries: "쿼리", keys: "키" };
+  const FIELD = { label: "레이블", text: "텍스트", coordinates: "좌표", lengths: "길이", "explained shares": "설명된 분산 비율", scale: "배율" };
+  const COUNTED = { heads: "헤드 수(heads)", layer: "층(layer)", head: "헤드(head)", "the corpus's texts": "말뭉치의 텍스트 수", "the corpus's errors": "말뭉치의 오류 수", "the corpus's queries": "말뭉치의 쿼리 수", "the corpus's keys": "말뭉치의 키 수" };
+  const PARTS = [
+    [/^a position in sentence (\d+)$/, (_, s) => `${s}번째 문장의 위치`],
+    [/^sentence (\d+)'s (queries|keys) (\d+)(?:'s (label|text))?$/, (_, s, side, j, field) => `${s}번째 문장의 ${SIDE[side]} ${j}번째 토큰${field ? `의 ${FIELD[field]}` : ""}`],
+    [/^line (\d+)$/, (_, i) => `${i}번째 줄`],
+    [/^head (\d+)'s picture(?:'s (.+))?$/, (_, h, field) => `${h}번 헤드의 그림${field ? `의 ${FIELD[field] ?? field}` : ""}`],
+  ];
+  const part = (what) => {
+    if (what in COUNTED) return COUNTED[what];
+    const found = PARTS.find(([pattern]) => pattern.test(what));
+    return found ? what.replace(...found) : what;
+  };
+  return [
+    [/^it is not UTF-8 JSON$/, "UTF-8 JSON이 아닙니다"],
+    [/^its format is not "([^"]+)" .*$/, "형식(format)이 \"$1\"이 아닙니다"],
+    [/^version (.+): this page reads version (\d+)$/, "버전(version)이 $1입니다: 이 페이지가 읽는 버전은 $2입니다"],
+    [/^(.+) is not a whole number from 0 to (\d+)$/, (_, what, max) => `${part(what)}: 0–${max} 사이의 정수가 아닙니다`],
+    [/^(.+) is not text$/, (_, what) => `${part(what)}: 텍스트가 아닙니다`],
+    [/^it has no head$/, "헤드가 하나도 없습니다"],
+    [/^its lines and sentences are not .*$/, "lines와 sentences가 길이가 같은 두 목록(한 항목 이상)이 아닙니다"],
+    [/^(.+) is not a token \(label, kind, text\)$/, (_, what) => `${part(what)}: 토큰(label, kind, text)이 아닙니다`],
+    [/^sentence (\d+) is not an object$/, "$1번째 문장이 객체가 아닙니다"],
+    [/^sentence (\d+)'s (queries|keys) and (\w+) differ in length$/, (_, s, side, positions) => `${s}번째 문장의 ${side}와 ${positions}의 길이가 다릅니다`],
+    [/^it has (\d+) points: at most (\d+)$/, "점이 $1개입니다: 최대 $2개까지 읽습니다"],
+    [/^it has not one picture for each of its (\d+) heads$/, "헤드 $1개마다 그림이 하나씩 있지 않습니다"],
+    [/^(.+) does not have the sentences' (\d+) queries and (\d+) keys$/, (_, what, q, k) => `${part(what)}에 문장들의 쿼리 ${q}개와 키 ${k}개가 없습니다`],
+    [/^(.+) are not (a few|\d+) numbers$/, (_, what, n) => `${part(what)}: ${n === "a few" ? "8개 이하의 수" : `수 ${n}개`}가 아닙니다`],
+    [/^(.+) have a value that is not a finite number at (\d+)$/, (_, what, i) => `${part(what)}: 인덱스 ${i}의 값이 유한한 수가 아닙니다`],
+    [/^(.+) have a value past what a 32-bit float holds at (\d+)$/, (_, what, i) => `${part(what)}: 인덱스 ${i}의 값이 32비트 부동소수점의 범위를 넘습니다`],
+    [/^(.+) have a value below (\S+) at (\d+)$/, (_, what, least, i) => `${part(what)}: 인덱스 ${i}의 값이 ${least}보다 작습니다`],
+    [/^(.+)'s correlations are not two numbers \(or null\)$/, (_, what) => `${part(what)}의 상관계수가 두 수(또는 null)가 아닙니다`],
+  ];
+}
 
 /** English wording for the errors whose core message names places and masks by their codes. */
 export const ERRORS_EN = {
