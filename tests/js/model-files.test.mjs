@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
+import { errorText } from "../../www/js/error-text.js";
 import { MAX_WEIGHT_BYTES, fetchModelFiles, filesToRead, hubUrl, pickFiles, shardNames, validModelId } from "../../www/js/model-files.js";
 
 const bytes = (s) => new TextEncoder().encode(s);
@@ -67,6 +68,26 @@ describe("model files", () => {
       throw new TypeError("Failed to fetch");
     };
     await assert.rejects(fetchModelFiles((f) => `h/${f}`, { fetchImpl: offline }), /config\.json: cannot be fetched from h\/config\.json \(Failed to fetch\)/);
+  });
+
+  it("points a failed fetch at what to check: the model id on the Hub, the address of a folder", async () => {
+    const nothing = fakeFetch({});
+    const offline = async () => {
+      throw new TypeError("Failed to fetch");
+    };
+    const said = async (options, lang) => {
+      try {
+        await fetchModelFiles((f) => `https://blog.example/nope-folder/${f}`, options);
+      } catch (e) {
+        return errorText(lang, e);
+      }
+      assert.fail("fetched");
+    };
+    assert.match(await said({ fetchImpl: nothing.impl }, "en"), /answered 404\. Check the model id: the Hub has no such file for it\.$/);
+    assert.match(await said({ fetchImpl: nothing.impl, from: "folder" }, "en"), /answered 404\. Check the folder's address: the site has no such file in it\.$/);
+    assert.match(await said({ fetchImpl: nothing.impl, from: "folder" }, "ko"), /404(으)?로 응답했습니다\. 폴더 주소를 확인하세요\./);
+    assert.match(await said({ fetchImpl: offline, from: "folder" }, "en"), /Check the folder's address and your connection\.$/);
+    assert.doesNotMatch(await said({ fetchImpl: offline, from: "folder" }, "ko"), /아이디|허브/);
   });
 
   it("reads a sharded checkpoint: the index, then each shard it names once", async () => {

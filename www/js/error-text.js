@@ -11,7 +11,9 @@ import { ERRORS_EN, ERRORS_KO, HINTS, PATTERNS_KO, WORDS_KO } from "./strings/er
  */
 export function errorText(lang, error) {
   const text = wordError(lang, error);
-  const hint = HINTS[lang]?.[error?.code] ?? "";
+  // a hint may depend on where the error came from (`variant`: a fetch from the Hub, a folder, a file)
+  const hints = HINTS[lang] ?? {};
+  const hint = hints[`${error?.code}.${error?.details?.variant}`] ?? hints[error?.code] ?? "";
   // a sentence, then what to do about it (a file name keeps its case: "config.json: …")
   const first = text.split(/[\s:]/)[0];
   const sentence = first.includes(".") ? text : text.charAt(0).toUpperCase() + text.slice(1);

@@ -156,9 +156,10 @@ export function checkFiles(files, where) {
 
 /**
  * Downloads a model's files from `urlOf(file)`. `onProgress({ file, loaded, total })` reports
- * each file's bytes; `cache` (a Cache from the Cache API) keeps them for the next visit.
+ * each file's bytes; `cache` (a Cache from the Cache API) keeps them for the next visit. `from`
+ * ("hub" or "folder") says where a failed fetch should be looked into (its errors' `variant`).
  */
-export async function fetchModelFiles(urlOf, { fetchImpl = fetch, cache = null, onProgress = () => {} } = {}) {
+export async function fetchModelFiles(urlOf, { fetchImpl = fetch, cache = null, onProgress = () => {}, from = "hub" } = {}) {
   // every weight file shares one allowance; any other file has its own
   let weightBytes = MAX_WEIGHT_BYTES;
   const get = async (file, required, isWeights = false) => {
@@ -169,13 +170,13 @@ export async function fetchModelFiles(urlOf, { fetchImpl = fetch, cache = null, 
       try {
         response = await fetchImpl(url);
       } catch (e) {
-        throw coded(`${file}: cannot be fetched from ${url} (${e.message})`, "fetch_failed", { file, url });
+        throw coded(`${file}: cannot be fetched from ${url} (${e.message})`, "fetch_failed", { file, url, variant: from });
       }
       if (response.status === 404 && !required) {
         if (cache) await cache.put(url, new Response("", { headers: { [MISSING]: "1" } }));
         return null;
       }
-      if (!response.ok) throw coded(`${file}: ${url} answered ${response.status}`, "fetch_status", { file, url, status: response.status });
+      if (!response.ok) throw coded(`${file}: ${url} answered ${response.status}`, "fetch_status", { file, url, status: response.status, variant: from });
     }
     const max = isWeights ? weightBytes : MAX_FILE_BYTES;
     const bytes = await readWithProgress(response, (loaded, total) => onProgress({ file, loaded, total }), max, (n) => tooLarge(file, isWeights ? MAX_WEIGHT_BYTES - weightBytes + n : n, isWeights ? MAX_WEIGHT_BYTES : MAX_FILE_BYTES));

@@ -45,7 +45,7 @@ async function filesOf(source, id) {
     const { isCheckpointFile } = await import("./settings.js");
     if (source.weights !== undefined && !isCheckpointFile(source.weights)) throw coded(`not a checkpoint: ${source.weights}`, "bad_source", {});
     const named = (f) => (f === "model.safetensors" && source.weights ? source.weights : f);
-    return fetchModelFiles((f) => new URL(named(f), base).href, { onProgress });
+    return fetchModelFiles((f) => new URL(named(f), base).href, { onProgress, from: "folder" });
   }
   if (source.from === "hub") {
     if (!validModelId(source.id)) throw coded(`\`${source.id}\` is not a model id`, "bad_model_id", { id: source.id });

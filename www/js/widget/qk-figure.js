@@ -64,9 +64,9 @@ export async function qkFileFigure(figure, { src, width, status, cached }) {
     try {
       response = await fetch(src);
     } catch (e) {
-      throw coded(`${name} could not be fetched: ${e.message}`, "fetch_failed", { file: name, url: src });
+      throw coded(`${name} could not be fetched: ${e.message}`, "fetch_failed", { file: name, url: src, variant: "file" });
     }
-    if (!response.ok) throw coded(`${name}: ${response.status}`, "fetch_status", { file: name, url: src, status: response.status });
+    if (!response.ok) throw coded(`${name}: ${response.status}`, "fetch_status", { file: name, url: src, status: response.status, variant: "file" });
     picture = readQkPicture(new Uint8Array(await response.arrayBuffer()), name);
     status("");
   }
