@@ -109,6 +109,9 @@ pub(crate) fn short_label(text: &str) -> String {
             | 0x20D0..=0x20FF | 0xD7B0..=0xD7FF | 0xFE00..=0xFE0F | 0xFE20..=0xFE2F | 0x1F3FB..=0x1F3FF
             | 0xE0020..=0xE007F | 0xE0100..=0xE01EF)
     };
+    if !text.is_empty() && text.chars().all(invisible) {
+        return invisible_label(text);
+    }
     let mut chars = text.char_indices().skip(MAX_LABEL_CHARS);
     let mut after_joiner = false;
     for (at, c) in chars.by_ref() {
@@ -118,6 +121,52 @@ pub(crate) fn short_label(text: &str) -> String {
         after_joiner = c == '\u{200D}';
     }
     text.to_string()
+}
+
+/// A character that draws nothing by itself: white space, a control, or one Unicode lets a
+/// renderer ignore (zero-width spaces and joiners, direction marks, variation selectors, Hangul
+/// fillers, tags). A token made only of them would have a blank label.
+fn invisible(c: char) -> bool {
+    // white space and controls written out: `char::is_whitespace` brings a table into the toy wasm
+    matches!(c as u32, 0x00..=0x20 | 0x7F..=0xA0 | 0x1680 | 0x2000..=0x200A | 0x2028..=0x2029 | 0x202F | 0x205F | 0x3000 | 0x00AD | 0x034F | 0x061C | 0x115F..=0x1160 | 0x17B4..=0x17B5 | 0x180B..=0x180F
+            | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x206F | 0x3164 | 0xFE00..=0xFE0F | 0xFEFF | 0xFFA0
+            | 0xFFF0..=0xFFF8 | 0x1BCA0..=0x1BCA3 | 0x1D173..=0x1D17A | 0xE0000..=0xE0FFF)
+}
+
+/// The label of a text of invisible characters: a space as `␣`, a line break as `⏎`, a tab as
+/// `⇥`, any other as its code point (`U+200B`, apart from what goes before it); at most four,
+/// then `…`. Written digit by digit: `format!`'s hex would cost the toy widget most of a KiB.
+fn invisible_label(text: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in text.chars().enumerate() {
+        if i == 4 {
+            out.push('…');
+            break;
+        }
+        match c {
+            ' ' => out.push('␣'),
+            '\n' | '\r' => out.push('⏎'),
+            '\t' => out.push('⇥'),
+            c => {
+                if !out.is_empty() {
+                    out.push(' ');
+                }
+                out.push_str("U+");
+                let code = c as u32;
+                let digits = if code > 0xFFFFF {
+                    6
+                } else if code > 0xFFFF {
+                    5
+                } else {
+                    4
+                };
+                for k in (0..digits).rev() {
+                    out.push(char::from_digit((code >> (4 * k)) & 0xF, 16).map_or('0', |d| d.to_ascii_uppercase()));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Token ids with their tokens.

@@ -17,6 +17,13 @@ fn text_over_the_character_limit_is_refused_before_tokenizing() {
     assert!(token.label.ends_with('…'));
     assert_eq!(token.text.chars().count(), MAX_TEXT_CHARS, "the token keeps its whole text");
     assert_eq!(short_label("동물"), "동물");
+    // a token of characters that draw nothing is labelled with what they are, never blank
+    assert_eq!(short_label("\u{200B}"), "U+200B");
+    assert_eq!(short_label("\u{200D}\u{FE0F}"), "U+200D U+FE0F");
+    assert_eq!(short_label("  "), "␣␣");
+    assert_eq!(short_label("\n\t\u{3164}"), "⏎⇥ U+3164");
+    assert_eq!(short_label("\u{200B}\u{200B}\u{200B}\u{200B}\u{200B}"), "U+200B U+200B U+200B U+200B…");
+    assert_eq!(short_label("a\u{200B}"), "a\u{200B}", "a visible character is label enough");
     // decomposed Hangul (three code points per syllable) is cut between syllables
     let jamo = "\u{1100}\u{1161}\u{11A8}".repeat(MAX_LABEL_CHARS + 5);
     let label = short_label(&jamo);
