@@ -188,6 +188,10 @@ describe("generate and watch, in the widget on a blog under a strict CSP", () =>
     assert.equal(doc.format, "headmap.generation");
     assert.equal(doc.text, "The animal did not cross the street. The animal was too tired.");
     assert.deepEqual(await tokens(page, "copy"), ["노래", "꽃", "강", "가방"]);
+    // the text, and why it ends there, in the page's language
+    const said = (id) => inShadow(page, id, (e) => e.shadowRoot.querySelector(".gen-text").textContent);
+    assert.match(await said("translate"), /^토큰 \d+개: “The animal did not cross the street\. The animal was too tired\.” 모델이 끝 토큰을 써서 끝냈습니다\.$/);
+    assert.match(await said("copy"), /^토큰 4개: “.+” 요청한 새 토큰 수에서 멈췄습니다\.$/);
     assert.match(await inShadow(page, "translate", (e) => e.shadowRoot.querySelector(".gen-growing").getAttribute("aria-label")), /교차 어텐션 2층 2번 헤드가 원문에서 본 곳/);
     await page.locator("#translate").screenshot({ path: join(SHOTS, "widget-generate-translate-ko.png") });
     await page.locator("#copy").screenshot({ path: join(SHOTS, "widget-generate-copy-ko.png") });

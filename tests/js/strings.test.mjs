@@ -8,11 +8,14 @@ import { describe, it } from "node:test";
 
 import { EXPLORER_STRINGS } from "../../www/js/explorer/strings.js";
 import { FIND } from "../../www/js/strings/find.js";
-import { STRINGS } from "../../www/js/strings/index.js";
+import { GENERATE } from "../../www/js/strings/generate.js";
+import { EN } from "../../www/js/strings/en.js";
+import { PROBLEMS } from "../../www/js/strings/errors.js";
+import { KO } from "../../www/js/strings/ko.js";
 import { QK } from "../../www/js/strings/qk.js";
 import { TRAIN } from "../../www/js/strings/train.js";
 
-const FILES = ["explorer/strings.js", "strings/en.js", "strings/ko.js", "strings/errors.js", "strings/train.js", "strings/find.js", "strings/qk.js"];
+const FILES = ["explorer/strings.js", "strings/en.js", "strings/ko.js", "strings/errors.js", "strings/train.js", "strings/find.js", "strings/qk.js", "strings/generate.js"];
 
 /** Keys written more than once inside one object literal of `source`, as "key (lines a, b)". */
 function repeatedKeys(source) {
@@ -40,7 +43,7 @@ describe("the page's words", () => {
 
   it("write each key in one of the tables the page merges", () => {
     for (const lang of ["en", "ko"]) {
-      const tables = { shared: STRINGS[lang], explorer: EXPLORER_STRINGS[lang], train: TRAIN[lang], find: FIND[lang], qk: QK[lang] };
+      const tables = { shared: { en: EN, ko: KO }[lang], problems: PROBLEMS[lang], explorer: EXPLORER_STRINGS[lang], train: TRAIN[lang], find: FIND[lang], qk: QK[lang], generate: GENERATE[lang] };
       const owner = new Map();
       const clashes = [];
       for (const [name, table] of Object.entries(tables)) {

@@ -278,3 +278,46 @@ export const ERRORS_EN = {
   probe_needs_causal: "the induction probe needs causal attention: this model's {place} is not causal",
   non_finite_at: "`{what}` of layer {layerShown}'s {place} holds a non-finite value (NaN or infinity) at [{index}]: a weight of the model is too large",
 };
+
+/**
+ * A widget's words for its author's attributes it could not use as written (widget/problems.js):
+ * loaded with the error words, so a blog whose widgets are written right does not download them.
+ */
+export const PROBLEMS = {
+  en: {
+    badAttribute: "Attribute {attribute}=\"{value}\" cannot be read, so the widget uses its default. Allowed: {expected}.",
+    offLeftOut: "Attribute ablate: {items} left out, not heads (layer.head from 0, at most 64). The other heads are off.",
+    stepMoved: "Attribute step=\"{asked}\" is not a checkpoint this model kept: the nearest, step {step}, is shown.",
+    offLeftOn: "Attribute ablate: {items} left on, not in this model ({sizes}; from 0). The other heads are off.",
+    "expected.texts": "a JSON array of sentences, or one sentence per line",
+    "expected.src": "the URL of an attention file (.json or .safetensors)",
+    "expected.model": "trained | induction | small | base | the URL of a folder of Hugging Face files",
+    "expected.layer": "a layer number, counted from 0",
+    "expected.head": "a head number, counted from 0, or all",
+    "expected.seed": "a whole number from 0",
+    "expected.step": "a checkpoint's step of a trained model's timeline (model=\"trained\" or \"induction\")",
+    clamped: "Attribute {attribute}=\"{value}\": this model has {count} ({range} counted from 0), so the widget shows {shown}.",
+    "clamped.layer": "layers",
+    "clamped.head": "heads",
+    "clamped.count": "{n} {what}",
+    "clamped.shown": "the last one, {max}",
+  },
+  ko: {
+    badAttribute: "속성 {attribute}=\"{value}\"을(를) 읽을 수 없어 기본값으로 그립니다. 쓸 수 있는 값: {expected}.",
+    offLeftOut: "속성 ablate: {items}은(는) 헤드가 아니어서 뺍니다(0부터 센 층.헤드, 64개까지). 나머지 헤드는 끕니다.",
+    stepMoved: "속성 step=\"{asked}\"은(는) 이 모델이 남긴 체크포인트가 아니어서 가장 가까운 {step}단계를 그립니다.",
+    offLeftOn: "속성 ablate: {items}은(는) 이 모델에 없어 켜 둡니다({sizes}; 0부터). 나머지 헤드는 끕니다.",
+    "expected.texts": "문장들의 JSON 배열, 또는 한 줄에 한 문장",
+    "expected.src": ".json이나 .safetensors 어텐션 파일의 URL",
+    "expected.model": "trained | induction | small | base | 허깅 페이스 파일이 든 폴더의 URL",
+    "expected.layer": "0부터 세는 층 번호",
+    "expected.head": "0부터 세는 헤드 번호, 또는 all",
+    "expected.seed": "0 이상의 정수",
+    "expected.step": "학습된 모델(model=\"trained\", \"induction\")의 학습 과정에 남은 체크포인트의 단계",
+    clamped: "속성 {attribute}=\"{value}\": 이 모델에는 {count}만 있어(0부터 세어 {range}) {shown}을(를) 그립니다.",
+    "clamped.layer": "층",
+    "clamped.head": "헤드",
+    "clamped.count": "{what} {n}개",
+    "clamped.shown": "마지막 {what}({max})",
+  },
+};

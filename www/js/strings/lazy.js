@@ -1,7 +1,8 @@
 // The catalogue as the widget's bundle has it (scripts/build/dist.mjs puts this module in place of
 // index.js and errors.js for the widget): empty until `loadLanguage(lang)` fetches the one
 // language a page needs, and without error words until `loadErrors()` fetches them when a
-// widget first has an error to say. A blog reader downloads one language and, mostly, no errors.
+// widget first has an error to say (with them, the words for an attribute it could not use). A
+// blog reader downloads one language and, mostly, no errors.
 
 export const STRINGS = { en: {}, ko: {} };
 export const ERRORS_KO = {};
@@ -25,7 +26,10 @@ export function loadLanguage(lang) {
 /** Fetches the error words of both languages once; resolves when they are in place. */
 export function loadErrors() {
   loading.errors ??= import("./errors.js").then((errors) => {
-    for (const lang of ["en", "ko"]) Object.assign(HINTS[lang], errors.HINTS[lang]);
+    for (const lang of ["en", "ko"]) {
+      Object.assign(HINTS[lang], errors.HINTS[lang]);
+      Object.assign(STRINGS[lang], errors.PROBLEMS[lang]);
+    }
     Object.assign(ERRORS_EN, errors.ERRORS_EN);
     Object.assign(ERRORS_KO, errors.ERRORS_KO);
     Object.assign(WORDS_KO, errors.WORDS_KO);

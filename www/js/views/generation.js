@@ -5,10 +5,14 @@
 // its cache). Used by the explorer's "generate" panel and the widget's `view="generate"`. Text
 // is drawn on canvas or set as textContent, never as HTML.
 
+import { addStrings } from "../i18n.js";
 import { lutIndex } from "../render/colormap.js";
+import { GENERATE } from "../strings/generate.js";
 import { el, sizeCanvas } from "./dom.js";
 import { FONT } from "./heatmap-view.js";
 import { percent, pieceText } from "./predictions.js";
+
+addStrings(GENERATE); // the words come with the view
 
 /** At most this many characters of a token label. */
 const LABEL_CHARS = 8;

@@ -33,6 +33,9 @@ function adopt(root) {
   if (!root.adoptedStyleSheets.includes(sheet)) root.adoptedStyleSheets = [...root.adoptedStyleSheets, sheet];
 }
 
+/** The text written, and why it ends there: its end token, the count asked for, the model's positions. */
+const endedText = (T, generation, info) => `${T("gen.done", { n: generation.generated.length, text: generation.text })} ${T(`gen.ended.${generation.ended}`, { max: info.maxTokens })}`;
+
 /** Writes from the run's text and draws each token as it comes, in the frame's stage. */
 export async function generateFigure(figure, { r, sel, width }) {
   const { T, settings, parts, client, modelInfo } = figure.host;
@@ -97,12 +100,12 @@ export async function generateFigure(figure, { r, sel, width }) {
       const done = await client.call("write", { key: figure.host.modelKey(), request, watch: null }, { signal: signal.signal, onProgress });
       client.call("free", { run: done.id }).catch(() => {});
       if (r !== figure.run) return;
-      status.textContent = done.generation.text;
+      status.textContent = endedText(T, done.generation, info);
       figure.shown = { ...sel, layer, head, generation: done.generation };
       if (every.every(Boolean)) figure.written = { key, steps: steps.map((s, i) => ({ ...s, all: every[i] })), labels, generation: done.generation };
     } catch (e) {
       if (e.code !== "cancelled") throw e;
-      status.textContent = steps.map((s) => s.token).join(" ");
+      status.textContent = `${steps.map((s) => s.token).join(" ")} ${T("gen.ended.stopped")}`;
     } finally {
       stop.hidden = true;
       start.hidden = false;
@@ -114,7 +117,7 @@ export async function generateFigure(figure, { r, sel, width }) {
     // another layer or head of what was written: drawn from the rows kept
     for (const { all, ...token } of kept.steps) steps.push({ ...token, row: rowOf(all) });
     labels = kept.labels;
-    status.textContent = kept.generation.text;
+    status.textContent = endedText(T, kept.generation, info);
     start.textContent = T("gen.again");
     figure.shown = { ...sel, layer, head, generation: kept.generation };
     return draw();

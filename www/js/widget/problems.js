@@ -8,10 +8,11 @@ export class Problems {
   /** `box`: () => the error element; `T`: words; `emit(detail)`: fires an `error` event. */
   constructor({ box, T, lang, emit }) {
     Object.assign(this, { box, T, lang, emit });
-    this.attributes = []; // [{ attribute, value, expected, text?, message?, key? and values?: its words }]
+    this.attributes = []; // [{ attribute, value, expected, message?, key? and values?: its words, count?: a count it went past }]
     this.error = null;
     this.failing = null; // an error waiting for its words
     this.announced = "";
+    this.worded = false; // the attributes' words are loaded with the error words, at the first problem
   }
 
   /** The attributes' problems of this update, and no error yet. */
@@ -30,10 +31,7 @@ export class Problems {
 
   /** Attribute `name`'s `value` is past the model's `count`: the last one is drawn, and said. */
   clamped(name, value, count) {
-    const { T } = this;
-    const what = T(`clamped.${name}`);
-    const text = T("clamped", { attribute: name, value, count: T("clamped.count", { n: count, what }), range: `0–${count - 1}`, shown: T("clamped.shown", { what, max: count - 1 }) });
-    this.add({ attribute: name, value: String(value), expected: `0–${count - 1}`, text, message: `${name}="${value}": the model has ${count}, so ${count - 1} is shown` });
+    this.add({ attribute: name, value: String(value), expected: `0–${count - 1}`, count, message: `${name}="${value}": the model has ${count}, so ${count - 1} is shown` });
   }
 
   /**
@@ -58,11 +56,18 @@ export class Problems {
     this.show();
   }
 
-  /** The error box: one line per attribute problem, then the error. */
+  /** The error box: one line per attribute problem (once their words are here), then the error. */
   show() {
     const box = this.box();
     if (!box) return;
-    const lines = this.attributes.map((p) => p.text ?? (p.key ? this.T(p.key, p.values) : this.#attributeText(p)));
+    if (this.attributes.length && !this.worded) {
+      const worded = () => {
+        this.worded = true;
+        this.show();
+      };
+      loadErrors().then(worded, worded);
+    }
+    const lines = this.worded ? this.attributes.map((p) => (p.count ? this.#clampedText(p) : p.key ? this.T(p.key, p.values) : this.#attributeText(p))) : [];
     if (this.error) lines.push(errorText(this.lang(), this.error));
     // each on its own line (the style keeps line breaks)
     box.textContent = lines.join("\n");
@@ -77,6 +82,13 @@ export class Problems {
     for (const p of this.attributes) {
       this.emit({ message: p.message ?? `${p.attribute}="${p.value}": use ${p.expected}`, code: "attribute", attribute: p.attribute, value: p.value, expected: p.expected });
     }
+  }
+
+  /** An attribute past the model's count, said in the reader's language: the last one is drawn. */
+  #clampedText({ attribute, value, count }) {
+    const { T } = this;
+    const what = T(`clamped.${attribute}`);
+    return T("clamped", { attribute, value, count: T("clamped.count", { n: count, what }), range: `0–${count - 1}`, shown: T("clamped.shown", { what, max: count - 1 }) });
   }
 
   /** An attribute that fell back to its default, said in the reader's language. */
