@@ -162,7 +162,10 @@ describe("the widget on a blog", () => {
     await page.locator("#grid").evaluate((e) => e.setAttribute("model", "/no/such/model/"));
     await page.waitForFunction(() => globalThis.__events.some((e) => e.type === "error" && e.detail.code === "fetch_status"));
     const visible = await page.locator("#grid").evaluate((e) => e.shadowRoot.querySelector(".error").textContent);
-    assert.match(visible, /config\.json: .*\/no\/such\/model\/config\.json이\(가\) 404로 응답했습니다\./, "in the page's language");
+    assert.match(visible, /config\.json: .*\/no\/such\/model\/config\.json이\(가\) 404로 응답했습니다\. 폴더 주소를 확인하세요\./, "in the page's language, about the folder, not a Hub id");
+    // the page switches its language: a widget without its own `lang` follows it
+    await page.evaluate(() => (document.documentElement.lang = "en"));
+    await page.waitForFunction(() => /answered 404\. Check the folder's address: the site has no such file in it\.$/.test(document.getElementById("grid").shadowRoot.querySelector(".error").textContent));
   });
 
   it("says plainly when the page's Trusted Types policy leaves headmap out", async () => {

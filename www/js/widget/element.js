@@ -29,6 +29,12 @@ import { reflectAttributes } from "./reflect.js";
 let ASSETS = null;
 let WORKER = null;
 
+/** The page's widgets, each with its update: one whose language follows the page's is drawn again when a `lang` changes. */
+const onPage = new Map();
+new MutationObserver(() => {
+  for (const [widget, refresh] of onPage) if (!widget.hasAttribute("lang")) refresh();
+}).observe(document.documentElement, { attributeFilter: ["lang"], subtree: true });
+
 export class AttentionHeatmap extends HTMLElement {
   static get observedAttributes() {
     return ATTRIBUTES;
@@ -95,11 +101,13 @@ export class AttentionHeatmap extends HTMLElement {
       }
     });
     this.#resize.observe(this);
+    onPage.set(this, () => this.#refresh());
     visibility.observe(this);
     if (this.#visible) this.#refresh(); // moved in the page: drawn again
   }
 
   disconnectedCallback() {
+    onPage.delete(this);
     visibility.unobserve(this);
     this.#resize?.disconnect();
     if (this.#result) this.#client?.free(this.#result.id);
