@@ -179,7 +179,7 @@ describe("the widget's step, on a strict-CSP blog", () => {
     await page.locator("#between").scrollIntoViewIfNeeded();
     await waitRender(page, "between");
     const said = await inShadow(page, "between", (e) => e.shadowRoot.textContent);
-    assert.match(said, /속성 step="4100"은 이 모델이 남긴 체크포인트가 아니어서 가장 가까운 4090단계를 그립니다/);
+    assert.match(said, /속성 step="4100"은 이 모델이 남긴 체크포인트가 아니어서 가장 가까운 4,090단계를 그립니다/);
     assert.match(said, /gpt2 · 학습 4,090단계/);
     assert.deepEqual(await page.evaluate(() => globalThis.__csp), []);
   });

@@ -225,7 +225,8 @@ export class GrowingView {
     const keys = Math.max(1, labels.length);
     const gutter = 72;
     const bottom = 60;
-    const cell = Math.max(10, Math.min(32, Math.floor((width - gutter) / keys)));
+    // 13 px at least: the labels, turned 60°, need that much apart (a narrow column scrolls)
+    const cell = Math.max(13, Math.min(32, Math.floor((width - gutter) / keys)));
     const rowHeight = Math.max(12, Math.min(22, cell));
     const w = gutter + cell * keys;
     const h = rowHeight * rows.length + bottom;

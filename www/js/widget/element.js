@@ -328,7 +328,7 @@ export class AttentionHeatmap extends HTMLElement {
     this.#width = Math.round(this.clientWidth);
     const cached = this.#picture;
     this.#picture = null;
-    this.#picture = await qkFileFigure(this.#figure, { src: this.#settings.src, width: Math.max(200, this.#width - 22), status: (text) => this.#status(text), cached });
+    this.#picture = await qkFileFigure(this.#figure, { src: this.#settings.src, width: Math.max(160, this.#width - 22), status: (text) => this.#status(text), cached });
     const { picture } = this.#picture;
     this.#sel = { place: picture.place, layer: picture.layer, head: this.#reader.head ?? picture.head, row: 0 };
     this.#rendered(this.#parts.title.textContent);
@@ -370,7 +370,7 @@ export class AttentionHeatmap extends HTMLElement {
     this.#parts.note.textContent = notes.join(" ");
     this.#parts.note.hidden = !notes.length;
     try {
-      if (!(await this.#figure.draw(r, sel, Math.max(200, this.#width - 22)))) return; // a newer run took over
+      if (!(await this.#figure.draw(r, sel, Math.max(160, this.#width - 22)))) return; // a newer run took over
     } catch (e) {
       this.#fail(e);
       this.#figure.clear();

@@ -138,7 +138,7 @@ export class WidgetFigure {
       children.push(figure);
     }
     parts.stage.replaceChildren(...children);
-    this.#legend(max);
+    this.#legend(max, width);
     this.#table();
     this.readout(null);
     canvas.dataset.max = String(max);
@@ -182,10 +182,12 @@ export class WidgetFigure {
     linesFigure(this, common, weights);
   }
 
-  #legend(max) {
+  /** The colour bar, as wide as the figure's `width` allows, up to 200 px. */
+  #legend(max, width) {
     const canvas = el("canvas");
-    const { ctx, dpr } = sizeCanvas(canvas, 200, 30);
-    drawLegend(ctx, { x: 4, y: 2, width: 190, height: 10, max, dpr, lut: lutFor(this.host.settings.colormap), ink: this.host.colors().ink, fontPx: 11 });
+    const w = Math.min(200, width);
+    const { ctx, dpr } = sizeCanvas(canvas, w, 30);
+    drawLegend(ctx, { x: 4, y: 2, width: w - 10, height: 10, max, dpr, lut: lutFor(this.host.settings.colormap), ink: this.host.colors().ink, fontPx: 11 });
     this.host.parts.legend.replaceChildren(canvas, el("span", { text: this.host.T("legendMasked") + ": ▨" }));
   }
 

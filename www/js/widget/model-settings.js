@@ -31,6 +31,6 @@ export async function withCheckpoint(settings, assets, problem) {
   if (!timeline) return settings; // the checkpoint's own load says what is missing
   const { at, load } = nearestCheckpoint(timeline, settings.step);
   if (at === settings.step) return settings;
-  problem({ attribute: "step", value: String(settings.step), expected: "a step of the model's checkpoints", key: "stepMoved", values: { asked: settings.step, step: at } });
+  problem({ attribute: "step", value: String(settings.step), expected: "a step of the model's checkpoints", key: "stepMoved", values: { asked: settings.step, step: at.toLocaleString("en-US") } }); // 4,090 in both languages, as the title writes it
   return { ...settings, step: load };
 }
