@@ -6,6 +6,7 @@ import { gzipSync } from "node:zlib";
 import { build, transform } from "esbuild";
 import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { FUSIONS, SCORES } from "../../www/js/find-names.js";
 import { TOY_BUDGET_KIB, toyDownload } from "./toy-download.mjs";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -184,14 +185,35 @@ reader's browser — for blog posts. Copy this folder to your site (say \`/asset
 <attention-heatmap text="동물이 길을 건너지 않았다. 그것은 너무 피곤했다." mask="causal" layer="0" head="3"></attention-heatmap>
 \`\`\`
 
-Attributes: \`text\`, \`text2\` or \`texts\` (a padded batch), \`target\`, \`mask\` (none | padding |
-causal | cross), \`place\` (encoder_self | decoder_self | cross), \`model\` (trained — the default, a
-tiny Korean–English model; small or base — the untrained toy; or the URL of a folder with
-config.json, model.safetensors and tokenizer.json), \`src\` (a JSON or safetensors file of weights
-computed elsewhere, drawn instead: \`headmap attention --format safetensors\`), \`layer\`, \`head\` (or all; both counted from 0, as
-transformers does — the figure's labels count from 1), \`scale\`, \`lang\`
-(ko | en), \`controls\` (sentence mask layer head scale save), \`view\` (heatmap | grid | steps |
-mixing | pipeline | lines | atlas | rollout | qk), \`colormap\` (viridis | magma | blues), \`theme\` (light | dark | auto).
+Attributes (each also a property; every one is optional):
+
+- \`text\`, \`text2\` or \`texts\` (a padded batch: a JSON array, or one sentence a line), \`target\`
+  (an encoder–decoder's decoder input; left out, the model writes its own);
+- \`model\`: trained (the default, a tiny Korean–English translator), induction (a tiny GPT-2
+  trained to copy), small or base (the untrained toy), or the URL of a folder with config.json,
+  model.safetensors and tokenizer.json; \`seed\` (the toy's weights, and sampling's);
+- \`src\`: a JSON or safetensors file of weights computed elsewhere, drawn instead
+  (\`headmap attention --format safetensors\`, or \`view="qk"\` with a \`qk_picture\` file);
+- \`place\` (encoder_self | decoder_self | cross), \`mask\` (none | padding | causal | cross),
+  \`scale\` (true | false: divide by √d_k), \`norm\` (value-weighted: α·‖v W_O‖);
+- \`layer\`, \`head\` (or all): both counted from 0, as transformers does — the figure's labels
+  count from 1;
+- \`view\`: heatmap | grid | steps | mixing | pipeline | lines | atlas | rollout | qk | predict
+  (what the model predicts at each position) | lens (the logit lens) | flow (what each head
+  writes) | generate (the model writes, token by token); \`score\` (what atlas colours heads by:
+  ${SCORES.join(" | ")}), \`fusion\` (how rollout fuses a layer's heads: ${FUSIONS.join(" | ")});
+- \`ablate\`: heads turned off, \`1.0,1.3\` (layer.head from 0; \`encoder_self:1.0\` names a place)
+  — every view computes the rest of the model without them; heads the model lacks stay on, and
+  the widget says so;
+- \`step\`: a checkpoint of the trained models' training timeline (model="trained" or
+  "induction"), the nearest one if the step was not kept;
+- view="generate": \`prompt\` (the text to continue or translate; left out, \`text\`),
+  \`max-new-tokens\` (1–200, 20 unless told), \`temperature\` (left out: the likeliest token;
+  above 0 samples, with \`seed\`), \`start\` (visible — writes when it comes into view — or tap);
+- \`lang\` (ko | en; left out, the page's \`lang\`, followed when it changes), \`controls\`
+  (sentence mask layer head scale save), \`colormap\` (viridis | magma | blues), \`theme\`
+  (light | dark | auto).
+
 Events: \`load\`, \`render\`, \`error\`. Theme with \`--headmap-bg\`, \`--headmap-fg\`,
 \`--headmap-muted\`, \`--headmap-line\`, \`--headmap-accent\`, \`--headmap-font\`, \`--headmap-radius\`.
 

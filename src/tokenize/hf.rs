@@ -157,7 +157,7 @@ impl TextTokenizer {
                 } else if n > 1 {
                     let part = k - i + 1;
                     Token {
-                        label: format!("{text_k}{}", subscript(part)),
+                        label: format!("{}{}", short_label(&text_k), subscript(part)),
                         piece: piece.clone(),
                         kind: TokenKind::Part,
                         text: text_k,

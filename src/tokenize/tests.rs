@@ -22,6 +22,7 @@ fn text_over_the_character_limit_is_refused_before_tokenizing() {
     assert_eq!(short_label("\u{200D}\u{FE0F}"), "U+200D U+FE0F");
     assert_eq!(short_label("  "), "␣␣");
     assert_eq!(short_label("\n\t\u{3164}"), "⏎⇥ U+3164");
+    assert_eq!(short_label("\r\n\r\n"), "⏎⏎", "a Windows line break is one");
     assert_eq!(short_label("\u{200B}\u{200B}\u{200B}\u{200B}\u{200B}"), "U+200B U+200B U+200B U+200B…");
     assert_eq!(short_label("a\u{200B}"), "a\u{200B}", "a visible character is label enough");
     // decomposed Hangul (three code points per syllable) is cut between syllables

@@ -11,11 +11,14 @@ import { readQkPicture } from "../../www/js/qk-file.js";
 const BYTES = readFileSync(new URL("../fixtures/qk/picture-tiny-ko-en.json", import.meta.url));
 const DOC = JSON.parse(BYTES);
 const encode = (doc) => new TextEncoder().encode(JSON.stringify(doc));
-/** The refusal as a Korean reader reads it has no English sentence in it (JSON's field names stay). */
+/** Latin words a Korean refusal may hold: the file's name, formats, JSON's field names and the values a crafted file puts in them. */
+const KEPT = new Set(["x", "json", "headmap", "qk", "qk_picture", "UTF-8", "JSON", "format", "version", "heads", "layer", "head", "label", "kind", "text", "null", "true", "word", "lines", "sentences", "queries", "keys", "queryPositions", "keyPositions"]);
+
+/** The refusal as a Korean reader reads it has no English word in it; null when it has none. */
 const koreanOnly = (e) => {
   const ko = errorText("ko", e);
-  const english = ko.match(/\b(is|not|the|of|has|have|are|at|a|and|its|it|sentence|picture|value|number|numbers|reads)\b/i);
-  return english ? `the Korean refusal has “${english[0]}” in it: ${ko}` : null;
+  const english = (ko.match(/[A-Za-z][\w-]*/g) ?? []).filter((w) => !KEPT.has(w));
+  return english.length ? `the Korean refusal has “${english.join(", ")}” in it: ${ko}` : null;
 };
 const changed = (change) => {
   const copy = structuredClone(DOC);
@@ -46,6 +49,7 @@ describe("a query–key picture file", () => {
       [new Uint8Array([0xff, 0xfe, 0x7b]), "it is not UTF-8 JSON"],
       [encode([1, 2]), 'its format is not "headmap.qk"'],
       [changed((d) => (d.version = "1")), 'version "1": this page reads version 1'],
+      [changed((d) => delete d.version), "version missing: this page reads version 1"],
       [changed((d) => (d.heads = 0)), "it has no head"],
       [changed((d) => (d.heads = 2.5)), "heads is not a whole number"],
       [changed((d) => (d.head = d.heads)), `head is not a whole number from 0 to ${DOC.heads - 1}`],

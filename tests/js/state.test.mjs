@@ -6,6 +6,8 @@ import { describe, it } from "node:test";
 import { readFileSync, readdirSync } from "node:fs";
 
 import { EXPLORER_STRINGS } from "../../www/js/explorer/strings.js";
+import { GENERATE } from "../../www/js/strings/generate.js";
+import { QK } from "../../www/js/strings/qk.js";
 import { ERRORS_KO, STRINGS, browserLang, errorText, formatBytes, particles, t, tf } from "../../www/js/i18n.js";
 import { masksFor } from "../../www/js/places.js";
 import { DEFAULTS, MAX_TEXT_CHARS, decodeState, deflate, encodeState, inflate, requestFor, validHub, validModel } from "../../www/js/state.js";
@@ -142,7 +144,7 @@ describe("languages", () => {
   });
 
   it("have every English string in Korean too", () => {
-    for (const strings of [STRINGS, EXPLORER_STRINGS]) {
+    for (const strings of [STRINGS, EXPLORER_STRINGS, GENERATE, QK]) {
       assert.deepEqual(Object.keys(strings.en).filter((k) => !(k in strings.ko)), []);
       assert.deepEqual(Object.keys(strings.ko).filter((k) => !(k in strings.en)), []);
     }
@@ -196,7 +198,7 @@ describe("languages", () => {
     assert.equal(errorText("ko", unknown), "알 수 없는 마스크 ‘diagonal’: 패딩 마스크, 인과 마스크, 원문 패딩 마스크, 마스크 없음 중에서 고르세요.");
     // no template of either language leaves a particle glued to a value: every one is a pair
     const glued = /\}[’”)」』'"]*(은|는|이|가|을|를|로|으로|와|과)(?![(가-힣])/;
-    for (const [key, text] of [...Object.entries(STRINGS.ko), ...Object.entries(EXPLORER_STRINGS.ko), ...Object.entries(ERRORS_KO)]) {
+    for (const [key, text] of [STRINGS.ko, EXPLORER_STRINGS.ko, GENERATE.ko, QK.ko, ERRORS_KO].flatMap(Object.entries)) {
       assert.doesNotMatch(text, glued, key);
     }
   });

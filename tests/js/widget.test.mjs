@@ -2,7 +2,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { DEFAULTS, parseAttributes, requestOf, sourceOf, selectionOf, withReader } from "../../www/js/widget/attributes.js";
+import { readFileSync } from "node:fs";
+
+import { ATTRIBUTES, DEFAULTS, VIEWS, parseAttributes, requestOf, sourceOf, selectionOf, withReader } from "../../www/js/widget/attributes.js";
 
 const BASE = "https://blog.example/posts/attention/";
 const read = (attrs) => parseAttributes(attrs, BASE);
@@ -68,6 +70,16 @@ describe("widget attributes", () => {
     assert.deepEqual(requestOf(s, toy, "x y"), { texts: ["a b"], place: "decoder_self", scale: true, mask: "causal", targets: ["x y"] });
     assert.deepEqual(requestOf(s, bert), { texts: ["a b", "c"], place: "encoder_self", scale: true, mask: "causal" }, "BERT made causal: a what-if at its only place");
     assert.deepEqual(requestOf(read({ place: "cross" }).settings, bert).place, "encoder_self", "a place the model lacks falls back to its first");
+  });
+});
+
+describe("the widget's README", () => {
+  it("names every attribute and every view an author can write", () => {
+    // the README dist.mjs writes into the folder an author copies
+    const source = readFileSync(new URL("../../scripts/build/dist.mjs", import.meta.url), "utf8");
+    const readme = source.slice(source.indexOf("# headmap-widget"), source.indexOf("Events: "));
+    assert.deepEqual(ATTRIBUTES.filter((a) => !readme.includes(`\\\`${a}\\\``)), [], "attributes the README leaves out");
+    assert.deepEqual(VIEWS.filter((v) => !new RegExp(`[\\s|]${v}[\\s|(;]`).test(readme)), [], "views the README leaves out");
   });
 });
 

@@ -11,12 +11,15 @@ import { EXPLORER_STRINGS } from "../../www/js/explorer/strings.js";
 import { ERRORS_KO, STRINGS, errorText } from "../../www/js/i18n.js";
 import { HINTS } from "../../www/js/strings/errors.js";
 import { FIND } from "../../www/js/strings/find.js";
+import { GENERATE } from "../../www/js/strings/generate.js";
+import { QK } from "../../www/js/strings/qk.js";
 
 /** Names a Korean sentence writes in Latin letters: models, families, formats, the product. */
 const NAMES = new Set([
   "headmap", "MiniLM", "English", "BERT", "RoBERTa", "XLM-R", "DistilBERT", "ELECTRA", "GPT-2", "GPT-Neo", "GPT-NeoX", "Llama", "Qwen2", "Mistral",
   "BART", "Marian", "T5", "Kobayashi", "RoPE", "CSP", "JSON", "CSV", "PNG", "SVG", "URL", "MB", "Helsinki-NLP/opus-mt-ko-en", "trusted-types", "http", "https",
   "Olsson", "transformers", "nat", // a paper's author, a library, a unit
+  "AttentionViz", "Yeh", "t-SNE", // a tool, its paper's author, a projection
 ]);
 /** Attribute names and values an author writes, quoted as such: code, not words. */
 const VALUES = new Set(["trained", "induction", "small", "base", "all", "none", "padding", "causal", "cross", "ablate", "step"]);
@@ -29,7 +32,7 @@ function foreignWords(text) {
     if (!/[A-Za-z]/.test(token)) continue;
     const word = token.replace(/^[^\w]+|[^\wᵀ₀-₉-]+$/g, "");
     const code = /[_\d/=<>ᵀ²³·]/.test(word) || /^[A-Z]+$/.test(word) || /^[a-zA-Z]$/.test(word); // d_model, QKᵀ, W_Q, PAD, Q
-    const file = /^(config|tokenizer|model|vocab|source|headmap|safetensors|spm|json|index)$/.test(word); // pieces of config.json, source.spm, …
+    const file = /^(config|tokenizer|model|vocab|source|headmap|safetensors|spm|json|txt|index)$/.test(word); // pieces of config.json, source.spm, …
     if (code || file || NAMES.has(word) || VALUES.has(word)) continue;
     out.push(word);
   }
@@ -70,6 +73,8 @@ describe("words", () => {
       ...EXPLORER_STRINGS.ko,
       ...FIND.ko,
       ...TRAIN.ko,
+      ...GENERATE.ko,
+      ...QK.ko,
       ...Object.fromEntries(Object.entries(ERRORS_KO).map(([k, v]) => [`error.${k}`, v])),
       ...Object.fromEntries(Object.entries(HINTS.ko).map(([k, v]) => [`hint.${k}`, v])),
     };

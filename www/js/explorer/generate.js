@@ -34,6 +34,7 @@ export class Generator {
     $("gen-stop").addEventListener("click", () => this.#signal?.abort());
     $("gen-open").addEventListener("click", () => this.#open());
     $("gen-cache").addEventListener("toggle", () => this.#drawChosen());
+    $("text").addEventListener("input", () => this.#suggest()); // an empty prompt writes from the text as it is now
     // what the page holds of a writing: every token's rows and the cache (the bench reads it)
     this.#app.probe.generatedBytes = () =>
       this.#steps.reduce((sum, s) => sum + s.rows.byteLength + (s.cross?.byteLength ?? 0), 0) + (this.#kept ? this.#kept.keys.byteLength * 2 : 0);
@@ -43,6 +44,8 @@ export class Generator {
   afterModelChange() {
     this.#signal?.abort();
     this.#reset();
+    this.#rows.clear();
+    this.#app.$("generate-panel").classList.add("idle");
     this.#app.$("gen-prompt").value = "";
     this.applyLanguage();
   }
@@ -54,10 +57,16 @@ export class Generator {
     $("gen-run").disabled = !canWrite;
     $("gen-note").hidden = canWrite;
     if (!canWrite && model) $("gen-note").textContent = this.#app.T("gen.cannot", { architecture: this.#app.architecture(model.info) });
-    if (!$("gen-prompt").value && model) $("gen-prompt").placeholder = this.#app.state.text?.trim() ?? "";
+    this.#suggest();
     if (this.#done) this.#showDone();
     else if (!$("gen-stop").hidden) $("gen-status").textContent = this.#app.T("gen.writing");
     this.#drawChosen();
+  }
+
+  /** The prompt's placeholder: the page's text, which an empty prompt writes from. */
+  #suggest() {
+    const { $, model } = this.#app;
+    if (model) $("gen-prompt").placeholder = $("text").value.trim();
   }
 
   /** The text written, and why it ends there (its end token, the count asked for, the model's positions). */
@@ -100,7 +109,7 @@ export class Generator {
   async #write() {
     const { $, model, state } = this.#app;
     if (!model) return;
-    const prompt = ($("gen-prompt").value.trim() || state.text || "").trim();
+    const prompt = $("gen-prompt").value.trim() || $("text").value.trim();
     $("gen-prompt").value = prompt;
     if (!prompt) {
       $("gen-error").hidden = false;
@@ -124,6 +133,7 @@ export class Generator {
     this.#signal?.abort();
     const signal = (this.#signal = new AbortController()).signal;
     this.#reset();
+    $("generate-panel").classList.remove("idle");
     const watch = this.#watch();
     this.#rows.reserve(watch.heads, this.#width());
     $("gen-stop").hidden = false;
@@ -154,7 +164,8 @@ export class Generator {
         $("gen-error").hidden = false;
         $("gen-error").textContent = this.#app.errorText(e);
       }
-      $("gen-status").textContent = "";
+      // stopped by the reader: what it wrote so far, and that it was stopped
+      $("gen-status").textContent = e.code === "cancelled" ? `${this.#steps.map((s) => s.token).join(" ")} ${this.#app.T("gen.ended.stopped")}`.trim() : "";
     } finally {
       if (!this.#steps.length) this.#rows.clear();
       $("gen-stop").hidden = true;

@@ -96,7 +96,7 @@ export const QK = {
     "qk.headButton": "{layer}층 {head}번 헤드: 상관 {after}",
     "qk.plotLabel": "{layer}층 {head}번 헤드의 쿼리와 키: 문장 {sentences}개에서 쿼리 {queries}개와 키 {keys}개. 화살표 키로 점을 옮겨 다니고 엔터로 그 문장을 엽니다.",
     "qk.correlation": "가까움이 내적을 얼마나 따르는지(어텐션이 비교하는 쌍에서 q·k와 −‖q − k‖의 피어슨 상관계수): 모델 그대로는 {before}, 옮기고 늘인 뒤에는 {after}.",
-    "qk.explained": "두 축이 퍼짐의 {x}와 {y}를 담습니다(주성분).",
+    "qk.explained": "두 축이 담는 퍼짐: {x}, {y}(주성분).",
     "qk.point": "{sentence}번 문장 {position}번째 토큰 “{token}”의 {role}: {context}",
     "qk.open": "이 문장의 히트맵 열기",
     "qk.tapHint": "점을 누르면 그 토큰을 읽어 줍니다. ‘열기’를 누르면 그 토큰의 행을 밝힌 문장의 히트맵을 엽니다.",

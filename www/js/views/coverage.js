@@ -34,16 +34,14 @@ const SCRIPTS = ["Latin", "Hangul", "Han", "Hiragana", "Katakana", "Cyrillic", "
 
 /**
  * Whether the model read, somewhere in `tokens`' row, a word or a word's continuation in every
- * script its unknown tokens are written in: then it covers the script, and lacks only the words.
+ * script its unknown tokens and pieces of characters are written in: then it covers the
+ * script, and lacks only the words. False when it read everything.
  */
 export function readsScriptOf(tokens) {
   const all = [tokens.queries, tokens.keys].flat();
   const letters = (kinds) => [...all.filter((t) => kinds.includes(t.kind)).map((t) => t.text).join("")].filter((ch) => /\p{L}/u.test(ch));
-  const read = letters(["word", "continuation"]);
-  const unknown = letters(["unknown"]);
-  if (!unknown.length) return false;
-  return unknown.every((ch) => {
-    const script = SCRIPTS.find((re) => re.test(ch));
-    return script !== undefined && read.some((r) => script.test(r));
-  });
+  const scriptOf = (ch) => SCRIPTS.find((re) => re.test(ch));
+  const read = new Set(letters(["word", "continuation"]).map(scriptOf));
+  const unread = letters(["unknown", "part"]);
+  return unread.length > 0 && unread.every((ch) => scriptOf(ch) !== undefined && read.has(scriptOf(ch)));
 }

@@ -45,7 +45,7 @@ export async function exampleSentences(base, lang) {
   const url = new URL(`data/${name}`, base);
   if (!examples.has(url.href)) {
     const response = await fetch(url);
-    if (!response.ok) throw coded(`${name}: ${response.status}`, "fetch_status", { file: name, url: url.href, status: response.status, variant: "file" });
+    if (!response.ok) throw coded(`${name}: ${response.status}`, "fetch_status", { file: name, url: url.href, status: response.status, variant: "page" });
     examples.set(url.href, linesOf(await response.text()));
   }
   return examples.get(url.href);

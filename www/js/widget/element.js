@@ -29,10 +29,10 @@ import { reflectAttributes } from "./reflect.js";
 let ASSETS = null;
 let WORKER = null;
 
-/** The page's widgets, each with its update: one whose language follows the page's is drawn again when a `lang` changes. */
+/** The page's widgets, each told when a `lang` in the page changes: one that follows the page's language redraws if its own changed. */
 const onPage = new Map();
 new MutationObserver(() => {
-  for (const [widget, refresh] of onPage) if (!widget.hasAttribute("lang")) refresh();
+  for (const told of onPage.values()) told();
 }).observe(document.documentElement, { attributeFilter: ["lang"], subtree: true });
 
 export class AttentionHeatmap extends HTMLElement {
@@ -101,7 +101,7 @@ export class AttentionHeatmap extends HTMLElement {
       }
     });
     this.#resize.observe(this);
-    onPage.set(this, () => this.#refresh());
+    onPage.set(this, () => !this.#settings.lang && this.#pageLang() !== this.#lang && this.#refresh());
     visibility.observe(this);
     if (this.#visible) this.#refresh(); // moved in the page: drawn again
   }
@@ -172,11 +172,16 @@ export class AttentionHeatmap extends HTMLElement {
 
   T = (key, values) => tf(this.#lang, key, values);
 
+  /** The language of the page around the widget: its nearest `lang`, else the browser's. */
+  #pageLang() {
+    const lang = (this.closest("[lang]")?.getAttribute("lang") ?? document.documentElement.lang ?? "").toLowerCase();
+    return lang.startsWith("ko") ? "ko" : lang.startsWith("en") ? "en" : browserLang();
+  }
+
   async #update() {
     const { settings, problems } = parseAttributes(this.#attrs(), document.baseURI);
     this.#settings = settings;
-    const pageLang = (this.closest("[lang]")?.getAttribute("lang") ?? document.documentElement.lang ?? "").toLowerCase();
-    this.#lang = settings.lang ?? (pageLang.startsWith("ko") ? "ko" : pageLang.startsWith("en") ? "en" : browserLang());
+    this.#lang = settings.lang ?? this.#pageLang();
     // the worker starts (and loads the core) while the page's words arrive; a failure of
     // either is said below, where the frame can show it
     const words = loadLanguage(this.#lang).then(() => null, (e) => e);

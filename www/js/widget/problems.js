@@ -4,6 +4,9 @@
 
 import { errorText, loadErrors } from "../i18n.js";
 
+/** An attribute problem as the author's console reads it, and the reader when words cannot load. */
+const englishOf = (p) => p.message ?? `${p.attribute}="${p.value}": use ${p.expected}`;
+
 export class Problems {
   /** `box`: () => the error element; `T`: words; `emit(detail)`: fires an `error` event. */
   constructor({ box, T, lang, emit }) {
@@ -13,11 +16,14 @@ export class Problems {
     this.failing = null; // an error waiting for its words
     this.announced = "";
     this.worded = false; // the attributes' words are loaded with the error words, at the first problem
+    this.unworded = false; // they could not be loaded: English until a later update brings them
+    this.loading = null;
   }
 
   /** The attributes' problems of this update, and no error yet. */
   reset(attributes) {
     this.attributes = attributes;
+    this.unworded = false; // words that could not come are asked for again
     this.failing = null;
     this.error = null;
     this.show();
@@ -60,14 +66,14 @@ export class Problems {
   show() {
     const box = this.box();
     if (!box) return;
-    if (this.attributes.length && !this.worded) {
-      const worded = () => {
-        this.worded = true;
-        this.show();
-      };
-      loadErrors().then(worded, worded);
+    if (this.attributes.length && !this.worded && !this.loading) {
+      this.loading = loadErrors().then(
+        () => Object.assign(this, { worded: true, unworded: false, loading: null }).show(),
+        () => Object.assign(this, { unworded: true, loading: null }).show(),
+      );
     }
-    const lines = this.worded ? this.attributes.map((p) => (p.count ? this.#clampedText(p) : p.key ? this.T(p.key, p.values) : this.#attributeText(p))) : [];
+    const said = (p) => (p.count ? this.#clampedText(p) : p.key ? this.T(p.key, p.values) : this.#attributeText(p));
+    const lines = this.worded ? this.attributes.map(said) : this.unworded ? this.attributes.map(englishOf) : [];
     if (this.error) lines.push(errorText(this.lang(), this.error));
     // each on its own line (the style keeps line breaks)
     box.textContent = lines.join("\n");
@@ -80,7 +86,7 @@ export class Problems {
     if (described === this.announced) return;
     this.announced = described;
     for (const p of this.attributes) {
-      this.emit({ message: p.message ?? `${p.attribute}="${p.value}": use ${p.expected}`, code: "attribute", attribute: p.attribute, value: p.value, expected: p.expected });
+      this.emit({ message: englishOf(p), code: "attribute", attribute: p.attribute, value: p.value, expected: p.expected });
     }
   }
 
