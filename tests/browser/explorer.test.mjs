@@ -224,7 +224,7 @@ describe("explorer", () => {
       return out.join(" ").match(/[A-Za-z][A-Za-z_-]*/g) ?? [];
     });
     // formulas, file formats and names that stay as they are in Korean writing too
-    const allowed = new Set(["headmap", "X", "Q", "K", "V", "QK", "W_Q", "W_K", "W_V", "QKᵀ", "d_model", "d_k", "d_ff", "h", "n", "d", "Kᵀ", "PNG", "SVG", "JSON", "CSV", "all-MiniLM-L", "v", "MiniLM", "GPT-", "Olsson"]); // a model's and a paper's author's names
+    const allowed = new Set(["headmap", "X", "Q", "K", "V", "QK", "W_Q", "W_K", "W_V", "QKᵀ", "d_model", "d_k", "d_ff", "h", "n", "d", "Kᵀ", "PNG", "SVG", "JSON", "CSV", "all-MiniLM-L", "v", "MiniLM", "GPT-", "Olsson", "KV"]); // the KV cache, a model's and a paper's author's names
     const latin = [...new Set(words)].filter((w) => !allowed.has(w));
     assert.deepEqual(latin, [], "Latin-script words in the Korean page");
   });

@@ -329,7 +329,7 @@ describe("what the model predicts, in the widget on a blog under a strict CSP", 
     await waitRender(page, "bad");
     const said = await inShadow(page, "bad", (e) => e.shadowRoot.textContent);
     assert.match(said, /속성 ablate: first은\(는\) 헤드가 아니어서 뺍니다/);
-    assert.match(said, /속성 ablate: 9\.9는 이 모델에 없어 켜 둡니다\(decoder_self 2 × 4; 0부터\)/);
+    assert.match(said, /속성 ablate: 9\.9는 이 모델에 없는 헤드라 끄지 않습니다\(decoder_self 2 × 4; 0부터\)/);
     assert.match(said, /꺼진 헤드: 1층, 4번 헤드 \(/);
     assert.deepEqual(await page.evaluate(() => globalThis.__csp), []);
   });

@@ -389,7 +389,7 @@ describe("a picture of a whole corpus, from the file headmap.corpus.qk_picture w
         await page.locator("#bad").scrollIntoViewIfNeeded();
         await page.waitForFunction(() => globalThis.__events.some((e) => e.id === "bad" && e.type === "error" && e.detail.code === "bad_qk_file"), null, { timeout: 60000 });
         // the page is Korean: so is the bad file's widget, whatever the browser's language
-        assert.match(await page.locator("#bad .error").textContent(), /^bert\.json은\(는\) headmap이 그릴 수 있는 쿼리–키 그림 파일이 아닙니다\(its format is not "headmap\.qk"/);
+        assert.match(await page.locator("#bad .error").textContent(), /^bert\.json은\(는\) headmap이 그릴 수 있는 쿼리–키 그림 파일이 아닙니다\(형식\(format\)이 "headmap\.qk"이\(가\) 아닙니다\)\. 파이썬 함수 qk_picture가 쓴 \.json 파일을 고르세요\.$/);
         // heads off beside a picture from a file: refused, as beside weights from one
         await page.locator("#ablated").scrollIntoViewIfNeeded();
         await page.waitForFunction(() => globalThis.__events.some((e) => e.id === "ablated" && e.type === "error" && e.detail.code === "file_heads_off"), null, { timeout: 60000 });

@@ -7,8 +7,9 @@ import { readFileSync, readdirSync } from "node:fs";
 
 import { EXPLORER_STRINGS } from "../../www/js/explorer/strings.js";
 import { GENERATE } from "../../www/js/strings/generate.js";
+import { VIEW_WORDS } from "../../www/js/strings/views.js";
 import { QK } from "../../www/js/strings/qk.js";
-import { ERRORS_KO, STRINGS, browserLang, errorText, formatBytes, particles, t, tf } from "../../www/js/i18n.js";
+import { ERRORS_KO, STRINGS, addStrings, browserLang, errorText, formatBytes, particles, t, tf } from "../../www/js/i18n.js";
 import { masksFor } from "../../www/js/places.js";
 import { DEFAULTS, MAX_TEXT_CHARS, decodeState, deflate, encodeState, inflate, requestFor, validHub, validModel } from "../../www/js/state.js";
 
@@ -144,7 +145,7 @@ describe("languages", () => {
   });
 
   it("have every English string in Korean too", () => {
-    for (const strings of [STRINGS, EXPLORER_STRINGS, GENERATE, QK]) {
+    for (const strings of [STRINGS, EXPLORER_STRINGS, GENERATE, QK, VIEW_WORDS]) {
       assert.deepEqual(Object.keys(strings.en).filter((k) => !(k in strings.ko)), []);
       assert.deepEqual(Object.keys(strings.ko).filter((k) => !(k in strings.en)), []);
     }
@@ -191,6 +192,7 @@ describe("languages", () => {
     assert.equal(particles("MiniLM은(는)"), "MiniLM은(는)", "after a Latin word both forms stay");
     const note = tf("ko", "whatIfNote", { model: "headmap-tiny-ko-en", trained: "원문 패딩 마스크", mask: "마스크 없음" });
     assert.match(note, /원문 패딩 마스크로 학습되었는데, 여기서는 마스크 없음으로 실행했습니다/);
+    addStrings(VIEW_WORDS); // as views/lines-view.js does
     assert.match(tf("ko", "linesReadout", { token: "a", head: 1, query: "b", key: "그것은", weight: 1 }), /‘그것은’으로 가며/, "through a closing quote");
     // what a reader wrote is theirs: a pair typed in a sentence stays as typed
     assert.match(tf("ko", "widgetLabel", { place: "p", layer: 1, head: 1, text: "학생이(가) 왔다" }), /‘학생이\(가\) 왔다’/);
@@ -198,7 +200,7 @@ describe("languages", () => {
     assert.equal(errorText("ko", unknown), "알 수 없는 마스크 ‘diagonal’: 패딩 마스크, 인과 마스크, 원문 패딩 마스크, 마스크 없음 중에서 고르세요.");
     // no template of either language leaves a particle glued to a value: every one is a pair
     const glued = /\}[’”)」』'"]*(은|는|이|가|을|를|로|으로|와|과)(?![(가-힣])/;
-    for (const [key, text] of [STRINGS.ko, EXPLORER_STRINGS.ko, GENERATE.ko, QK.ko, ERRORS_KO].flatMap(Object.entries)) {
+    for (const [key, text] of [STRINGS.ko, EXPLORER_STRINGS.ko, GENERATE.ko, QK.ko, VIEW_WORDS.ko, ERRORS_KO].flatMap(Object.entries)) {
       assert.doesNotMatch(text, glued, key);
     }
   });

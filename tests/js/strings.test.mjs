@@ -9,13 +9,14 @@ import { describe, it } from "node:test";
 import { EXPLORER_STRINGS } from "../../www/js/explorer/strings.js";
 import { FIND } from "../../www/js/strings/find.js";
 import { GENERATE } from "../../www/js/strings/generate.js";
+import { VIEW_WORDS } from "../../www/js/strings/views.js";
 import { EN } from "../../www/js/strings/en.js";
 import { PROBLEMS } from "../../www/js/strings/errors.js";
 import { KO } from "../../www/js/strings/ko.js";
 import { QK } from "../../www/js/strings/qk.js";
 import { TRAIN } from "../../www/js/strings/train.js";
 
-const FILES = ["explorer/strings.js", "strings/en.js", "strings/ko.js", "strings/errors.js", "strings/train.js", "strings/find.js", "strings/qk.js", "strings/generate.js"];
+const FILES = ["explorer/strings.js", "strings/en.js", "strings/ko.js", "strings/errors.js", "strings/train.js", "strings/find.js", "strings/qk.js", "strings/generate.js", "strings/views.js"];
 
 /** Keys written more than once inside one object literal of `source`, as "key (lines a, b)". */
 function repeatedKeys(source) {
@@ -43,7 +44,7 @@ describe("the page's words", () => {
 
   it("write each key in one of the tables the page merges", () => {
     for (const lang of ["en", "ko"]) {
-      const tables = { shared: { en: EN, ko: KO }[lang], problems: PROBLEMS[lang], explorer: EXPLORER_STRINGS[lang], train: TRAIN[lang], find: FIND[lang], qk: QK[lang], generate: GENERATE[lang] };
+      const tables = { shared: { en: EN, ko: KO }[lang], problems: PROBLEMS[lang], explorer: EXPLORER_STRINGS[lang], train: TRAIN[lang], find: FIND[lang], qk: QK[lang], generate: GENERATE[lang], views: VIEW_WORDS[lang] };
       const owner = new Map();
       const clashes = [];
       for (const [name, table] of Object.entries(tables)) {

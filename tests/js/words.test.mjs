@@ -12,6 +12,7 @@ import { ERRORS_KO, STRINGS, errorText } from "../../www/js/i18n.js";
 import { HINTS } from "../../www/js/strings/errors.js";
 import { FIND } from "../../www/js/strings/find.js";
 import { GENERATE } from "../../www/js/strings/generate.js";
+import { VIEW_WORDS } from "../../www/js/strings/views.js";
 import { QK } from "../../www/js/strings/qk.js";
 
 /** Names a Korean sentence writes in Latin letters: models, families, formats, the product. */
@@ -74,6 +75,7 @@ describe("words", () => {
       ...FIND.ko,
       ...TRAIN.ko,
       ...GENERATE.ko,
+      ...VIEW_WORDS.ko,
       ...QK.ko,
       ...Object.fromEntries(Object.entries(ERRORS_KO).map(([k, v]) => [`error.${k}`, v])),
       ...Object.fromEntries(Object.entries(HINTS.ko).map(([k, v]) => [`hint.${k}`, v])),

@@ -5,9 +5,13 @@
 // explorer's "what a head does" panel and the widget's `view="flow"`. Text is drawn on canvas
 // or set as textContent, never as HTML.
 
+import { addStrings } from "../i18n.js";
 import { colorOf, cssColorOf, luminance } from "../render/colormap.js";
+import { VIEW_WORDS } from "../strings/views.js";
 import { el, sizeCanvas } from "./dom.js";
 import { FONT } from "./heatmap-view.js";
+
+addStrings(VIEW_WORDS); // the words come with the view
 
 /** At most this many characters of a token label under its column. */
 const LABEL_CHARS = 8;

@@ -3,11 +3,15 @@
 // focus. Takes plain data (weights [H, Tq, Tk] and labels); the host says what to do with the
 // read-out and keeps the reader's choices between drawings.
 
+import { addStrings } from "../i18n.js";
 import { drawLines, headColor, layoutLines, strongest, tokenAt } from "../render/lines.js";
 import { formatWeight } from "../render/heatmap.js";
+import { VIEW_WORDS } from "../strings/views.js";
 import { el, sizeCanvas } from "./dom.js";
 import { FONT } from "./heatmap-view.js";
 import { pressedColor } from "./sizes.js";
+
+addStrings(VIEW_WORDS); // the words come with the view
 
 /**
  * Draws into `stage`. `data`: { weights [H, Tq, Tk], heads, tq, tk, labels: { queries, keys },

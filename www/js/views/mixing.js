@@ -3,8 +3,11 @@
 // the article's 0.7 / 0.1 / 0.2 over V = [10, 0], [0, 10], [5, 5] (giving [8, 2]), is
 // editable, and can be filled from a real head: one query's weights over its keys' V rows.
 
-import { errorText, loadErrors, tf } from "../i18n.js";
+import { addStrings, errorText, loadErrors, tf } from "../i18n.js";
+import { VIEW_WORDS } from "../strings/views.js";
 import { el } from "./dom.js";
+
+addStrings(VIEW_WORDS); // the words come with the view
 
 export const SEED_ROWS = [
   { token: "동물", weight: 0.7, v: [10, 0] },

@@ -2,8 +2,11 @@
 // projections → h heads of width d_k → each head's softmax(QKᵀ/√d_k)·V → Concat → W_O. Below,
 // the cost the seed article works out: h · n² · d/h = n²d, the same as one full-width head.
 
-import { tf } from "../i18n.js";
+import { addStrings, tf } from "../i18n.js";
+import { VIEW_WORDS } from "../strings/views.js";
 import { el } from "./dom.js";
+
+addStrings(VIEW_WORDS); // the words come with the view
 
 /**
  * `shape`: { n (query tokens), m (key tokens), dModel, heads, dK, scale }; `thumbs`: one

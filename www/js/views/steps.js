@@ -2,10 +2,13 @@
 // scaling off), the mask, softmax and · V — each a small heatmap coloured over its own range,
 // with its shape and range written under it, and the shapes of the products below.
 
-import { tf } from "../i18n.js";
+import { addStrings, tf } from "../i18n.js";
 import { formatWeight, paintHeatmap } from "../render/heatmap.js";
+import { VIEW_WORDS } from "../strings/views.js";
 import { el } from "./dom.js";
 import { cssSize } from "./sizes.js";
+
+addStrings(VIEW_WORDS); // the words come with the view
 
 const SIZE = 150;
 /** Beyond this many tokens the steps are not drawn: five matrices of n² would not fit a page. */
