@@ -84,6 +84,7 @@ export class QueryKeys {
     this.abort?.abort();
     if (this.view.shown) this.app.set({ qk: "" }); // a link's picture waits for its model's first run
     this.view.clear();
+    this.app.$("qk").hidden = true; // its menus and search stay away until there is a picture
     this.lines = null;
     this.say(null);
   }
@@ -160,6 +161,7 @@ export class QueryKeys {
       this.lines = lines;
       this.place = place;
       this.source = source;
+      $("qk").hidden = false;
       const width = $("qk").clientWidth || 320;
       const head = this.linked ? this.linked.head : app.state.head;
       this.linked = null;
@@ -204,6 +206,7 @@ export class QueryKeys {
     this.say(null);
     // the layer menu names the picture's layer when the model on show has it
     if ([...$("qk-layer").options].some((o) => o.value === String(picture.layer))) $("qk-layer").value = String(picture.layer);
+    $("qk").hidden = false;
     const width = $("qk").clientWidth || 320;
     this.view.show(picture, { layer: picture.layer, head: Math.min(app.state.head ?? picture.head, picture.heads - 1), width });
     this.remember();

@@ -194,7 +194,7 @@ export class AttentionHeatmap extends HTMLElement {
     try {
       if (unspoken) throw chunkFailed(unspoken);
       this.#client ??= new AttentionClient(WORKER);
-      if (this.#settings.view === "qk" && this.#settings.src && this.#data === undefined) return await this.#showPicture();
+      if (this.#settings.view === "qk" && this.#settings.src && this.#data === undefined) return await this.#problems.words().then(() => this.#showPicture());
       this.#picture = null;
       const inline = this.#data === undefined && !this.#settings.src ? notebookData(this) : undefined;
       if (inline === null) return; // a notebook figure whose data the parser has not reached yet
@@ -209,6 +209,7 @@ export class AttentionHeatmap extends HTMLElement {
         if (fit) this.#settings = fit.withModelHeads(this.#settings, this.#model.info, problem);
         await this.#run();
       }
+      await this.#problems.words(); // a figure comes with what it says of the author's attributes
       await this.#draw();
     } catch (e) {
       this.#fail(e); // the last figure stays, with its own title, above the error

@@ -29,6 +29,11 @@ export class Problems {
     this.show();
   }
 
+  /** Resolves once the attributes' problems are said in words (or in English, if the words cannot come). */
+  words() {
+    return this.loading ?? Promise.resolve();
+  }
+
   /** One more attribute problem. */
   add(problem) {
     this.attributes = [...this.attributes, problem];
