@@ -161,6 +161,27 @@ describe("generate and watch, in the explorer", () => {
     await ko.close();
   });
 
+  it("says what it wrote when the reader stops it, in either language", async () => {
+    const page = await openExplorer(h, `?model=induction&lang=en&text=${encodeURIComponent(REPEAT)}`, { locale: "en-US", width: 1280, height: 900 });
+    await page.waitForFunction(() => !document.getElementById("gen-run").disabled);
+    await page.fill("#gen-max", "200");
+    // Stop pressed as the first token shows: a tiny model writes its 120 tokens in a moment
+    await page.evaluate(() => {
+      new MutationObserver((_, observer) => {
+        observer.disconnect();
+        document.getElementById("gen-stop").click();
+      }).observe(document.getElementById("gen-tokens"), { childList: true, subtree: true });
+      document.getElementById("gen-run").click();
+    });
+    await page.waitForFunction(() => document.getElementById("gen-stop").hidden && document.getElementById("gen-status").textContent);
+    assert.match(await page.locator("#gen-status").textContent(), /^\S.* Stopped\.$/, "the tokens so far, then that it stopped");
+    assert.ok(await page.locator("#gen-error").isHidden());
+    await page.locator("#lang").click();
+    await page.waitForFunction(() => document.documentElement.lang === "ko");
+    assert.match(await page.locator("#gen-status").textContent(), /^\S.* 멈췄습니다\.$/);
+    await page.close();
+  });
+
   it("says the toy cannot write", async () => {
     const page = await openExplorer(h, "?model=toy&lang=en", { locale: "en-US", width: 1280, height: 900 });
     await page.locator("#gen-note").waitFor({ state: "visible" });

@@ -19,6 +19,7 @@ export class Generator {
   #source = []; // an encoder–decoder's prompt tokens (what cross-attention reads)
   #chosen = null;
   #done = null; // { id, generation, ms } once the text has ended
+  #stopped = false; // the reader stopped the writing
   #rows;
   #cache;
 
@@ -43,6 +44,7 @@ export class Generator {
   /** A new model: its own prompt, nothing written. */
   afterModelChange() {
     this.#signal?.abort();
+    this.#signal = null; // a writing stopped by a new model is not the reader's stop
     this.#reset();
     this.#rows.clear();
     this.#app.$("generate-panel").classList.add("idle");
@@ -59,6 +61,7 @@ export class Generator {
     if (!canWrite && model) $("gen-note").textContent = this.#app.T("gen.cannot", { architecture: this.#app.architecture(model.info) });
     this.#suggest();
     if (this.#done) this.#showDone();
+    else if (this.#stopped) this.#showStopped();
     else if (!$("gen-stop").hidden) $("gen-status").textContent = this.#app.T("gen.writing");
     this.#drawChosen();
   }
@@ -77,6 +80,11 @@ export class Generator {
     this.#app.$("gen-status").textContent = `${T("gen.done", { n: this.#steps.length, text: generation.text })} ${why}`;
   }
 
+  /** What was written before the reader stopped it, and that it was stopped. */
+  #showStopped() {
+    this.#app.$("gen-status").textContent = `${this.#steps.map((s) => s.token).join(" ")} ${this.#app.T("gen.ended.stopped")}`.trim();
+  }
+
   /** After a run: the shown layer and head may have changed. */
   update() {
     this.#drawChosen();
@@ -88,6 +96,7 @@ export class Generator {
     this.#context = [];
     this.#chosen = null;
     this.#done = null;
+    this.#stopped = false;
     const { $ } = this.#app;
     $("gen-tokens").replaceChildren();
     $("gen-looked").textContent = "";
@@ -164,8 +173,12 @@ export class Generator {
         $("gen-error").hidden = false;
         $("gen-error").textContent = this.#app.errorText(e);
       }
-      // stopped by the reader: what it wrote so far, and that it was stopped
-      $("gen-status").textContent = e.code === "cancelled" ? `${this.#steps.map((s) => s.token).join(" ")} ${this.#app.T("gen.ended.stopped")}`.trim() : "";
+      // a writing another one or a new model replaced says nothing; the reader's stop says so
+      if (this.#signal?.signal === signal) {
+        this.#stopped = e.code === "cancelled";
+        if (this.#stopped) this.#showStopped();
+        else $("gen-status").textContent = "";
+      }
     } finally {
       if (!this.#steps.length) this.#rows.clear();
       $("gen-stop").hidden = true;
