@@ -6,7 +6,7 @@
 
 import { lutFor } from "../render/colormap.js";
 import { RANGES, offKept } from "../settings.js";
-import { CacheView, RowsView, stepCost, writtenStrip } from "../views/generation.js";
+import { CacheView, RowsView, endedText, stepCost, stoppedText, writtenStrip } from "../views/generation.js";
 import { pieceText } from "../views/predictions.js";
 import { wholeField } from "./form.js";
 
@@ -75,14 +75,12 @@ export class Generator {
   /** The text written, and why it ends there (its end token, the count asked for, the model's positions). */
   #showDone() {
     const { T, model } = this.#app;
-    const { generation } = this.#done;
-    const why = T(`gen.ended.${generation.ended}`, { max: model.info.maxTokens });
-    this.#app.$("gen-status").textContent = `${T("gen.done", { n: this.#steps.length, text: generation.text })} ${why}`;
+    this.#app.$("gen-status").textContent = endedText(T, this.#done.generation, model.info.maxTokens);
   }
 
   /** What was written before the reader stopped it, and that it was stopped. */
   #showStopped() {
-    this.#app.$("gen-status").textContent = `${this.#steps.map((s) => s.token).join(" ")} ${this.#app.T("gen.ended.stopped")}`.trim();
+    this.#app.$("gen-status").textContent = stoppedText(this.#app.T, this.#steps.map((s) => s.token));
   }
 
   /** After a run: the shown layer and head may have changed. */

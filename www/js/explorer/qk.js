@@ -124,6 +124,12 @@ export class QueryKeys {
     return out;
   }
 
+  /** Shows the view, hidden until there is a picture; the width to draw one at. */
+  reveal() {
+    this.app.$("qk").hidden = false;
+    return this.app.$("qk").clientWidth || 320;
+  }
+
   say(error) {
     const $ = this.app.$;
     this.error = error;
@@ -161,8 +167,7 @@ export class QueryKeys {
       this.lines = lines;
       this.place = place;
       this.source = source;
-      $("qk").hidden = false;
-      const width = $("qk").clientWidth || 320;
+      const width = this.reveal();
       const head = this.linked ? this.linked.head : app.state.head;
       this.linked = null;
       this.view.show(corpus, { layer, head: Math.min(head ?? 0, corpus.heads - 1), width });
@@ -206,8 +211,7 @@ export class QueryKeys {
     this.say(null);
     // the layer menu names the picture's layer when the model on show has it
     if ([...$("qk-layer").options].some((o) => o.value === String(picture.layer))) $("qk-layer").value = String(picture.layer);
-    $("qk").hidden = false;
-    const width = $("qk").clientWidth || 320;
+    const width = this.reveal();
     this.view.show(picture, { layer: picture.layer, head: Math.min(app.state.head ?? picture.head, picture.heads - 1), width });
     this.remember();
     const count = (n) => n.toLocaleString(app.lang === "ko" ? "ko" : "en");

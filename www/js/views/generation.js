@@ -18,6 +18,13 @@ addStrings(GENERATE); // the words come with the view
 const LABEL_CHARS = 8;
 const short = (s) => (s.length > LABEL_CHARS ? `${s.slice(0, LABEL_CHARS - 1)}…` : s);
 
+/** The text written and why it ends there: its end token, the count asked for, the model's `maxTokens` positions. */
+export const endedText = (T, generation, maxTokens) =>
+  `${T("gen.done", { n: generation.generated.length, text: generation.text })} ${T(`gen.ended.${generation.ended}`, { max: maxTokens })}`;
+
+/** The tokens written before the reader stopped the writing, and that it was stopped. */
+export const stoppedText = (T, tokens) => `${tokens.join(" ")} ${T("gen.ended.stopped")}`.trim();
+
 /**
  * The tokens written so far as buttons, each with its probability; `chosen` is pressed and
  * `onPick(index)` is told of a tap.

@@ -172,6 +172,11 @@ export class AttentionHeatmap extends HTMLElement {
 
   T = (key, values) => tf(this.#lang, key, values);
 
+  /** The figure's width: the element's as last measured, less the frame's padding; 160 px at least. */
+  #figureWidth() {
+    return Math.max(160, this.#width - 22);
+  }
+
   /** The language of the page around the widget: its nearest `lang`, else the browser's. */
   #pageLang() {
     const lang = (this.closest("[lang]")?.getAttribute("lang") ?? document.documentElement.lang ?? "").toLowerCase();
@@ -334,7 +339,7 @@ export class AttentionHeatmap extends HTMLElement {
     this.#width = Math.round(this.clientWidth);
     const cached = this.#picture;
     this.#picture = null;
-    this.#picture = await qkFileFigure(this.#figure, { src: this.#settings.src, width: Math.max(160, this.#width - 22), status: (text) => this.#status(text), cached });
+    this.#picture = await qkFileFigure(this.#figure, { src: this.#settings.src, width: this.#figureWidth(), status: (text) => this.#status(text), cached });
     const { picture } = this.#picture;
     this.#sel = { place: picture.place, layer: picture.layer, head: this.#reader.head ?? picture.head, row: 0 };
     this.#rendered(this.#parts.title.textContent);
@@ -376,7 +381,7 @@ export class AttentionHeatmap extends HTMLElement {
     this.#parts.note.textContent = notes.join(" ");
     this.#parts.note.hidden = !notes.length;
     try {
-      if (!(await this.#figure.draw(r, sel, Math.max(160, this.#width - 22)))) return; // a newer run took over
+      if (!(await this.#figure.draw(r, sel, this.#figureWidth()))) return; // a newer run took over
     } catch (e) {
       this.#fail(e);
       this.#figure.clear();

@@ -6,7 +6,7 @@
 
 import { lutFor } from "../render/colormap.js";
 import { el } from "../views/dom.js";
-import { GrowingView, writtenStrip } from "../views/generation.js";
+import { GrowingView, endedText, stoppedText, writtenStrip } from "../views/generation.js";
 
 /** The views' own rules, adopted by a widget's shadow root when it first draws one. */
 const CSS = `
@@ -32,9 +32,6 @@ function adopt(root) {
   if (!sheet) (sheet = new CSSStyleSheet()).replaceSync(CSS);
   if (!root.adoptedStyleSheets.includes(sheet)) root.adoptedStyleSheets = [...root.adoptedStyleSheets, sheet];
 }
-
-/** The text written, and why it ends there: its end token, the count asked for, the model's positions. */
-const endedText = (T, generation, info) => `${T("gen.done", { n: generation.generated.length, text: generation.text })} ${T(`gen.ended.${generation.ended}`, { max: info.maxTokens })}`;
 
 /** Writes from the run's text and draws each token as it comes, in the frame's stage. */
 export async function generateFigure(figure, { r, sel, width }) {
@@ -100,12 +97,12 @@ export async function generateFigure(figure, { r, sel, width }) {
       const done = await client.call("write", { key: figure.host.modelKey(), request, watch: null }, { signal: signal.signal, onProgress });
       client.call("free", { run: done.id }).catch(() => {});
       if (r !== figure.run) return;
-      status.textContent = endedText(T, done.generation, info);
+      status.textContent = endedText(T, done.generation, info.maxTokens);
       figure.shown = { ...sel, layer, head, generation: done.generation };
       if (every.every(Boolean)) figure.written = { key, steps: steps.map((s, i) => ({ ...s, all: every[i] })), labels, generation: done.generation };
     } catch (e) {
       if (e.code !== "cancelled") throw e;
-      status.textContent = `${steps.map((s) => s.token).join(" ")} ${T("gen.ended.stopped")}`;
+      status.textContent = stoppedText(T, steps.map((s) => s.token));
     } finally {
       stop.hidden = true;
       start.hidden = false;
@@ -117,7 +114,7 @@ export async function generateFigure(figure, { r, sel, width }) {
     // another layer or head of what was written: drawn from the rows kept
     for (const { all, ...token } of kept.steps) steps.push({ ...token, row: rowOf(all) });
     labels = kept.labels;
-    status.textContent = endedText(T, kept.generation, info);
+    status.textContent = endedText(T, kept.generation, info.maxTokens);
     start.textContent = T("gen.again");
     figure.shown = { ...sel, layer, head, generation: kept.generation };
     return draw();
