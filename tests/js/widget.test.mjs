@@ -4,7 +4,7 @@ import { describe, it } from "node:test";
 
 import { readFileSync } from "node:fs";
 
-import { ATTRIBUTES, DEFAULTS, VIEWS, parseAttributes, requestOf, sourceOf, selectionOf, withReader } from "../../www/js/widget/attributes.js";
+import { ATTRIBUTES, DEFAULTS, VIEWS, attributesOf, authorChanged, parseAttributes, readerChose, requestOf, sourceOf, selectionOf, withReader } from "../../www/js/widget/attributes.js";
 
 const BASE = "https://blog.example/posts/attention/";
 const read = (attrs) => parseAttributes(attrs, BASE);
@@ -102,5 +102,36 @@ describe("the head a widget draws", () => {
   it("puts the reader's text and mask over the author's", () => {
     const s = withReader({ ...DEFAULTS, texts: ["a", "b"], mask: "causal" }, { text: "c", mask: null });
     assert.deepEqual([s.texts, s.mask], [["c", "b"], null]);
+  });
+});
+
+describe("the reader's choices", () => {
+  it("redraw for a row, layer or head, and run again for a text, place, mask or scale", () => {
+    const reader = {};
+    const sel = { place: "decoder_self", row: 0, layer: 0, head: 0 };
+    assert.equal(readerChose(reader, sel, "select", { layer: 2, head: 3 }), "draw", "a head of the grid");
+    assert.equal(readerChose(reader, sel, "row", 1), "draw");
+    assert.deepEqual(sel, { place: "decoder_self", row: 1, layer: 2, head: 3 });
+    assert.equal(readerChose(reader, sel, "mask", "padding"), "run");
+    assert.deepEqual([reader.place, reader.mask], ["decoder_self", "padding"], "a mask keeps the place drawn");
+    assert.equal(readerChose(reader, sel, "place", "cross"), "run");
+    assert.deepEqual([reader.place, reader.mask], ["cross", null], "a place takes its own mask");
+    assert.equal(readerChose(reader, sel, "text", "새 문장"), "run");
+    assert.equal(reader.text, "새 문장");
+  });
+  it("give way to the author's change of the same thing", () => {
+    const chosen = () => ({ text: "t", row: 1, layer: 2, head: 3, mask: "causal", place: "decoder_self", scale: "row" });
+    const reader = chosen();
+    authorChanged(reader, "texts");
+    assert.deepEqual(Object.keys(reader).sort(), ["head", "layer", "mask", "place", "scale"], "a text takes the row with it");
+    authorChanged(reader, "mask");
+    assert.deepEqual(Object.keys(reader).sort(), ["head", "layer", "scale"], "a mask takes the place, and a place the mask");
+    authorChanged(reader, "head");
+    authorChanged(reader, "colormap"); // not the reader's: nothing to forget
+    assert.deepEqual(reader, { layer: 2, scale: "row" });
+  });
+  it("are read with the attributes an element has, and only those", () => {
+    const element = { attrs: { text: "a", head: "all", onclick: "x" }, hasAttribute(n) { return n in this.attrs; }, getAttribute(n) { return this.attrs[n]; } };
+    assert.deepEqual(attributesOf(element), { text: "a", head: "all" });
   });
 });

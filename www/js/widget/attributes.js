@@ -208,6 +208,45 @@ export function requestOf(settings, info, target = settings.target) {
   return requestFor({ ...settings, target: target ?? null }, info);
 }
 
+/** The widget attributes set on `element`, by name. */
+export function attributesOf(element) {
+  return Object.fromEntries(ATTRIBUTES.filter((name) => element.hasAttribute(name)).map((name) => [name, element.getAttribute(name)]));
+}
+
+/** Forgets what the reader chose for what attribute `name` sets: an author's change wins. */
+export function authorChanged(reader, name) {
+  if (name === "text" || name === "texts" || name === "text2") {
+    delete reader.text;
+    delete reader.row;
+  } else if (name in reader) delete reader[name];
+  if (name === "mask" || name === "place") {
+    delete reader.mask;
+    delete reader.place;
+  }
+}
+
+/**
+ * Keeps a reader's choice from the controls or the grid in `reader` (and in `sel`, what is
+ * drawn): "draw" when drawing again is enough (a row, layer or head), "run" when the run must
+ * be made again (a text, place, mask or scale).
+ */
+export function readerChose(reader, sel, what, value) {
+  if (["select", "layer", "head", "row"].includes(what)) {
+    const change = what === "select" ? value : { [what]: value }; // a head of the grid: both
+    Object.assign(reader, change);
+    Object.assign(sel, change);
+    return "draw";
+  }
+  if (what === "place") {
+    reader.place = value;
+    reader.mask = null;
+  } else if (what === "mask") {
+    reader.place = sel.place;
+    reader.mask = value;
+  } else reader[what] = value; // text, scale
+  return "run";
+}
+
 /** `settings` with the reader's choices from the controls (`reader`) over the author's. */
 export function withReader(settings, reader) {
   return {

@@ -9,31 +9,26 @@
 // once a model's first figure is drawn, `render` after every figure, `error` (detail: {
 // message, code, details?, attribute? }) instead of throwing. Every widget of a page shares
 // one worker, one wasm instance and one model cache, and computes once scrolled into view.
-// The element keeps reflection, the update loop and the frame; the controls are controls.js,
-// the figure (views, legend, table, read-out, saving) figure.js.
+// The element keeps its life cycle, the update loop and the frame; the attributes and the
+// reader's choices are attributes.js, the language it follows page-lang.js, what the frame says
+// frame.js, the controls controls.js, the figure (views, legend, table, read-out, saving) figure.js.
 
 import { AttentionClient } from "../client.js";
 import { chunkFailed, coded } from "../errors.js";
-import { browserLang, loadLanguage, tf } from "../i18n.js";
+import { loadLanguage, tf } from "../i18n.js";
 import { predictsFromRun } from "../settings.js";
-import { offer } from "../views/dom.js";
 import { adoptSizes, reserveHeight } from "../views/sizes.js";
-import { ATTRIBUTES, DEFAULTS, parseAttributes, selectionOf, sourceOf, widgetRequest, withReader } from "./attributes.js";
+import { ATTRIBUTES, attributesOf, authorChanged, DEFAULTS, parseAttributes, readerChose, selectionOf, sourceOf, widgetRequest, withReader } from "./attributes.js";
 import { buildControls } from "./controls.js";
 import { WidgetFigure } from "./figure.js";
-import { buildFrame, colorsOf, figureTitle, frameNotes, isDark, notebookData, reservedHeight, visibility, widgetSheet } from "./frame.js";
+import { buildFrame, colorsOf, frameWords, isDark, notebookData, reservedHeight, visibility, widgetSheet } from "./frame.js";
+import { follow, pageLang, unfollow } from "./page-lang.js";
 import { Problems } from "./problems.js";
 import { reflectAttributes } from "./reflect.js";
 
 /** The widget's folder (where headmap.js is): its worker, wasm and models are found from here. */
 let ASSETS = null;
 let WORKER = null;
-
-/** The page's widgets, each told when a `lang` in the page changes: one that follows the page's language redraws if its own changed. */
-const onPage = new Map();
-new MutationObserver(() => {
-  for (const told of onPage.values()) told();
-}).observe(document.documentElement, { attributeFilter: ["lang"], subtree: true });
 
 export class AttentionHeatmap extends HTMLElement {
   static get observedAttributes() {
@@ -56,7 +51,6 @@ export class AttentionHeatmap extends HTMLElement {
   #loaded = new Set(); // model keys whose `load` event has fired
   #problems;
   #drawFailed = false;
-  #saveFailed = false;
   #parts = null;
   #ownLabel = false; // whether aria-label is ours (an author's own stays)
   #resize = null;
@@ -82,6 +76,8 @@ export class AttentionHeatmap extends HTMLElement {
       reader: this.#reader,
       T: this.T,
       onError: (e) => this.#fail(e),
+      clearError: () => this.#problems.clearError(),
+      sel: this.#sel,
       colors: () => colorsOf(this),
       dark: () => isDark(this.#parts?.frame ?? this),
       onSelect: (layer, head) => this.#choose("select", { layer, head }),
@@ -101,13 +97,13 @@ export class AttentionHeatmap extends HTMLElement {
       }
     });
     this.#resize.observe(this);
-    onPage.set(this, () => !this.#settings.lang && this.#pageLang() !== this.#lang && this.#refresh());
+    follow(this, () => !this.#settings.lang && pageLang(this) !== this.#lang && this.#refresh()); // redrawn if its language changed
     visibility.observe(this);
     if (this.#visible) this.#refresh(); // moved in the page: drawn again
   }
 
   disconnectedCallback() {
-    onPage.delete(this);
+    unfollow(this);
     visibility.unobserve(this);
     this.#resize?.disconnect();
     if (this.#result) this.#client?.free(this.#result.id);
@@ -117,15 +113,7 @@ export class AttentionHeatmap extends HTMLElement {
 
   attributeChangedCallback(name, old, value) {
     if (old === value) return;
-    // an author's change wins over what the reader last chose for the same thing
-    if (name === "text" || name === "texts" || name === "text2") {
-      delete this.#reader.text;
-      delete this.#reader.row;
-    } else if (name in this.#reader) delete this.#reader[name];
-    if (name === "mask" || name === "place") {
-      delete this.#reader.mask;
-      delete this.#reader.place;
-    }
+    authorChanged(this.#reader, name);
     this.#refresh();
   }
 
@@ -164,12 +152,6 @@ export class AttentionHeatmap extends HTMLElement {
     });
   }
 
-  #attrs() {
-    const attrs = {};
-    for (const name of ATTRIBUTES) if (this.hasAttribute(name)) attrs[name] = this.getAttribute(name);
-    return attrs;
-  }
-
   T = (key, values) => tf(this.#lang, key, values);
 
   /** The figure's width: the element's as last measured, less the frame's padding; 160 px at least. */
@@ -177,16 +159,10 @@ export class AttentionHeatmap extends HTMLElement {
     return Math.max(160, this.#width - 22);
   }
 
-  /** The language of the page around the widget: its nearest `lang`, else the browser's. */
-  #pageLang() {
-    const lang = (this.closest("[lang]")?.getAttribute("lang") ?? document.documentElement.lang ?? "").toLowerCase();
-    return lang.startsWith("ko") ? "ko" : lang.startsWith("en") ? "en" : browserLang();
-  }
-
   async #update() {
-    const { settings, problems } = parseAttributes(this.#attrs(), document.baseURI);
+    const { settings, problems } = parseAttributes(attributesOf(this), document.baseURI);
     this.#settings = settings;
-    this.#lang = settings.lang ?? this.#pageLang();
+    this.#lang = settings.lang ?? pageLang(this);
     // the worker starts (and loads the core) while the page's words arrive; a failure of
     // either is said below, where the frame can show it
     const words = loadLanguage(this.#lang).then(() => null, (e) => e);
@@ -289,20 +265,7 @@ export class AttentionHeatmap extends HTMLElement {
 
   /** A reader's choice from the controls or the grid: a new run, or only a new drawing. */
   #choose(what, value) {
-    if (["select", "layer", "head", "row"].includes(what)) {
-      const change = what === "select" ? value : { [what]: value }; // a head of the grid: both
-      Object.assign(this.#reader, change);
-      Object.assign(this.#sel, change);
-      return this.#draw();
-    }
-    if (what === "place") {
-      this.#reader.place = value;
-      this.#reader.mask = null;
-    } else if (what === "mask") {
-      this.#reader.place = this.#sel.place;
-      this.#reader.mask = value;
-    } else this.#reader[what] = value; // text, scale
-    this.#refresh();
+    return readerChose(this.#reader, this.#sel, what, value) === "draw" ? this.#draw() : this.#refresh();
   }
 
   // ---- the shadow DOM -----------------------------------------------------------------------
@@ -369,15 +332,10 @@ export class AttentionHeatmap extends HTMLElement {
     const place = r.info.places[0];
     const sel = { ...this.#sel };
     this.#width = Math.round(this.clientWidth);
-    this.#parts.controls.replaceChildren(...buildControls({ T, settings: withReader(this.#settings, this.#reader), info: this.#model.info, place, sel }, (what, value) => this.#choose(what, value)));
+    const read = withReader(this.#settings, this.#reader); // the author's settings with the reader's choices
+    this.#parts.controls.replaceChildren(...buildControls({ T, settings: read, info: this.#model.info, place, sel }, (what, value) => this.#choose(what, value)));
     this.#parts.controls.hidden = !this.#parts.controls.children.length;
-    const tokens = r.tokens[sel.place][sel.row];
-    const info = this.#model.info;
-    const architecture = info.architecture === "toy" ? T("arch.toy") : info.architecture === "unknown" ? null : info.architecture; // a file may not say
-    // a checkpoint of the training timeline says which step it is
-    const step = this.#settings.step === null ? null : T("trainingStep", { step: this.#settings.step.toLocaleString("en") });
-    const title = figureTitle(T, sel, [architecture, step].filter(Boolean).join(" · ") || null, this.#settings.view);
-    const notes = frameNotes({ T, info, place, sel, tokens, architecture: architecture ?? info.architecture, settings: this.#settings });
+    const { title, notes, label } = frameWords({ T, info: this.#model.info, place, sel, tokens: r.tokens[sel.place][sel.row], settings: this.#settings, texts: read.texts });
     this.#parts.note.textContent = notes.join(" ");
     this.#parts.note.hidden = !notes.length;
     try {
@@ -396,8 +354,7 @@ export class AttentionHeatmap extends HTMLElement {
       this.#drawFailed = false;
       this.#problems.clearError();
     }
-    const text = info.fromFile ? tokens.queries.filter((_, i) => tokens.queryValid[i]).map((t) => t.label).join(" ") : withReader(this.#settings, this.#reader).texts[sel.row] ?? "";
-    this.#rendered(T("widgetLabel", { place: T(`place.${sel.place}`), layer: sel.layer + 1, head: sel.head + 1, text: text.slice(0, 120) }));
+    this.#rendered(label);
     if (!this.#loaded.has(this.#model.key)) {
       this.#loaded.add(this.#model.key);
       this.dispatchEvent(new CustomEvent("load", { detail: this.figure }));
@@ -423,18 +380,8 @@ export class AttentionHeatmap extends HTMLElement {
   }
 
   /** Offers the figure ("png", "svg") or the weights ("json") as a file to save. */
-  async save(format) {
-    try {
-      offer(await this.#figure.blob(format, this.#parts.title.textContent), `headmap-${this.#sel.place}-l${this.#sel.layer + 1}-h${this.#sel.head + 1}.${format}`, this.#root);
-      // a save that worked takes away the error of one that did not
-      if (this.#saveFailed) {
-        this.#saveFailed = false;
-        this.#problems.clearError();
-      }
-    } catch (e) {
-      this.#saveFailed = true;
-      this.#fail(e);
-    }
+  save(format) {
+    return this.#figure.save(format, this.#parts.title.textContent, this.#root);
   }
 }
 

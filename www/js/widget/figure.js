@@ -10,7 +10,7 @@ import { lutFor } from "../render/colormap.js";
 import { drawLegend } from "../render/heatmap.js";
 import { heatmapSvg } from "../render/svg.js";
 import { offAt } from "../settings.js";
-import { el, sizeCanvas } from "../views/dom.js";
+import { el, offer, sizeCanvas } from "../views/dom.js";
 import { HeadGrid, kvHeadOf, thumbSize } from "../views/head-grid.js";
 import { deviceRatio, drawHead, drawHeadTable, headLayout, plotOf } from "../views/head-figure.js";
 import { HeatmapView } from "../views/heatmap-view.js";
@@ -56,14 +56,15 @@ const TABLE_CELLS = 32;
 export class WidgetFigure {
   /**
    * `hostOf()` gives the element's state as it is now: { client, parts (the frame's elements),
-   * T, lang, settings, modelInfo, reader (the reader's choices, kept between drawings),
-   * colors(), dark(), onSelect(layer, head) }.
+   * T, lang, settings, modelInfo, reader (the reader's choices, kept between drawings), sel
+   * (what is drawn), colors(), dark(), onSelect(layer, head), onError(e), clearError() }.
    */
   constructor(hostOf) {
     this.hostOf = hostOf;
     this.shown = null; // the figure's numbers, for read-outs and saving
     this.trace = null;
     this.run = null;
+    this.saveFailed = false; // an error of a save, which the next save that works takes away
   }
 
   get host() {
@@ -255,6 +256,22 @@ export class WidgetFigure {
     if (format === "png") return this.toPNG();
     if (format === "svg") return new Blob([this.toSVG(title)], { type: "image/svg+xml" });
     return new Blob([await this.toJSON()], { type: "application/json" });
+  }
+
+  /** Offers the figure or the weights as a file of `format` to save, from `root`; never throws. */
+  async save(format, title, root) {
+    const { sel } = this.host;
+    try {
+      offer(await this.blob(format, title), `headmap-${sel.place}-l${sel.layer + 1}-h${sel.head + 1}.${format}`, root);
+      // a save that worked takes away the error of one that did not
+      if (this.saveFailed) {
+        this.saveFailed = false;
+        this.host.clearError();
+      }
+    } catch (e) {
+      this.saveFailed = true;
+      this.host.onError(e);
+    }
   }
 
   /** The run's weights as the command line writes them (JSON text). */

@@ -42,8 +42,23 @@ export function notebookData(element) {
 const VIEW_READS = { lines: ["layer"], pipeline: ["layer"], grid: ["layer"], rollout: ["layer"], flow: ["head"], predict: [], lens: [] };
 export const viewReads = (view) => VIEW_READS[view] ?? ["layer", "head"];
 
+/**
+ * What the frame says of a drawing at `sel`: its title, the notes above the figure, and the
+ * element's label, which names the text (`texts`, the run's, or a file's own tokens).
+ */
+export function frameWords({ T, info, place, sel, tokens, settings, texts }) {
+  const architecture = info.architecture === "toy" ? T("arch.toy") : info.architecture === "unknown" ? null : info.architecture; // a file may not say
+  // a checkpoint of the training timeline says which step it is
+  const step = settings.step === null ? null : T("trainingStep", { step: settings.step.toLocaleString("en") });
+  const title = figureTitle(T, sel, [architecture, step].filter(Boolean).join(" · ") || null, settings.view);
+  const notes = frameNotes({ T, info, place, sel, tokens, architecture: architecture ?? info.architecture, settings });
+  const text = info.fromFile ? tokens.queries.filter((_, i) => tokens.queryValid[i]).map((t) => t.label).join(" ") : texts[sel.row] ?? "";
+  const label = T("widgetLabel", { place: T(`place.${sel.place}`), layer: sel.layer + 1, head: sel.head + 1, text: text.slice(0, 120) });
+  return { title, notes, label };
+}
+
 /** What the title says: the place, the layer and head the view draws, and the model; what a view of the whole model shows. */
-export function figureTitle(T, sel, architecture, view) {
+function figureTitle(T, sel, architecture, view) {
   if (view === "predict" || view === "lens" || view === "generate") return [T(`title.${view}`), architecture].filter(Boolean).join(" · ");
   const reads = viewReads(view);
   const layer = reads.includes("layer") ? [`${T("layer")} ${sel.layer + 1}`] : [];
@@ -76,7 +91,7 @@ export function buildFrame({ T, settings: s, formats, save }) {
  * The notes above the figure: a what-if, no scaling, decoder rows, how much of the text the
  * model read, shared heads and local layers. `place` is the run's, `info` the model's.
  */
-export function frameNotes({ T, info, place, sel, tokens, architecture, settings }) {
+function frameNotes({ T, info, place, sel, tokens, architecture, settings }) {
   const modelPlace = info.places.find((p) => p.place === sel.place);
   // a model served with the page, by its name and what it reads (a file names its own model);
   // the two trained here cover Korean and English, so their unknown tokens are unlearnt words
