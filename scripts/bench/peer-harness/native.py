@@ -200,13 +200,16 @@ def main():
         if peers:
             reference = engines[0].weights(n, shape)
             delta = {e.name: float(abs(e.weights(n, shape) - reference).max()) for e in peers}
-        # 2. warm-up, then interleaved rounds: every engine once per round
+        # 2. warm-up, then interleaved rounds: every engine once per round, in turns
         for _ in range(args.warmup):
             for e in engines:
                 e.run(n)
         times = {e.name: [] for e in engines}
-        for _ in range(args.runs):
-            for e in engines:
+        for r in range(args.runs):
+            # the order rotates round by round, as in the browser: an engine whose threads
+            # spin on after its run (OpenMP's, onnxruntime's) slows whichever runs next, so
+            # each engine follows each other one as often
+            for e in engines[r % len(engines):] + engines[:r % len(engines)]:
                 # --settle: the last engine's threads may spin on after its run (onnxruntime's
                 # and OpenMP's do by default) and take this one's cores; a pause lets them stop,
                 # and also lets idle threads fall asleep, which a run then pays to wake
