@@ -4,7 +4,7 @@
 //! Weights follow the paper's orientation, `y = x W + b` with `W` of shape (d_in, d_out), so
 //! `Q = X W_Q` reads as written. (PyTorch's `nn.Linear` stores the transpose.)
 
-use ndarray::{s, Array1, Array2, ArrayView2, ArrayViewMut2, Axis};
+use ndarray::{s, Array1, Array2, ArrayView2, ArrayViewMut2, Axis, Zip};
 
 use crate::error::{Error, Result};
 #[cfg(feature = "hf")]
@@ -98,10 +98,9 @@ impl LayerNorm {
             let mean = row.sum() / n;
             let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / n;
             let inv = 1.0 / (var + self.eps).sqrt();
-            row.mapv_inplace(|v| (v - mean) * inv);
+            // one pass, in the order of three: ((v − mean) · inv) · γ + β
+            Zip::from(&mut row).and(&self.gamma).and(&self.beta).for_each(|v, &g, &b| *v = (*v - mean) * inv * g + b);
         }
-        y *= &self.gamma;
-        y += &self.beta;
     }
 }
 
