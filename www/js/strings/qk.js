@@ -10,6 +10,7 @@ export const QK = {
     "qk.corpus.text": "My own lines (one sentence per line)",
     "qk.limits": "Up to {sentences} sentences or {tokens} tokens. A tab in a line separates an encoder–decoder's source from its target.",
     "qk.file": "Or open a .txt file of sentences, or a picture of a whole corpus (.json from headmap.corpus.qk_picture)",
+    "qk.fileButton": "Choose a file…", // the browser's own file button would say it in the browser's language
     "qk.draw": "Draw",
     "qk.cancel": "Stop",
     "qk.progress": "Sentence {done} of {total}",
@@ -62,6 +63,7 @@ export const QK = {
     "qk.corpus.text": "직접 쓴 줄들(한 줄에 한 문장)",
     "qk.limits": "문장 {sentences}개 또는 토큰 {tokens}개까지. 인코더–디코더 모델에서는 줄 안의 탭이 원문과 목표 문장을 나눕니다.",
     "qk.file": "또는 문장이 담긴 .txt 파일이나 말뭉치 전체의 그림(파이썬 함수 qk_picture가 쓴 .json) 열기",
+    "qk.fileButton": "파일 고르기…",
     "qk.draw": "그리기",
     "qk.cancel": "멈추기",
     "qk.progress": "문장 {total}개 중 {done}번째",
