@@ -96,10 +96,13 @@ impl LayerNorm {
         for mut row in y.axis_iter_mut(Axis(0)) {
             let n = row.len() as f32;
             let mean = row.sum() / n;
-            let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / n;
+            // v − mean, kept for the variance and the norm; the variance as a dot product,
+            // which adds lane by lane, where a sum of squares waited on each add in turn
+            row -= mean;
+            let var = row.dot(&row) / n;
             let inv = 1.0 / (var + self.eps).sqrt();
-            // one pass, in the order of three: ((v − mean) · inv) · γ + β
-            Zip::from(&mut row).and(&self.gamma).and(&self.beta).for_each(|v, &g, &b| *v = (*v - mean) * inv * g + b);
+            // one pass, in the order of two: ((v − mean) · inv) · γ + β
+            Zip::from(&mut row).and(&self.gamma).and(&self.beta).for_each(|v, &g, &b| *v = *v * inv * g + b);
         }
     }
 }
@@ -117,11 +120,10 @@ impl RmsNorm {
         let mut y = x.to_owned(); // (T, D)
         crate::par::rows_mut(y.view_mut(), |mut y| {
             for mut row in y.axis_iter_mut(Axis(0)) {
-                let mean_square = row.iter().map(|v| v * v).sum::<f32>() / row.len() as f32;
+                let mean_square = row.dot(&row) / row.len() as f32; // lane by lane
                 let inv = 1.0 / (mean_square + self.eps).sqrt();
-                row.mapv_inplace(|v| v * inv);
+                Zip::from(&mut row).and(&self.weight).for_each(|v, &w| *v = *v * inv * w);
             }
-            y *= &self.weight;
         });
         y
     }
