@@ -232,6 +232,20 @@ describe("the widget on a blog", () => {
 
   it("saves the figure as PNG and SVG and the weights as JSON", async () => {
     const page = await open();
+    // a widget with nothing drawn yet (never scrolled into view, here never in the page) answers
+    // a save with an `error` event, never a throw
+    const early = await page.evaluate(async () => {
+      const e = document.createElement("attention-heatmap");
+      const said = new Promise((ok) => e.addEventListener("error", (ev) => ok(ev.detail.code)));
+      let threw = null;
+      try {
+        await e.save("png");
+      } catch (x) {
+        threw = String(x);
+      }
+      return { threw, code: await Promise.race([said, new Promise((ok) => setTimeout(() => ok("no error event"), 5000))]) };
+    });
+    assert.deepEqual(early, { threw: null, code: "nothing_drawn" });
     await renderAll(page);
     const saved = {};
     for (const format of ["png", "svg", "json"]) {

@@ -381,7 +381,8 @@ export class AttentionHeatmap extends HTMLElement {
 
   /** Offers the figure ("png", "svg") or the weights ("json") as a file to save. */
   save(format) {
-    return this.#figure.save(format, this.#parts.title.textContent, this.#root);
+    // before the first drawing there is no frame yet: the figure says "nothing is drawn yet"
+    return this.#figure.save(format, this.#parts?.title.textContent ?? "", this.#root);
   }
 }
 
