@@ -12,6 +12,7 @@ onnxruntime and PyTorch are optional: a peer whose package is missing is left ou
 import argparse
 import json
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -200,16 +201,18 @@ def main():
         if peers:
             reference = engines[0].weights(n, shape)
             delta = {e.name: float(abs(e.weights(n, shape) - reference).max()) for e in peers}
-        # 2. warm-up, then interleaved rounds: every engine once per round, in turns
+        # 2. warm-up, then interleaved rounds: every engine once per round
         for _ in range(args.warmup):
             for e in engines:
                 e.run(n)
         times = {e.name: [] for e in engines}
         for r in range(args.runs):
-            # the order rotates round by round, as in the browser: an engine whose threads
-            # spin on after its run (OpenMP's, onnxruntime's) slows whichever runs next, so
-            # each engine follows each other one as often
-            for e in engines[r % len(engines):] + engines[:r % len(engines)]:
+            # a new order each round, the same in every run: an engine whose threads spin on
+            # after its run (OpenMP's, onnxruntime's) slows whichever runs next, and in a fixed
+            # or rotated order one engine followed the same one in nearly every round
+            order = list(engines)
+            random.Random(r).shuffle(order)
+            for e in order:
                 # --settle: the last engine's threads may spin on after its run (onnxruntime's
                 # and OpenMP's do by default) and take this one's cores; a pause lets them stop,
                 # and also lets idle threads fall asleep, which a run then pays to wake

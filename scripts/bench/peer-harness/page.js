@@ -1,6 +1,6 @@
 // The page of scripts/bench/peers: one worker per engine (engine.js), the same token ids for
 // all, the agreement of every attention weight checked first, then rounds in which every
-// engine runs once, in an order that rotates. `globalThis.bench` is what the driver calls.
+// engine runs once, in an order drawn anew each round. `globalThis.bench` is what the driver calls.
 
 // Words that are one WordPiece each, so n − 2 of them are exactly n tokens with [CLS], [SEP].
 const WORDS = `a small boat left the harbour before dawn and the old fisherman watched the grey water
@@ -95,8 +95,9 @@ async function run({ lengths = [16, 128, 512], runs = 20, warmup = 3, gemmReps =
     // each headmap engine's forward and copy of the weights to JS, apart
     const parts = Object.fromEntries(engines.filter((e) => /^(headmap|baseline) wasm/.test(e.name)).map((e) => [e.name, { forward: [], copy: [] }]));
     for (let r = 0; r < runs; r++) {
-      for (let k = 0; k < engines.length; k++) {
-        const e = engines[(r + k) % engines.length];
+      // a new order each round, the same in every run: rotating the list kept each engine
+      // behind the same one in nearly every round
+      for (const e of shuffled(engines, r)) {
         if (idle) await new Promise((ok) => setTimeout(ok, idle)); // the page idle, its threads asleep
         const t = await e.ask("run", { n });
         times[e.name].push(t.ms);
@@ -147,3 +148,15 @@ globalThis.bench = {
   profile: (n, count) => profiled(n, count),
 };
 globalThis.benchReady = true;
+
+/** `items` in an order drawn from `seed` (Fisher–Yates on a small linear congruential generator). */
+function shuffled(items, seed) {
+  const out = [...items];
+  let state = (seed * 2654435761 + 1) >>> 0;
+  for (let i = out.length - 1; i > 0; i--) {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    const j = state % (i + 1);
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
