@@ -11,8 +11,10 @@
 //! about as long as multiplying them (`docs/perf-notes.md`). The first tile of each block
 //! then asks for the same rows two strips ahead: a model's weights do not stay in cache from
 //! one sentence to the next, and without that request the kernel waited on memory. From
-//! `MIN_ROWS_TO_PACK` rows the panel is copied into strips first, reading `w` a whole panel
-//! row at a time: MiniLM at 512 tokens took 0.80 of the time it took reading strips in place.
+//! `MIN_ROWS_TO_PACK` rows the panel is copied into strips, which the later tiles read side by
+//! side: MiniLM at 512 tokens took 0.80 of the time it took reading strips in place. The first
+//! tile of each panel makes the copy as it reads `w` in place, so the copy's loads wait under
+//! that tile's multiply–adds rather than in a pass of their own.
 //!
 //! The instruction set is chosen the first time a product is asked for: AVX-512 where the CPU
 //! has it, AVX2 + FMA otherwise, and ndarray's product on a CPU with neither.
@@ -23,58 +25,15 @@
 //! rows it is computed with, on any number of threads, and AVX-512 and AVX2 machines agree.
 
 use std::arch::x86_64::*;
-use std::sync::OnceLock;
 
 use ndarray::{ArrayView2, ArrayViewMut2};
-
-/// The kernel the products run on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kernel {
-    Avx512,
-    Avx2,
-    /// ndarray's product (matrixmultiply)
-    Portable,
-}
-
-impl Kernel {
-    /// Whether this CPU has the kernel's instruction set (the portable product: never, as it
-    /// is what the kernels hand back to).
-    pub fn available(self) -> bool {
-        match self {
-            Kernel::Avx512 => is_x86_feature_detected!("avx512f"),
-            Kernel::Avx2 => is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"),
-            Kernel::Portable => false,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Kernel::Avx512 => "avx512",
-            Kernel::Avx2 => "avx2",
-            Kernel::Portable => "portable",
-        }
-    }
-}
-
-/// The kernel chosen for this process: the CPU's best, or the one `HEADMAP_GEMM` names if the
-/// CPU has it.
-pub fn kernel() -> Kernel {
-    static CHOSEN: OnceLock<Kernel> = OnceLock::new();
-    *CHOSEN.get_or_init(|| {
-        let best = [Kernel::Avx512, Kernel::Avx2].into_iter().find(|k| k.available()).unwrap_or(Kernel::Portable);
-        match std::env::var("HEADMAP_GEMM").as_deref().map(str::trim) {
-            Ok("portable") => Kernel::Portable,
-            Ok("avx2") if Kernel::Avx2.available() => Kernel::Avx2,
-            _ => best,
-        }
-    })
-}
 
 /// Rows of `x` from which a `w` laid out in columns is copied into rows for the kernels.
 const MIN_ROWS_TO_COPY: usize = 8;
 
-/// Rows of `x` from which each panel of `w` is copied into strips before the tiles read it
-/// (`product`): below, the copy cost more than it saved (MiniLM at 16 tokens, 7 %).
+/// Rows of `x` from which each panel of `w` is copied into strips for the tiles after the first
+/// (`product`): below, the copy cost more than it saved (MiniLM at 16 tokens, 7 %; made by the
+/// first tiles, 14 % at 16 tokens and 6 % at 25).
 const MIN_ROWS_TO_PACK: usize = 32;
 
 /// Rows of `x` from which the tiles ask for the next panel of `w` ([`Ahead`]) while they read
@@ -174,17 +133,23 @@ macro_rules! kernel {
             const KC: usize = 4096 / $lanes;
             /// Columns of `w` per panel: 256 × 4 bytes, a run of 16 cache lines in each row.
             const NC: usize = 256;
+            // a product with rows enough to copy `w` starts with a tile of the tallest height,
+            // which copies the strips it reads
+            const _: () = assert!(MIN_ROWS_TO_PACK >= $h0);
 
             /// The whole product in blocks of KC steps of `k` and panels of NC columns of `w`;
             /// each tile of rows takes every strip of NR columns of the panel in turn, so its
             /// rows of `x` stay in the first-level cache while the panel comes from the second.
             ///
-            /// With rows enough to pay for it, the panel is first copied strip by strip into
-            /// one buffer, reading `w` a whole row of the panel at a time: in place, each
-            /// strip's rows lie `w_row` floats apart, 128 bytes from each, and the weights of a
-            /// model, which do not stay in cache from one sentence to the next, came from
-            /// memory two lines at a time. A last, narrower strip is always copied, beside
-            /// zeros, so every value takes the same arithmetic.
+            /// With rows enough to pay for it, the panel is copied strip by strip into one
+            /// buffer, where a strip's rows lie side by side. The first tile of rows reads each
+            /// whole strip in place, asking for the rows two strips ahead as it goes, and
+            /// stores what it loads into the buffer; the tiles after it read the buffer. As a
+            /// pass of its own before the tiles, the copy waited on memory for the weights of a
+            /// model, which do not stay in cache from one sentence to the next: at 128 tokens it
+            /// held a seventh of the products' samples, and MiniLM took 0.94 of the time on one
+            /// thread with the copy made by the first tiles. A last, narrower strip is always
+            /// copied first, beside zeros, so every value takes the same arithmetic.
             ///
             /// # Safety
             /// The CPU has `$feature`, and `p` describes three valid arrays, `y` writable.
@@ -198,11 +163,22 @@ macro_rules! kernel {
                         let width = NC.min(p.n - n0);
                         let strips = width.div_ceil(NR);
                         let copied = copy || width % NR != 0;
+                        // from MIN_ROWS_TO_PACK rows the first tiles copy each whole strip as
+                        // they read it; a narrower last strip is copied here, beside zeros
+                        let whole = if copy { width / NR } else { 0 };
                         if copied {
-                            // written by `pack` before any tile reads it, within the capacity
+                            // written by `pack` or the first tiles before any tile reads it,
+                            // within the capacity
                             panel.reserve(strips * KC * NR);
-                            pack(p.w.add(k0 * p.w_row + n0), p.w_row, steps.1, width, panel.as_mut_ptr());
+                            pack(
+                                p.w.add(k0 * p.w_row + n0 + whole * NR),
+                                p.w_row,
+                                steps.1,
+                                width - whole * NR,
+                                panel.as_mut_ptr().add(whole * KC * NR),
+                            );
                         }
+                        let panel = panel.as_mut_ptr();
                         // the panel the next copy reads: the next along `n`, else the first
                         // of the next block of `k`
                         let next = if n0 + NC < p.n {
@@ -220,22 +196,25 @@ macro_rules! kernel {
                             let a = p.x.add(i0 * p.x_row + k0 * p.x_col);
                             for s in 0..strips {
                                 let j0 = n0 + s * NR;
-                                let strip = if copied {
-                                    (panel.as_ptr().add(s * KC * NR), NR)
+                                let first = i0 == 0 && s < whole;
+                                let strip = if copied && !first {
+                                    (panel.add(s * KC * NR) as *const f32, NR)
                                 } else {
                                     (p.w.add(k0 * p.w_row + j0), p.w_row)
                                 };
+                                let keep = if first { panel.add(s * KC * NR) } else { std::ptr::null_mut() };
                                 if let Some(ahead) = &mut ahead {
                                     ahead.next();
                                 }
                                 let out = p.y.add(i0 * p.y_row + j0);
-                                let how = (NR.min(p.n - j0), !copied && i0 == 0);
+                                let how = (NR.min(p.n - j0), (!copied && i0 == 0) || first, keep);
                                 match rows {
-                                    $h0 => tile::<$h0>(p, a, strip, steps, out, how),
-                                    $h1 => tile::<$h1>(p, a, strip, steps, out, how),
-                                    $h2 => tile::<$h2>(p, a, strip, steps, out, how),
-                                    $h3 => tile::<$h3>(p, a, strip, steps, out, how),
-                                    _ => tile::<1>(p, a, strip, steps, out, how),
+                                    $h0 if first => tile::<$h0, true>(p, a, strip, steps, out, how),
+                                    $h0 => tile::<$h0, false>(p, a, strip, steps, out, how),
+                                    $h1 => tile::<$h1, false>(p, a, strip, steps, out, how),
+                                    $h2 => tile::<$h2, false>(p, a, strip, steps, out, how),
+                                    $h3 => tile::<$h3, false>(p, a, strip, steps, out, how),
+                                    _ => tile::<1, false>(p, a, strip, steps, out, how),
                                 }
                             }
                             i0 += rows;
@@ -290,13 +269,13 @@ macro_rules! kernel {
             /// As [`product`], and `a`, the strip and `out` lie inside their arrays for R rows.
             #[target_feature(enable = $feature)]
             #[inline]
-            unsafe fn tile<const R: usize>(
+            unsafe fn tile<const R: usize, const KEEP: bool>(
                 p: &Parts,
                 a: *const f32,
                 (strip, strip_row): (*const f32, usize),
                 (k0, kc): (usize, usize),
                 out: *mut f32,
-                (cols, ahead): (usize, bool),
+                (cols, ahead, keep): (usize, bool, *mut f32),
             ) {
                 let mut c = [[$zero(); 2]; R];
                 if k0 > 0 {
@@ -306,15 +285,20 @@ macro_rules! kernel {
                         *c = [$load(row), $load(row.add($lanes))];
                     }
                 }
-                if R == $h0 && strip_row == NR && p.x_col == 1 {
+                if R == $h0 && strip_row == NR && p.x_col == 1 && !KEEP {
                     // the tallest tile on a strip NR floats a row (copied, or a `w` that
                     // narrow), rows of `x` in order: in written-out instructions (`tall`);
                     // SAFETY: R is $h0, so `c` is that tile's sums
                     $tall(&mut *c.as_mut_ptr().cast(), a, p.x_row, strip, kc);
                 } else {
-                    let (mut pa, mut pb) = (a, strip);
+                    let (mut pa, mut pb, mut pk) = (a, strip, keep);
                     for _ in 0..kc {
                         let b = [$load(pb), $load(pb.add($lanes))];
+                        if KEEP {
+                            $store(pk, b[0]);
+                            $store(pk.add($lanes), b[1]);
+                            pk = pk.add(NR);
+                        }
                         if ahead {
                             // SAFETY: a prefetch never faults, and the address is only computed
                             _mm_prefetch::<_MM_HINT_T1>(pb.wrapping_add(2 * NR).cast());
@@ -372,7 +356,9 @@ kernel!(
 );
 
 mod ahead;
+mod choice;
 mod tall;
 use ahead::Ahead;
+pub use choice::{kernel, Kernel};
 #[cfg(test)]
 mod tests;
