@@ -291,9 +291,9 @@ export const ERRORS_EN = {
 export const PROBLEMS = {
   en: {
     badAttribute: "Attribute {attribute}=\"{value}\" cannot be read, so the widget uses its default. Allowed: {expected}.",
-    offLeftOut: "Attribute ablate: {items} left out, not heads (layer.head from 0, at most 64). The other heads are off.",
+    offLeftOut: "Attribute ablate: {items} left out, not heads (layer.head from 0, at most 64).",
     stepMoved: "Attribute step=\"{asked}\" is not a checkpoint this model kept: the nearest, step {step}, is shown.",
-    offLeftOn: "Attribute ablate: {items} not in this model ({sizes}; from 0), so nothing turned off for it. The other heads are off.",
+    offLeftOn: "Attribute ablate: {items} not in this model ({sizes}; from 0), so nothing turned off for it.",
     "expected.texts": "a JSON array of sentences, or one sentence per line",
     "expected.src": "the URL of an attention file (.json or .safetensors)",
     "expected.model": "trained | induction | small | base | the URL of a folder of Hugging Face files",
@@ -309,9 +309,9 @@ export const PROBLEMS = {
   },
   ko: {
     badAttribute: "속성 {attribute}=\"{value}\"을(를) 읽을 수 없어 기본값으로 그립니다. 쓸 수 있는 값: {expected}.",
-    offLeftOut: "속성 ablate: {items}은(는) 헤드가 아니어서 뺍니다(0부터 센 층.헤드, 64개까지). 나머지 헤드는 끕니다.",
+    offLeftOut: "속성 ablate: {items}은(는) 헤드가 아니어서 뺍니다(0부터 센 층.헤드, 64개까지).",
     stepMoved: "속성 step=\"{asked}\"은(는) 이 모델이 남긴 체크포인트가 아니어서 가장 가까운 {step}단계를 그립니다.",
-    offLeftOn: "속성 ablate: {items}은(는) 이 모델에 없는 헤드라 끄지 않습니다({sizes}; 0부터). 나머지 헤드는 끕니다.",
+    offLeftOn: "속성 ablate: {items}은(는) 이 모델에 없는 헤드라 끄지 않습니다({sizes}; 0부터).",
     "expected.texts": "문장들의 JSON 배열, 또는 한 줄에 한 문장",
     "expected.src": ".json이나 .safetensors 어텐션 파일의 URL",
     "expected.model": "trained | induction | small | base | 허깅 페이스 파일이 든 폴더의 URL",
