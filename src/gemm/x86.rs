@@ -32,8 +32,8 @@ use ndarray::{ArrayView2, ArrayViewMut2};
 const MIN_ROWS_TO_COPY: usize = 8;
 
 /// Rows of `x` from which each panel of `w` is copied into strips for the tiles after the first
-/// (`product`): below, the copy cost more than it saved (MiniLM at 16 tokens, 7 %; made by the
-/// first tiles, 14 % at 16 tokens and 6 % at 25).
+/// (`product`): below, the copy cost more than it saved (MiniLM at 16 tokens, 7 %; copied from
+/// 13 rows by the first tiles, 14 % at 16 tokens and 6 % at 25).
 const MIN_ROWS_TO_PACK: usize = 32;
 
 /// Rows of `x` from which the tiles ask for the next panel of `w` ([`Ahead`]) while they read
@@ -170,6 +170,9 @@ macro_rules! kernel {
                             // written by `pack` or the first tiles before any tile reads it,
                             // within the capacity
                             panel.reserve(strips * KC * NR);
+                            #[cfg(test)]
+                            // a strip read before it is written gives NaN, not last product's values
+                            panel.spare_capacity_mut().fill(std::mem::MaybeUninit::new(f32::NAN));
                             pack(
                                 p.w.add(k0 * p.w_row + n0 + whole * NR),
                                 p.w_row,
@@ -264,9 +267,12 @@ macro_rules! kernel {
             /// `k0 + kc` of their sums: the rows of `x` from `a` on times the strip of `w` (kc
             /// rows of NR floats, `strip_row` apart). After the first block the sums go on from
             /// the values `y` holds, so each is still one chain of multiply–adds along `k`.
+            /// With KEEP the tile also stores each step's row of the strip at `keep`, NR floats
+            /// a row: the panel's copy of the strip, which the tiles after it read.
             ///
             /// # Safety
-            /// As [`product`], and `a`, the strip and `out` lie inside their arrays for R rows.
+            /// As [`product`], and `a`, the strip and `out` lie inside their arrays for R rows;
+            /// with KEEP, `keep` has room for kc × NR floats that nothing else reads meanwhile.
             #[target_feature(enable = $feature)]
             #[inline]
             unsafe fn tile<const R: usize, const KEEP: bool>(
@@ -287,7 +293,8 @@ macro_rules! kernel {
                 }
                 if R == $h0 && strip_row == NR && p.x_col == 1 && !KEEP {
                     // the tallest tile on a strip NR floats a row (copied, or a `w` that
-                    // narrow), rows of `x` in order: in written-out instructions (`tall`);
+                    // narrow), rows of `x` in order, not itself copying: in written-out
+                    // instructions (`tall`);
                     // SAFETY: R is $h0, so `c` is that tile's sums
                     $tall(&mut *c.as_mut_ptr().cast(), a, p.x_row, strip, kc);
                 } else {

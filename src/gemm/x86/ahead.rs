@@ -14,8 +14,8 @@ use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
 
 use super::Parts;
 
-/// The rows of the panel of `w` that the next copy (`pack`) reads, asked for a few at a time
-/// while the tiles work on this panel.
+/// The rows of the next panel of `w`, which its first tiles (or `pack`, for a last narrow
+/// strip) read to copy it, asked for a few at a time while the tiles work on this panel.
 pub(super) struct Ahead {
     /// The next panel's first value, its rows `row` apart and `floats` long.
     from: *const f32,
