@@ -333,6 +333,7 @@ describe("what the model predicts, in the widget on a blog under a strict CSP", 
     assert.match(said, /꺼진 헤드: 1층, 4번 헤드 \(/);
     // which heads are off is the figure's note to say, once: neither problem line says it again
     assert.doesNotMatch(said, /나머지 헤드/);
+    await page.locator("#bad").screenshot({ path: join(SHOTS, "widget-ablate-problems-ko.png") });
     assert.deepEqual(await page.evaluate(() => globalThis.__csp), []);
   });
 
