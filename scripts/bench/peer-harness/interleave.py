@@ -1,12 +1,16 @@
 """Two or more builds of `benches/peers` side by side, one forward each per round, the order
 rotating: for a change measured against main on a machine whose speed moves over minutes.
 
-    python3 scripts/bench/peer-harness/interleave.py N ROUNDS BIN:THREADS BIN:THREADS ...
+    python3 scripts/bench/peer-harness/interleave.py [--settle MS] N ROUNDS BIN:THREADS BIN:THREADS ...
 
 BIN is a `benches/peers` executable (copy main's aside before building the change), THREADS
 its `HEADMAP_THREADS`. Prints each one's median, minimum and first quartile (ms) at N tokens
 ([CLS] the … [SEP]), then for each pair in the order given (1st and 2nd, 3rd and 4th, …) the
 median of the second's time ÷ the first's, round by round. Never asserts a time.
+
+--settle MS waits that long before each forward, with nothing running: every thread of the
+machine is then idle when a forward starts, as between a reader's clicks, and waking one that
+slept is part of the forward's time.
 """
 
 import json
@@ -15,10 +19,15 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 
 def main():
-    n, rounds, specs = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+    args = sys.argv[1:]
+    settle = 0.0
+    if args[0] == "--settle":
+        settle, args = float(args[1]) / 1e3, args[2:]
+    n, rounds, specs = args[0], int(args[1]), args[2:]
     ids = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
     json.dump({n: [101] + [1996] * (int(n) - 2) + [102]}, ids)
     ids.close()
@@ -40,6 +49,7 @@ def main():
     for r in range(rounds):
         for k in range(len(procs)):
             i = (r + k) % len(procs)
+            time.sleep(settle)
             times[i].append(forward(procs[i]))
     for p in procs:
         p.stdin.write("quit\n")
