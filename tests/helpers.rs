@@ -1,4 +1,4 @@
-//! Short work on a pool of three threads: the caller and two helpers (`par::inside`), where
+//! A forward on a pool of three threads: the caller and two helpers (`par::beside`), where
 //! the tests of `src/par` and `tests/threads.rs` have this machine's two. A piece a helper
 //! takes can split again; those splits run on the helper in turn, and a helper never waits for
 //! the pool inside its piece, where it could take up the second helper's loop and wait for the

@@ -2,7 +2,7 @@
 //! `tests/hf_parity.rs` holds to transformers within 1e-4) gives the same weights and hidden
 //! states, bit for bit, with 1, 2 and 3 threads, with every split taken however small the work
 //! (`par::split_everything`), on its reference cases' padded batches, in pools of their own and
-//! from the test's thread beside the global pool (`par::inside`). With the default thread count
+//! from the test's thread beside the global pool (`par::beside`). With the default thread count
 //! (the machine's cores, 2 here) `hf_parity` itself runs the threaded code.
 #![cfg(all(feature = "hf", not(target_arch = "wasm32")))]
 

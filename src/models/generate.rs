@@ -182,8 +182,9 @@ impl Writer {
         }
         let head = model.output_head()?;
         let (state, input, settings) = (&mut self.state, &self.input, &self.settings);
-        // a step's work is small, but steps follow each other: the pool does not fall asleep
-        let (out, last, mut logits) = crate::par::inside(true, || {
+        // on this thread, the pool's threads helping: a step's one row splits its products by
+        // columns, the vocabulary's among them
+        let (out, last, mut logits) = crate::par::beside(|| {
             let out = model.net.decode_step(state, input, settings)?;
             let last = out.hidden.nrows().checked_sub(1).ok_or(Error::EmptyText)?;
             let logits = head.logits_one(out.hidden.row(last))?; // (V,)

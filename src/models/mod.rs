@@ -211,8 +211,7 @@ impl Model {
             chosen => chosen,
         };
         let settings = Settings { store, ..settings.clone() };
-        let rows: usize = batch.sources.iter().chain(&batch.targets).map(|r| r.ids.len()).sum();
-        let run = crate::par::inside(rows >= crate::par::INSIDE_MIN_ROWS, || self.net.forward(batch, &settings))?;
+        let run = crate::par::beside(|| self.net.forward(batch, &settings))?;
         Ok(Run { edits: settings.edits.clone(), ..run })
     }
 

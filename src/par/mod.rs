@@ -6,8 +6,8 @@
 //! follows it on the same values: bias, activation) and the rows of the per-row passes
 //! ([`rows_mut`]: layer norm, RMS norm). Each piece of work does the same arithmetic in the
 //! same order whatever thread runs it, so the weights are the same, bit for bit, with one
-//! thread or many (`tests/threads.rs`). A long forward runs on the pool's threads, a short one on
-//! its caller's thread with the pool's threads helping ([`inside`]).
+//! thread or many (`tests/threads.rs`). A forward runs on its caller's thread with the pool's
+//! threads helping ([`beside`]).
 //!
 //! The threads are rayon's: natively its global pool, sized by `HEADMAP_THREADS` (the
 //! machine's cores when unset) or by [`set_threads`] (the command line's `--threads`); in the
@@ -32,7 +32,7 @@ pub const PRODUCT_SPLIT_FLOPS: usize = 1 << 20;
 /// Fewer rows than this to a thread and a split by rows costs more than it saves: at 16 tokens
 /// MiniLM's products split in two took longer than whole in the threaded wasm build
 /// (`docs/perf-notes.md`). A short text's products split by columns instead, beside the pool's
-/// helpers ([`inside`]), where a helper still asleep costs nothing.
+/// helpers ([`beside`]), where a helper still asleep costs nothing.
 pub const MIN_ROWS_PER_THREAD: usize = 32;
 
 /// A per-row pass ([`rows_mut`]) splits when it covers at least this many values: a layer
@@ -47,12 +47,12 @@ pub const HEADS_SPLIT_FLOPS: usize = 1 << 18;
 /// then reads its part of the weights, not all of them, and each part serves every row (a
 /// generation step's one row over the vocabulary; see also [`COLUMN_SPLIT_FLOPS`]). Past it
 /// rows split better (at 128 and 512 tokens columns were 4 % and 8 % slower;
-/// `docs/perf-notes.md`). In wasm only short work with helpers splits by columns: the page's
-/// other thresholds were measured with rows alone.
+/// `docs/perf-notes.md`). In wasm only work with helpers ([`beside`]) splits by columns: the
+/// page's other thresholds were measured with rows alone.
 pub const COLUMNS_BELOW_ROWS: usize = 64;
 
 /// A product splits by columns from this many multiply–adds, or from [`PRODUCT_SPLIT_FLOPS`]
-/// when its thread has helpers ([`inside`]). Handed to the pool, a short text's products
+/// when its thread has helpers ([`beside`]). Handed to the pool, a short text's products
 /// (MiniLM's at 16 tokens, 2–9 million) were faster split while the threads were awake (1.7 ms
 /// against 2.3 a forward on two threads) and slower once the pool had been idle a while (4.1
 /// against 3.0): waking a thread that slept costs milliseconds on this machine. With helpers
@@ -60,7 +60,7 @@ pub const COLUMNS_BELOW_ROWS: usize = 64;
 /// its time unsplit, interleaved with other processes so that the pool slept between forwards.
 pub const COLUMN_SPLIT_FLOPS: usize = 1 << 24;
 
-/// Pieces of columns a thread, for a product split with helpers (`inside`). In the page two: a
+/// Pieces of columns a thread, for a product split with helpers ([`beside`]). In the page two: a
 /// helper that comes late still finds one, and one that is held up holds back less of the
 /// product (MiniLM at 16 tokens on two threads in Chromium: 0.78 of the unsplit time per round,
 /// where one piece a thread was no faster, 1.04). Natively one: two took 1.12 of its time.
@@ -108,33 +108,24 @@ pub fn pool(n: usize) -> Result<rayon::ThreadPool> {
         .map_err(|e| crate::error::Error::Thread { reason: e.to_string() })
 }
 
-/// `f` on one of the pool's threads, when there are several and this thread is not one of
-/// them (a program's main thread, a Python thread, the page's worker in the threaded wasm
-/// build), with the pool's other threads kept awake until it ends. Work that the forward
-/// splits is then shared between pool threads directly: from outside the pool each split is
-/// handed in and the caller sleeps until it is done, a dozen times a layer. With it and the
-/// other changes of its stop, MiniLM on two threads went from 10.5 to 8.4 ms at 128 tokens and
-/// from 46.8 to 38.7 at 512 natively; in Chromium, from 60.5 to 41.4 ms at 128 tokens and from
-/// 212 to 195 at 512 (`docs/perf-notes.md`).
+/// `f` on this thread, with the pool's other threads asked to help with the pieces it splits
+/// ([`map`], [`map_owned`], the products, the per-row passes) as they come: what a forward and
+/// a generation's step run in (`Model::run_batch`, `Writer::step`). This thread takes every
+/// piece no helper has taken, so a helper that has not woken yet costs nothing, and this thread
+/// never sleeps waiting for the pool. Already on a pool's thread (a corpus spread over a pool),
+/// `f` runs as it is and rayon splits its work.
 ///
-/// Only for `large` work: a pool idle for a while sleeps, and waking it costs milliseconds on
-/// this machine, more than a short text's whole forward (MiniLM at 16 tokens took 5.4 ms on two
-/// threads handed in after 300 ms idle, against 3.0 on the caller's own thread).
-///
-/// Short work stays on the caller's thread, and the pool's other threads are asked to help
-/// with the pieces it splits as they come (`beside`): the caller takes every piece no helper
-/// has taken, so a helper still asleep costs nothing.
-pub fn inside<R: Send>(large: bool, f: impl FnOnce() -> R + Send) -> R {
-    if large {
-        imp::inside(f)
-    } else {
-        imp::beside(f)
-    }
+/// A pool idle for a while sleeps, and on a virtual machine whose cores were idle too, waking a
+/// thread costs milliseconds. Until stop 65 a forward of 64 rows or more and every generation
+/// step were handed to a pool thread instead, which paid that twice: once for the thread that
+/// ran it and once for the caller, woken at its end. MiniLM at 128 tokens on two threads, each
+/// forward after 20 ms with nothing running, took 1.12–1.40 of one thread's time handed in and
+/// 0.64 beside; back to back, 0.60 and 0.59. A generation step of GPT-2-small's shape in
+/// Chromium on two threads took 0.54 of one thread's time beside, 0.94 handed in
+/// (`docs/perf-notes.md`).
+pub fn beside<R>(f: impl FnOnce() -> R) -> R {
+    imp::beside(f)
 }
-
-/// Rows from which a forward's work is large enough for [`inside`]: from them on its products
-/// split by rows.
-pub const INSIDE_MIN_ROWS: usize = 2 * MIN_ROWS_PER_THREAD;
 
 /// `f` over `items`, in order; in parallel when there are threads and more than one item.
 pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
@@ -146,14 +137,14 @@ pub fn map_owned<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync + Se
     imp::map_owned(items, f)
 }
 
-/// Whether this thread runs short work with the pool's threads helping ([`inside`]): work
-/// split through [`map`], [`map_owned`] and the products goes to them, rayon's own splits
-/// would not.
+/// Whether this thread runs work with the pool's threads helping ([`beside`]): work split
+/// through [`map`], [`map_owned`] and the products goes to them, rayon's own splits would not.
 pub fn helped() -> bool {
     imp::helped()
 }
 
-/// Whether this thread helps with another's short work: its pieces' splits run on it in turn.
+/// Whether this thread helps with another's work ([`beside`]): its pieces' splits run on it in
+/// turn.
 pub fn helping() -> bool {
     imp::helping()
 }
@@ -319,10 +310,6 @@ mod imp {
             0 | 1 => Ok(()),
             _ => Err(Error::Thread { reason: "this build has no threads".into() }),
         }
-    }
-
-    pub fn inside<R>(f: impl FnOnce() -> R) -> R {
-        f()
     }
 
     pub fn beside<R>(f: impl FnOnce() -> R) -> R {

@@ -52,35 +52,18 @@ pub fn set_threads(n: usize) -> Result<()> {
 /// Whether a forward keeps the pool's threads awake now: one at a time does.
 static AWAKE: AtomicBool = AtomicBool::new(false);
 
-pub fn inside<R: Send>(f: impl FnOnce() -> R + Send) -> R {
-    let outside = rayon::current_thread_index().is_none();
-    let threads = threads();
-    if !outside || threads == 1 || AWAKE.swap(true, Ordering::AcqRel) {
-        return f();
-    }
-    let _awake = Reset(&AWAKE, false);
-    // a scope runs its body on a pool thread when called from outside the pool; the pool's
-    // other threads wait for work awake until the body ends
-    let done = AtomicBool::new(false);
-    rayon::scope(|s| {
-        for _ in 1..threads {
-            s.spawn(|_| keep_busy(&done));
-        }
-        let _ended = Reset(&done, true);
-        f()
-    })
-}
-
-/// Runs the pool's work as it comes until `done`, never sleeping. A rayon thread with
-/// nothing to do soon sleeps, and on this machine waking it again cost more than a split of
-/// a layer is worth once the process had been idle: MiniLM at 512 tokens on two threads after
-/// 300 ms idle took 72 ms, one thread's time, and 40 ms with the threads kept awake
-/// (`docs/perf-notes.md`).
-fn keep_busy(done: &AtomicBool) {
-    while !done.load(Ordering::Acquire) {
-        if rayon::yield_now() != Some(rayon::Yield::Executed) {
-            std::hint::spin_loop();
-        }
+/// One round of waiting for another thread, awake: a pause, and every 64th round this core
+/// offered to any thread the system has waiting for it. The thread waited for may be that
+/// one: a helper the scheduler woke on its caller's core, which spinning alone would keep off
+/// the core until the next tick (milliseconds). MiniLM at 16 tokens on two threads, each
+/// forward after 20 ms idle beside other engines' processes, took 1.86 of one thread's time
+/// before, and 0.97 after (`docs/perf-notes.md`).
+fn pause(rounds: &mut u32) {
+    *rounds = rounds.wrapping_add(1);
+    if rounds.is_multiple_of(64) {
+        std::thread::yield_now();
+    } else {
+        std::hint::spin_loop();
     }
 }
 
@@ -131,9 +114,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// `f` on this thread, with the pool's other threads asked to help with the pieces it splits
-/// ([`each`], [`map`]) as they come: for short work, which [`inside`] would hand to a pool
-/// thread. A helper that has not woken yet costs nothing: this thread takes every piece left,
-/// so the work never waits on a sleeping thread, and once a helper is up the splits pay.
+/// ([`each`], [`map`]) as they come. A helper that has not woken yet costs nothing: this
+/// thread takes every piece left, so the work never waits on a sleeping thread, and once a
+/// helper is up the splits pay. While the work runs, the helpers wait for pieces awake.
 pub fn beside<R>(f: impl FnOnce() -> R) -> R {
     let threads = threads();
     if rayon::current_thread_index().is_some() || threads == 1 || AWAKE.swap(true, Ordering::AcqRel) {
@@ -229,10 +212,10 @@ impl Desk {
         }
         HELPING.with(|h| h.set(true));
         let _helping = Unhelp;
-        let mut last = 0;
+        let (mut last, mut rounds) = (0, 0);
         while !self.closed.load(Ordering::Acquire) {
             if !self.open.load(Ordering::Acquire) || self.round.load(Ordering::Acquire) == last {
-                std::hint::spin_loop();
+                pause(&mut rounds);
                 continue;
             }
             let batch = {
@@ -241,7 +224,7 @@ impl Desk {
                 if round == last {
                     // done with it, and its poster is finishing its last piece
                     drop(posted);
-                    std::hint::spin_loop();
+                    pause(&mut rounds);
                     continue;
                 }
                 last = round;
@@ -304,8 +287,9 @@ impl Drop for Unpost<'_> {
         self.1.next.store(self.1.len, Ordering::Relaxed);
         self.0.open.store(false, Ordering::Release);
         *lock(&self.0.posted) = None;
+        let mut rounds = 0;
         while self.1.helpers.load(Ordering::Acquire) > 0 {
-            std::hint::spin_loop();
+            pause(&mut rounds);
         }
     }
 }

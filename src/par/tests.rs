@@ -33,26 +33,17 @@ fn a_product_split_by_columns_equals_the_whole_one_with_its_bias() {
 }
 
 #[test]
-fn inside_runs_on_a_pool_thread_and_gives_what_it_computes() {
-    // from the test's own thread, outside the global pool: on it when it has several threads
+fn beside_runs_where_it_is_called_and_gives_what_it_computes() {
+    // from the test's own thread, outside the global pool: there, whatever helps it
     assert_eq!(rayon::current_thread_index(), None);
-    // one forward at a time keeps the pool awake: while another test's holds it, this one runs
-    // where it is called, so ask until the pool is free (a fresh clone's CI failed here once)
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    let on_pool = loop {
-        let here = inside(true, rayon::current_thread_index).is_some();
-        if here || threads() == 1 || std::time::Instant::now() > until {
-            break here;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    };
-    assert_eq!(on_pool, threads() > 1);
-    assert_eq!(inside(false, rayon::current_thread_index), None);
-    assert_eq!(inside(true, || 6 * 7), 42);
-    // already on a pool's thread, it stays there
+    let caller = std::thread::current().id();
+    assert_eq!(beside(|| std::thread::current().id()), caller);
+    assert_eq!(beside(|| 6 * 7), 42);
+    // already on a pool's thread, it stays there with no helpers: rayon splits its work
     let two = pool(2).unwrap();
-    let here = two.install(|| (rayon::current_thread_index(), inside(true, rayon::current_thread_index)));
-    assert_eq!(here.0, here.1);
+    let (index, (inner, helped)) =
+        two.install(|| (rayon::current_thread_index(), beside(|| (rayon::current_thread_index(), imp::helped()))));
+    assert_eq!((inner, helped), (index, false));
 }
 
 #[test]
@@ -62,12 +53,12 @@ fn map_keeps_the_order() {
     assert_eq!(squares, items.iter().map(|i| i * i).collect::<Vec<_>>());
 }
 
-/// `f` inside short work with helpers (`inside(false, …)`), once no other test's forward holds
-/// the pool: one at a time gets helpers. Whether it got them is given too.
-fn beside<R: Send>(f: impl Fn() -> R + Send + Sync) -> (R, bool) {
+/// `f` with helpers ([`beside`]), once no other test's forward holds the pool: one at a time
+/// gets helpers. Whether it got them is given too.
+fn with_helpers<R: Send>(f: impl Fn() -> R + Send + Sync) -> (R, bool) {
     let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
     loop {
-        let (out, helped) = inside(false, || (f(), imp::helped()));
+        let (out, helped) = beside(|| (f(), imp::helped()));
         if helped || threads() == 1 || std::time::Instant::now() > until {
             return (out, helped);
         }
@@ -76,17 +67,17 @@ fn beside<R: Send>(f: impl Fn() -> R + Send + Sync) -> (R, bool) {
 }
 
 #[test]
-fn short_work_splits_with_helpers_and_gives_the_whole_ones_bits() {
+fn work_split_with_helpers_gives_the_whole_ones_bits() {
     let x = Array2::from_shape_fn((16, 1024), |(i, j)| ((i * 29 + j * 11) % 83) as f32 / 83.0 - 0.5);
     let w = Array2::from_shape_fn((1024, 1120), |(i, j)| ((i * 7 + j * 19) % 101) as f32 / 101.0 - 0.5);
-    let (split, helped) = beside(|| product(x.view(), w.view()));
+    let (split, helped) = with_helpers(|| product(x.view(), w.view()));
     assert_eq!(helped, threads() > 1 && cfg!(not(target_arch = "wasm32")));
     assert_eq!(split, product_here(x.view(), w.view()));
     let items: Vec<usize> = (0..1000).collect();
-    let (squares, _) = beside(|| map(&items, |i| i * i));
+    let (squares, _) = with_helpers(|| map(&items, |i| i * i));
     assert_eq!(squares, items.iter().map(|i| i * i).collect::<Vec<_>>());
     // each piece once, whoever takes it
-    let (count, _) = beside(|| {
+    let (count, _) = with_helpers(|| {
         let count = std::sync::atomic::AtomicUsize::new(0);
         imp::each((0..1000).collect(), |i: usize| {
             count.fetch_add(i, Ordering::Relaxed);
@@ -99,7 +90,7 @@ fn short_work_splits_with_helpers_and_gives_the_whole_ones_bits() {
 #[test]
 fn a_piece_that_panics_beside_raises_it_on_the_callers_thread() {
     let caught = std::panic::catch_unwind(|| {
-        beside(|| {
+        with_helpers(|| {
             imp::each((0..64).collect(), |i: usize| {
                 if i == 63 {
                     panic!("piece {i}");
@@ -110,8 +101,8 @@ fn a_piece_that_panics_beside_raises_it_on_the_callers_thread() {
     });
     let payload = caught.expect_err("the piece's panic comes back");
     assert_eq!(payload.downcast_ref::<String>().map(String::as_str), Some("piece 63"));
-    // and the next short work gets its helpers again
-    let (_, helped) = beside(|| ());
+    // and the next work gets its helpers again
+    let (_, helped) = with_helpers(|| ());
     assert_eq!(helped, threads() > 1 && cfg!(not(target_arch = "wasm32")));
 }
 
@@ -125,7 +116,7 @@ fn a_helper_takes_pieces_once_it_is_up() {
     let caller = std::thread::current().id();
     let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
-        let (others, helped) = beside(|| {
+        let (others, helped) = with_helpers(|| {
             let ran = map(&(0..64).collect::<Vec<usize>>(), |_| {
                 std::thread::sleep(std::time::Duration::from_micros(200));
                 std::thread::current().id()

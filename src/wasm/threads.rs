@@ -13,7 +13,7 @@ pub use wasm_bindgen_rayon::init_thread_pool;
 /// BroadcastChannel `channel` (the page listens there) before the thread stops. That thread
 /// aborts, so the thread waiting for its work would wait for ever: the page ends the worker and
 /// says what stopped, as it does when the worker itself fails. So does a panic on the worker's
-/// own thread while the pool's threads help it with a short text (`par::inside`): they would
+/// own thread while the pool's threads help it with a forward (`par::beside`): they would
 /// wait for its next piece, awake, for ever.
 #[cfg(feature = "threads")]
 #[wasm_bindgen(js_name = reportThreadPanics)]

@@ -11,10 +11,13 @@ import { ISOLATION } from "../../scripts/serve.mjs";
 import { ROOT, SHOTS, isolatedBuild, openBlog, openHarness, renders, savedExport, servePlain, waitForRender } from "./harness.mjs";
 
 // long enough that every split is taken: heads (12 · n² · 32 ≥ 2¹⁸ at n ≥ 26) and products,
-// and past 64 tokens (par::INSIDE_MIN_ROWS), so the forward itself runs on a pool thread
+// which from 64 rows a thread (par::COLUMNS_BELOW_ROWS) split by rows: 135 tokens, 68 rows a
+// thread on two (the short text below splits them by columns)
 const TEXT =
   "The little dog ran across the busy street because it wanted to reach the park where the other dogs were playing with a red ball, and then it rested under a tall tree in the warm afternoon sun. " +
-  "After a while it walked home slowly, tired but happy, and slept by the door until the next morning came.";
+  "After a while it walked home slowly, tired but happy, and slept by the door until the next morning came. " +
+  "The next day it woke early, ate its breakfast quickly and ran back to the park to look for the red ball again, but the other dogs had carried it to the far side of the field, near the old stone wall where the children liked to play after school. " +
+  "So it lay down in the grass and waited for them to bring it back.";
 
 let h;
 let plain; // the same files without isolation
@@ -85,9 +88,10 @@ describe("threads in the browser", () => {
     await single.close();
   });
 
-  it("gives a short text, run on the worker's thread with the pool helping, the weights one thread gives", async () => {
-    // under 64 tokens (par::INSIDE_MIN_ROWS) the worker keeps the forward and the pool's threads
-    // take pieces of its products as they come (par::inside, `beside`): 14 tokens here
+  it("gives a short text, its products split by columns, the weights one thread gives", async () => {
+    // the worker keeps every forward and the pool's threads take pieces as they come
+    // (par::beside); under 64 rows a thread (par::COLUMNS_BELOW_ROWS) a product splits by
+    // columns, not rows: 14 tokens here
     const text = "A short sentence, split between the threads as they wake.";
     const threaded = await minilm(h.base, { text });
     const expected = await isolatedBuild(threaded);

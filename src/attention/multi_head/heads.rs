@@ -146,8 +146,8 @@ impl MultiHeadAttention {
     ) -> Vec<Result<Head>> {
         let n = pass.p.q.nrows() * pass.p.k.nrows();
         if par::helped() {
-            // short work with helpers: the heads go to them through `par`, which rayon's own
-            // split would pass by; a head's scratch is its own (short work, small heads)
+            // work with helpers: the heads go to them through `par`, which rayon's own split
+            // would pass by; a head's scratch is its own (freed memory the next head reuses)
             let jobs: Vec<_> = match kept {
                 true => weights.chunks_mut(n).map(Some).zip(columns).enumerate().collect(),
                 false => columns.into_iter().map(|dest| (None, dest)).enumerate().collect(),
