@@ -20,8 +20,8 @@ fn a_short_padded_batch_split_everywhere_ends_on_three_threads_with_one_threads_
     par::set_threads(3).expect("this test's process sizes its own pool");
     par::split_everything(true);
     let model = common::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("models/all-MiniLM-L6-v2"));
-    // two rows: the caller takes one, a helper the other, and each row's products, heads
-    // and norms split again
+    // two rows: the caller takes one, a helper the other; the caller's row's products, heads
+    // and norms split again, the helper's run on it in turn
     let request = Request {
         texts: vec!["the cat sat on the mat".into(), "a short text beside a longer one, padded".into()],
         ..Request::default()

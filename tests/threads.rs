@@ -103,7 +103,7 @@ fn every_family_gives_the_same_bits_on_one_two_and_three_threads() {
             for (threads, got) in &runs[1..] {
                 assert!(got == one, "{name} case {n}: {threads} threads differ from one");
             }
-            // from this thread, outside the pools: a short text stays here, and the global
+            // from this thread, outside the pools: the forward stays here, and the global
             // pool's threads help with its splits as they wake
             let here = model.run(request).map(|run| values(&run)).unwrap_or_else(|e| panic!("{name} case {n}: {e}"));
             assert!(here == *one, "{name} case {n}: run beside the global pool's threads differs from one thread");

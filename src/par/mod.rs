@@ -112,14 +112,15 @@ pub fn pool(n: usize) -> Result<rayon::ThreadPool> {
 /// ([`map`], [`map_owned`], the products, the per-row passes) as they come: what a forward and
 /// a generation's step run in (`Model::run_batch`, `Writer::step`). This thread takes every
 /// piece no helper has taken, so a helper that has not woken yet costs nothing, and this thread
-/// never sleeps waiting for the pool. Already on a pool's thread (a corpus spread over a pool),
-/// `f` runs as it is and rayon splits its work.
+/// never sleeps waiting for the pool. One such call at a time has the helpers: another thread's
+/// at the same time, or one already on a pool's thread (a corpus spread over a pool), runs `f`
+/// as it is, and rayon splits its work.
 ///
 /// A pool idle for a while sleeps, and on a virtual machine whose cores were idle too, waking a
 /// thread costs milliseconds. Until stop 65 a forward of 64 rows or more and every generation
 /// step were handed to a pool thread instead, which paid that twice: once for the thread that
 /// ran it and once for the caller, woken at its end. MiniLM at 128 tokens on two threads, each
-/// forward after 20 ms with nothing running, took 1.12–1.40 of one thread's time handed in and
+/// forward after 20 ms with nothing running, took 1.12–1.63 of one thread's time handed in and
 /// 0.64 beside; back to back, 0.60 and 0.59. A generation step of GPT-2-small's shape in
 /// Chromium on two threads took 0.54 of one thread's time beside, 0.94 handed in
 /// (`docs/perf-notes.md`).

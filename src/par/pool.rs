@@ -67,8 +67,8 @@ fn pause(rounds: &mut u32) {
     }
 }
 
-/// Sets its flag to its value when dropped, even when the work panics: the busy threads
-/// stop, and the next forward may keep them awake.
+/// Sets its flag to its value when dropped, even when the work panics: the next forward may
+/// have the helpers.
 struct Reset<'a>(&'a AtomicBool, bool);
 
 impl Drop for Reset<'_> {

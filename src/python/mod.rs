@@ -33,7 +33,8 @@ fn refused(e: Error) -> PyErr {
     HeadmapError::new_err(e.to_string())
 }
 
-/// Runs `f` on the model's own pool when it has one, else on rayon's global pool.
+/// Runs `f` on the model's own pool when it has one, else on this thread with rayon's global
+/// pool helping (`par::beside`).
 fn on_pool<R: Send>(pool: &Option<rayon::ThreadPool>, f: impl FnOnce() -> R + Send) -> R {
     match pool {
         Some(pool) => pool.install(f),
