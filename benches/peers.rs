@@ -7,6 +7,8 @@
 //! peers serve IDS.json [--weights-only]
 //!                          reads commands on stdin, one answer line each:
 //!                            run N             → the forward's milliseconds at N tokens
+//!                            run N ROWS        → the same for a padded batch of ROWS rows of
+//!                                                N tokens, the last one's final token PAD
 //!                            weights N PATH    → writes the weights (L, H, T, T) as f32 LE, "ok"
 //!                          --weights-only: runs as `Model::run_weights` does (no last hidden
 //!                          state: the last layer stops at its weights)
@@ -44,6 +46,18 @@ fn batch(ids: &[u32]) -> Batch {
     Batch { sources: vec![row], targets: Vec::new() }
 }
 
+/// `rows` rows of `ids`, the last one's final token PAD (id 0, masked): a padded batch, which
+/// runs row by row (`par::map_batch`), not stacked.
+fn padded(ids: &[u32], rows: usize) -> Batch {
+    let mut sources = vec![batch(ids).sources.remove(0); rows];
+    if let Some(last) = sources.last_mut() {
+        let n = last.ids.len();
+        last.ids[n - 1] = 0;
+        last.valid[n - 1] = false;
+    }
+    Batch { sources, targets: Vec::new() }
+}
+
 /// `[CLS] the … [SEP]`, exactly n tokens.
 fn the_ids(n: usize) -> Vec<u32> {
     let mut ids = vec![1996u32; n];
@@ -60,7 +74,7 @@ fn forward_ms(model: &Model, batch: &Batch, settings: &Settings) -> (f64, headma
     (ms, std::hint::black_box(run))
 }
 
-/// Answers `run N` and `weights N PATH` on the ids of `ids_path` ({"16": [101, …], …}).
+/// Answers `run N [ROWS]` and `weights N PATH` on the ids of `ids_path` ({"16": [101, …], …}).
 fn serve(model: &Model, ids_path: &str, settings: &Settings) {
     let text = std::fs::read_to_string(ids_path).unwrap_or_else(|e| panic!("{ids_path}: {e}"));
     let ids: HashMap<String, Vec<u32>> = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{ids_path}: {e}"));
@@ -71,6 +85,10 @@ fn serve(model: &Model, ids_path: &str, settings: &Settings) {
         let words: Vec<&str> = line.split_whitespace().collect();
         let answer = match words[..] {
             ["run", n] => format!("{}", forward_ms(model, &batches[n], settings).0),
+            ["run", n, rows] => {
+                let rows = rows.parse().expect("run N ROWS");
+                format!("{}", forward_ms(model, &padded(&batches[n].sources[0].ids, rows), settings).0)
+            }
             ["weights", n, path] => {
                 let (_, run) = forward_ms(model, &batches[n], settings);
                 let weights = run.places[0].rows[0].weights().expect("weights"); // (L, H, T, T)

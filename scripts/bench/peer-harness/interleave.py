@@ -1,7 +1,7 @@
 """Two or more builds of `benches/peers` side by side, one forward each per round, the order
 rotating: for a change measured against main on a machine whose speed moves over minutes.
 
-    python3 scripts/bench/peer-harness/interleave.py [--settle MS] N ROUNDS BIN:THREADS BIN:THREADS ...
+    python3 scripts/bench/peer-harness/interleave.py [--settle MS] [--rows R] N ROUNDS BIN:THREADS BIN:THREADS ...
 
 BIN is a `benches/peers` executable (copy main's aside before building the change), THREADS
 its `HEADMAP_THREADS`. Prints each one's median, minimum and first quartile (ms) at N tokens
@@ -11,6 +11,9 @@ median of the second's time ÷ the first's, round by round. Never asserts a time
 --settle MS waits that long before each forward, with nothing running: every thread of the
 machine is then idle when a forward starts, as between a reader's clicks, and waking one that
 slept is part of the forward's time.
+
+--rows R times a padded batch of R rows of N tokens instead of one row (the last row's final
+token is PAD, so the rows run one by one, not stacked).
 """
 
 import json
@@ -24,9 +27,13 @@ import time
 
 def main():
     args = sys.argv[1:]
-    settle = 0.0
-    if args[0] == "--settle":
-        settle, args = float(args[1]) / 1e3, args[2:]
+    settle, rows = 0.0, ""
+    while args[0] in ("--settle", "--rows"):
+        if args[0] == "--settle":
+            settle = float(args[1]) / 1e3
+        else:
+            rows = f" {int(args[1])}"
+        args = args[2:]
     n, rounds, specs = args[0], int(args[1]), args[2:]
     ids = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
     json.dump({n: [101] + [1996] * (int(n) - 2) + [102]}, ids)
@@ -38,7 +45,7 @@ def main():
         procs.append(subprocess.Popen([binary, "serve", ids.name], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env))
 
     def forward(p):
-        p.stdin.write(f"run {n}\n")
+        p.stdin.write(f"run {n}{rows}\n")
         p.stdin.flush()
         return float(p.stdout.readline())
 
