@@ -105,7 +105,7 @@ impl Network for DecoderOnly {
     fn forward(&self, batch: &Batch, settings: &Settings) -> Result<Run> {
         let mut place = PlaceRun::new(&self.place, settings);
         // the rows of a padded batch are independent: on the threads when there are some
-        let rows = par::map(&batch.sources, |row| {
+        let rows = par::map_batch(&batch.sources, |row| {
             let x = self.embeddings.forward(&row.ids)?; // (T, D)
             let masks = layer_masks(&self.place, place.mask, row, self.empty_rows)?;
             let mut record = place.record(row, row);

@@ -123,7 +123,7 @@ impl<S: Stacks> Network for EncoderDecoder<S> {
         let encoder_until = if needs_decoder { Until::Output } else { settings.until() };
         // the rows of a padded batch are independent: on the threads when there are some
         let pairs: Vec<_> = batch.sources.iter().zip(&batch.targets).collect();
-        let rows = par::map(&pairs, |&(src, tgt)| {
+        let rows = par::map_batch(&pairs, |&(src, tgt)| {
             // 1. encoder self-attention, PAD keys masked
             let padding = place_mask(encoder.mask, src, src)?;
             let mut enc_row = settings.keeps(Place::EncoderSelf).then(|| encoder.record(src, src));

@@ -161,7 +161,7 @@ impl Network for EncoderOnly {
             return self.forward_stacked(batch, settings, place);
         }
         // the rows of a padded batch are independent: on the threads when there are some
-        let rows = par::map(&batch.sources, |row| {
+        let rows = par::map_batch(&batch.sources, |row| {
             let x = self.embeddings.forward(&row.ids)?; // (T, D)
             let mask = place_mask(place.mask, row, row)?;
             let mut record = place.record(row, row);

@@ -1,7 +1,7 @@
 //! Threads: where the forward splits its work, and how many threads it uses.
 //!
 //! Four places run in parallel when more than one thread is there: the batch rows of a padded
-//! batch ([`map`]), the heads of a layer (`attention::multi_head`: each head's QKᵀ → softmax →
+//! batch ([`map_batch`]), the heads of a layer (`attention::multi_head`: each head's QKᵀ → softmax →
 //! ·V is independent), the rows or columns of a large product ([`product_then`], with what
 //! follows it on the same values: bias, activation) and the rows of the per-row passes
 //! ([`rows_mut`]: layer norm, RMS norm). Each piece of work does the same arithmetic in the
@@ -131,6 +131,22 @@ pub fn beside<R>(f: impl FnOnce() -> R) -> R {
 /// `f` over `items`, in order; in parallel when there are threads and more than one item.
 pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
     imp::map(items, f)
+}
+
+/// `f` over the rows of a padded batch, in order, each row a forward whose products, heads and
+/// norms split again. With helpers ([`beside`]) the rows go to the threads in whole rounds, one
+/// row a thread, and the rows left over run one after another on this thread, each split over
+/// every helper. Given out as pieces they would not be: a helper runs its own piece's splits in
+/// turn ([`helping`]), so with two rows on eight threads the helper holding the second row ran
+/// it alone, as long as one thread takes, while the six others helped only with the first.
+pub fn map_batch<T: Sync, R: Send>(rows: &[T], f: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
+    if !helped() {
+        return map(rows, f);
+    }
+    let (rounds, rest) = rows.split_at(rows.len() / threads() * threads());
+    let mut out = map(rounds, &f);
+    out.extend(rest.iter().map(&f));
+    out
 }
 
 /// [`map`] over items it owns (each a piece of something to write, say).

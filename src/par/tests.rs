@@ -129,3 +129,23 @@ fn a_helper_takes_pieces_once_it_is_up() {
         assert!(std::time::Instant::now() < until, "no helper took a piece in a minute of asking");
     }
 }
+
+#[test]
+fn a_batchs_rows_left_over_from_whole_rounds_run_on_the_caller() {
+    // rows: one round of one a thread, then one left over, which runs on the caller where its
+    // own splits have every helper (`map_batch`); each row long enough for a helper to wake
+    let n = threads();
+    let caller = std::thread::current().id();
+    let rows: Vec<usize> = (0..=n).collect();
+    let (ran, _) = with_helpers(|| {
+        map_batch(&rows, |&i| {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            (i, std::thread::current().id())
+        })
+    });
+    assert_eq!(ran.iter().map(|r| r.0).collect::<Vec<_>>(), rows);
+    assert_eq!(ran[n].1, caller, "the row left over ran on a helper");
+    // fewer rows than threads: every one on the caller
+    let (ran, _) = with_helpers(|| map_batch(&rows[..n.saturating_sub(1).max(1)], |_| std::thread::current().id()));
+    assert!(ran.iter().all(|&id| id == caller));
+}
