@@ -8,9 +8,11 @@
 //!
 //! For a few rows of `x` (a short sentence) `w` is read where it lies: matrixmultiply copies
 //! both factors on every call, and for a linear map over 25 tokens copying the weights took
-//! about as long as multiplying them (`docs/perf-notes.md`). The first tile of each block
-//! then asks for the same rows two strips ahead: a model's weights do not stay in cache from
-//! one sentence to the next, and without that request the kernel waited on memory. From
+//! about as long as multiplying them (`docs/perf-notes.md`). Each strip then goes to every
+//! tile of rows in turn, so that `w`, which does not stay in cache from one sentence to the
+//! next, comes from memory once: MiniLM at 16 tokens on an AVX2-only CPU took 0.90 of the time
+//! it took with each tile reading the whole panel. The first tile of each strip asks for the
+//! same rows two strips ahead; without that request it waited on memory. From
 //! `MIN_ROWS_TO_PACK` rows the panel is copied into strips, which the later tiles read side by
 //! side: MiniLM at 512 tokens took 0.80 of the time it took reading strips in place. The first
 //! tile of each panel makes the copy as it reads `w` in place, so the copy's loads wait under
@@ -129,17 +131,21 @@ macro_rules! kernel {
             /// Columns of `y` a tile holds.
             const NR: usize = 2 * $lanes;
             /// Steps of `k` per block: a tile's sums are stored and taken up again between
-            /// blocks, and the panel of `w` it reads is KC × NC floats.
-            const KC: usize = 4096 / $lanes;
+            /// blocks, and the panel of `w` it reads is KC × NC floats, 256 KB, half a Zen 3
+            /// core's second-level cache. AVX2 had 512 steps, a panel the whole of that cache:
+            /// 256 took 0.98 of the time at 16 and 128 tokens on such a CPU, 0.99 at 512.
+            const KC: usize = 256;
             /// Columns of `w` per panel: 256 × 4 bytes, a run of 16 cache lines in each row.
             const NC: usize = 256;
             // a product with rows enough to copy `w` starts with a tile of the tallest height,
             // which copies the strips it reads
             const _: () = assert!(MIN_ROWS_TO_PACK >= $h0);
 
-            /// The whole product in blocks of KC steps of `k` and panels of NC columns of `w`;
-            /// each tile of rows takes every strip of NR columns of the panel in turn, so its
-            /// rows of `x` stay in the first-level cache while the panel comes from the second.
+            /// The whole product in blocks of KC steps of `k` and panels of NC columns of `w`.
+            /// Copied, each tile of rows takes every strip of NR columns of the panel in turn,
+            /// so its rows of `x` stay in the first-level cache while the panel comes from the
+            /// second. Read in place (fewer rows than MIN_ROWS_TO_PACK), each strip goes to
+            /// every tile in turn instead, and `w` comes from memory once.
             ///
             /// With rows enough to pay for it, the panel is copied strip by strip into one
             /// buffer, where a strip's rows lie side by side. The first tile of rows reads each
@@ -157,6 +163,14 @@ macro_rules! kernel {
             pub(super) unsafe fn product(p: &Parts) {
                 let copy = p.m >= MIN_ROWS_TO_PACK;
                 let mut panel: Vec<f32> = Vec::new();
+                // each tile's first row and height, tallest first
+                let mut tiles = Vec::with_capacity(p.m.div_ceil($h0) + 4);
+                let mut i0 = 0;
+                while i0 < p.m {
+                    let rows = [$h0, $h1, $h2, $h3, 1].into_iter().find(|&h| h <= p.m - i0).unwrap_or(1);
+                    tiles.push((i0, rows));
+                    i0 += rows;
+                }
                 for k0 in (0..p.k).step_by(KC) {
                     let steps = (k0, KC.min(p.k - k0));
                     for n0 in (0..p.n).step_by(NC) {
@@ -191,38 +205,40 @@ macro_rules! kernel {
                         } else {
                             Some((k0 + KC, 0)).filter(|&(k1, _)| k1 < p.k)
                         };
-                        let slots = p.m.div_ceil($h0) * strips;
+                        let slots = tiles.len() * strips;
                         let mut ahead = next
                             .filter(|_| p.m >= MIN_ROWS_AHEAD)
                             .map(|(k1, n1)| Ahead::new(p, (k1, KC.min(p.k - k1)), (n1, NC.min(p.n - n1)), slots));
-                        let mut i0 = 0;
-                        while i0 < p.m {
-                            let rows = [$h0, $h1, $h2, $h3, 1].into_iter().find(|&h| h <= p.m - i0).unwrap_or(1);
+                        for slot in 0..tiles.len() * strips {
+                            // copied, a tile takes every strip before the next tile; read in
+                            // place, each strip goes to every tile in turn while it is in cache
+                            let (t, s) = match copy {
+                                true => (slot / strips, slot % strips),
+                                false => (slot % tiles.len(), slot / tiles.len()),
+                            };
+                            let (i0, rows) = tiles[t];
                             let a = p.x.add(i0 * p.x_row + k0 * p.x_col);
-                            for s in 0..strips {
-                                let j0 = n0 + s * NR;
-                                let first = i0 == 0 && s < whole;
-                                let strip = if copied && !first {
-                                    (panel.add(s * KC * NR) as *const f32, NR)
-                                } else {
-                                    (p.w.add(k0 * p.w_row + j0), p.w_row)
-                                };
-                                let keep = if first { panel.add(s * KC * NR) } else { std::ptr::null_mut() };
-                                if let Some(ahead) = &mut ahead {
-                                    ahead.next();
-                                }
-                                let out = p.y.add(i0 * p.y_row + j0);
-                                let how = (NR.min(p.n - j0), (!copied && i0 == 0) || first, keep);
-                                match rows {
-                                    $h0 if first => tile::<$h0, true>(p, a, strip, steps, out, how),
-                                    $h0 => tile::<$h0, false>(p, a, strip, steps, out, how),
-                                    $h1 => tile::<$h1, false>(p, a, strip, steps, out, how),
-                                    $h2 => tile::<$h2, false>(p, a, strip, steps, out, how),
-                                    $h3 => tile::<$h3, false>(p, a, strip, steps, out, how),
-                                    _ => tile::<1, false>(p, a, strip, steps, out, how),
-                                }
+                            let j0 = n0 + s * NR;
+                            let first = i0 == 0 && s < whole;
+                            let strip = if copied && !first {
+                                (panel.add(s * KC * NR) as *const f32, NR)
+                            } else {
+                                (p.w.add(k0 * p.w_row + j0), p.w_row)
+                            };
+                            let keep = if first { panel.add(s * KC * NR) } else { std::ptr::null_mut() };
+                            if let Some(ahead) = &mut ahead {
+                                ahead.next();
                             }
-                            i0 += rows;
+                            let out = p.y.add(i0 * p.y_row + j0);
+                            let how = (NR.min(p.n - j0), (!copied && i0 == 0) || first, keep);
+                            match rows {
+                                $h0 if first => tile::<$h0, true>(p, a, strip, steps, out, how),
+                                $h0 => tile::<$h0, false>(p, a, strip, steps, out, how),
+                                $h1 => tile::<$h1, false>(p, a, strip, steps, out, how),
+                                $h2 => tile::<$h2, false>(p, a, strip, steps, out, how),
+                                $h3 => tile::<$h3, false>(p, a, strip, steps, out, how),
+                                _ => tile::<1, false>(p, a, strip, steps, out, how),
+                            }
                         }
                     }
                 }
