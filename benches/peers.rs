@@ -86,7 +86,7 @@ fn serve(model: &Model, ids_path: &str, settings: &Settings) {
         let answer = match words[..] {
             ["run", n] => format!("{}", forward_ms(model, &batches[n], settings).0),
             ["run", n, rows] => {
-                let rows = rows.parse().expect("run N ROWS");
+                let rows = rows.parse().ok().filter(|&r| r > 0).expect("run N ROWS: ROWS a count from 1");
                 format!("{}", forward_ms(model, &padded(&batches[n].sources[0].ids, rows), settings).0)
             }
             ["weights", n, path] => {

@@ -20,9 +20,9 @@ fn a_padded_batch_split_everywhere_ends_on_three_threads_with_one_threads_bits()
     par::set_threads(3).expect("this test's process sizes its own pool");
     par::split_everything(true);
     let model = common::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("models/all-MiniLM-L6-v2"));
-    // four rows of unequal length on three threads: the first three go out one a thread (the
-    // caller's row's products, heads and norms split again, a helper's run on it in turn), the
-    // fourth runs on the caller split over both helpers (`par::map_batch`)
+    // four rows of unequal length on three threads: the first three go out as one round of
+    // pieces (the caller's rows' products, heads and norms split again, a helper's run on it
+    // in turn), the fourth runs on the caller split over both helpers (`par::map_batch`)
     let request = Request {
         texts: vec![
             "the cat sat on the mat".into(),

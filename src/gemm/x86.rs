@@ -3,8 +3,8 @@
 //! A tile of R rows × 2 registers of columns of `y` stays in registers while `k` runs over a
 //! block of steps. Each step loads the tile's two registers of row `k` of `w`, which lie side
 //! by side, broadcasts each row's value of `x`, and does one fused multiply–add per register.
-//! A tile takes every strip of a panel of `w` (KC steps × NC columns) before the next tile
-//! does, so its rows of `x` stay in the first-level cache.
+//! With `MIN_ROWS_TO_PACK` rows or more, a tile takes every strip of a panel of `w` (KC steps
+//! × NC columns) before the next tile does, so its rows of `x` stay in the first-level cache.
 //!
 //! For a few rows of `x` (a short sentence) `w` is read where it lies: matrixmultiply copies
 //! both factors on every call, and for a linear map over 25 tokens copying the weights took
@@ -178,7 +178,8 @@ macro_rules! kernel {
                         let strips = width.div_ceil(NR);
                         let copied = copy || width % NR != 0;
                         // from MIN_ROWS_TO_PACK rows the first tiles copy each whole strip as
-                        // they read it; a narrower last strip is copied here, beside zeros
+                        // they read it, and a narrower last strip is copied here, beside zeros;
+                        // below, a panel with a narrower last strip is copied here whole
                         let whole = if copy { width / NR } else { 0 };
                         if copied {
                             // written by `pack` or the first tiles before any tile reads it,

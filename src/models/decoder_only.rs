@@ -104,7 +104,8 @@ impl Network for DecoderOnly {
     /// was trained, or a what-if mask (the windows stay).
     fn forward(&self, batch: &Batch, settings: &Settings) -> Result<Run> {
         let mut place = PlaceRun::new(&self.place, settings);
-        // the rows of a padded batch are independent: on the threads when there are some
+        // the rows of a padded batch are independent: on the threads in rounds, the rest
+        // one after another with every thread on each (`par::map_batch`)
         let rows = par::map_batch(&batch.sources, |row| {
             let x = self.embeddings.forward(&row.ids)?; // (T, D)
             let masks = layer_masks(&self.place, place.mask, row, self.empty_rows)?;

@@ -121,7 +121,8 @@ impl<S: Stacks> Network for EncoderDecoder<S> {
         let needs_decoder = settings.keeps(Place::DecoderSelf) || settings.keeps(Place::Cross);
         // the decoder's cross-attention reads the whole encoder output
         let encoder_until = if needs_decoder { Until::Output } else { settings.until() };
-        // the rows of a padded batch are independent: on the threads when there are some
+        // the rows of a padded batch are independent: on the threads in rounds, the rest
+        // one after another with every thread on each (`par::map_batch`)
         let pairs: Vec<_> = batch.sources.iter().zip(&batch.targets).collect();
         let rows = par::map_batch(&pairs, |&(src, tgt)| {
             // 1. encoder self-attention, PAD keys masked

@@ -160,7 +160,8 @@ impl Network for EncoderOnly {
         if stacks(batch) && transformer::stacks(&self.layers, settings) {
             return self.forward_stacked(batch, settings, place);
         }
-        // the rows of a padded batch are independent: on the threads when there are some
+        // the rows of a padded batch are independent: on the threads in rounds, the rest
+        // one after another with every thread on each (`par::map_batch`)
         let rows = par::map_batch(&batch.sources, |row| {
             let x = self.embeddings.forward(&row.ids)?; // (T, D)
             let mask = place_mask(place.mask, row, row)?;

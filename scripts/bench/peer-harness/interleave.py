@@ -13,7 +13,8 @@ machine is then idle when a forward starts, as between a reader's clicks, and wa
 slept is part of the forward's time.
 
 --rows R times a padded batch of R rows of N tokens instead of one row (the last row's final
-token is PAD, so the rows run one by one, not stacked).
+token is PAD, so the rows run one by one, not stacked). Every BIN must know `run N ROWS`
+(`benches/peers` from commit 568decd on).
 """
 
 import json

@@ -40,7 +40,8 @@ fn every_kernel_sums_in_order_for_every_tile_and_strip() {
 #[test]
 fn views_with_gaps_are_read_and_written_in_place() {
     let mut rng = SplitMix64::new(8);
-    // 11 rows read `w` in place; 40 copy it, the first tiles reading the slice's rows
+    // 11 rows take `pack`'s copy (50 columns end in a narrow strip); 40 copy `w` in the first
+    // tiles, which read the slice's rows
     for (kernel, m) in kernels().into_iter().flat_map(|k| [(k, 11), (k, 40)]) {
         // x transposed (columns in order), w a slice of wider rows, y a slice of a wider array
         let xt = random(40, m, &mut rng);
