@@ -1,9 +1,9 @@
 //! Threads: where the forward splits its work, and how many threads it uses.
 //!
 //! Four places run in parallel when more than one thread is there: the batch rows of a padded
-//! batch ([`map_batch`]), the heads of a layer (`attention::multi_head`: each head's QKᵀ → softmax →
-//! ·V is independent), the rows or columns of a large product ([`product_then`], with what
-//! follows it on the same values: bias, activation) and the rows of the per-row passes
+//! batch ([`map_batch`]), the heads of a layer (`attention::multi_head`: each head's QKᵀ →
+//! softmax → ·V is independent), the rows or columns of a large product ([`product_then`],
+//! with what follows it on the same values: bias, activation) and the rows of the per-row passes
 //! ([`rows_mut`]: layer norm, RMS norm). Each piece of work does the same arithmetic in the
 //! same order whatever thread runs it, so the weights are the same, bit for bit, with one
 //! thread or many (`tests/threads.rs`). A forward runs on its caller's thread with the pool's
