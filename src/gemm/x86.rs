@@ -210,7 +210,7 @@ macro_rules! kernel {
                         let mut ahead = next
                             .filter(|_| p.m >= MIN_ROWS_AHEAD)
                             .map(|(k1, n1)| Ahead::new(p, (k1, KC.min(p.k - k1)), (n1, NC.min(p.n - n1)), slots));
-                        for slot in 0..tiles.len() * strips {
+                        for slot in 0..slots {
                             // copied, a tile takes every strip before the next tile; read in
                             // place, each strip goes to every tile in turn while it is in cache
                             let (t, s) = match copy {

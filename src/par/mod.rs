@@ -141,7 +141,8 @@ pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> 
 /// on eight threads the helper holding the second row ran it alone, as long as one thread
 /// takes, while the six others helped only with the first. More rows left over than half the
 /// threads go out as pieces too: one after another, each would need its splits to pay more
-/// than they do (16 tokens split over two threads took 0.68–0.87 of one thread's time).
+/// than they do (16 tokens split over two threads took 0.68–1.00 of one thread's time, the
+/// more of it the longer the threads had been idle).
 pub fn map_batch<T: Sync, R: Send>(rows: &[T], f: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
     if !helped() {
         return map(rows, f);
